@@ -1,0 +1,98 @@
+"""The registry of claims that ``python -m spt_theory.verify`` checks.
+
+A claim is a statement of the paper (or of this toolkit's theory) with a check that measures a
+figure and compares it with a threshold.  Layers register their claims with :func:`claim`::
+
+    @claim("T1", "L_sup depends on S only through the column sums of A", section="Theory T1",
+           method="autograd float64")
+    def check_t1(ctx: Context) -> Measurement:
+        err = ...
+        return at_most(err, 1e-10)
+
+Claim ids start with a letter naming the layer: ``T`` theory, ``E`` synthetic experiments,
+``X`` mechanism controls beyond the paper.  Check modules live in :mod:`spt_theory.checks`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a check may depend on: quick or full mode, the seeds to average over, the run cache."""
+
+    full: bool = False
+    seeds: tuple[int, ...] = (0,)
+    cache_dir: Path = Path("runs")
+    progress: bool = True
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The outcome of one check: the figure measured, the threshold it is held to, pass or fail.
+
+    ``measured`` is a number (or a short string when a claim's figure is not one number);
+    ``details`` carries the supporting figures that go into the JSON report.
+    """
+
+    measured: float | str
+    threshold: str
+    passed: bool
+    details: dict = field(default_factory=dict)
+
+
+def at_most(value: float, limit: float, **details) -> Measurement:
+    """Pass iff ``value <= limit`` (NaN fails)."""
+    return Measurement(float(value), f"<= {limit:g}", bool(value <= limit), details)
+
+
+def at_least(value: float, limit: float, **details) -> Measurement:
+    """Pass iff ``value >= limit`` (NaN fails)."""
+    return Measurement(float(value), f">= {limit:g}", bool(value >= limit), details)
+
+
+def within(value: float, low: float, high: float, **details) -> Measurement:
+    """Pass iff ``low <= value <= high`` (NaN fails)."""
+    ok = bool(low <= value <= high) and not math.isnan(value)
+    return Measurement(float(value), f"in [{low:g}, {high:g}]", ok, details)
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    statement: str
+    section: str
+    method: str
+    check: Callable[[Context], Measurement]
+
+
+REGISTRY: dict[str, Claim] = {}
+
+
+def claim(id: str, statement: str, *, section: str, method: str):
+    """Decorator: register ``check(ctx) -> Measurement`` as the check of claim ``id``."""
+
+    def register(check: Callable[[Context], Measurement]) -> Callable[[Context], Measurement]:
+        if id in REGISTRY:
+            raise ValueError(f"claim {id} registered twice")
+        REGISTRY[id] = Claim(id, statement, section, method, check)
+        return check
+
+    return register
+
+
+def _order(claim_id: str) -> tuple[int, int, str]:
+    layer = {"T": 0, "E": 1, "X": 2}.get(claim_id[0], 3)
+    digits = "".join(ch for ch in claim_id[1:] if ch.isdigit())
+    return layer, int(digits) if digits else 0, claim_id
+
+
+def all_claims() -> list[Claim]:
+    """Every registered claim, theory first, then experiments, then controls, by number."""
+    import spt_theory.checks  # noqa: F401  (importing registers the checks)
+
+    return sorted(REGISTRY.values(), key=lambda c: _order(c.id))

@@ -1,0 +1,267 @@
+"""The Transformer encoder used by every experiment, in one file.
+
+    h_0 = E(x) + P                      token embedding (or a linear map of continuous channels)
+                                        plus fixed sinusoidal positional encoding P
+    h_l = h_{l-1} + Attn(LN(h_{l-1}))   pre-LN residual attention, for l = 1..L
+    h_l = h_l + MLP(LN(h_l))            MLP(u) = W_2 GELU(W_1 u)
+    z   = pool(LN(h_L))                 mean (default), max, first token (CLS) or last token
+    logits = head(z)                    linear or 2-layer MLP;  decoder(LN(h_L)) for reconstruction
+
+Attention of one head: S = (h W_Q)(h W_K)^T / sqrt(d_h) + B, A = row-softmax(S), Y = A (h W_V),
+with B an optional fixed bias (ALiBi-style distance penalty B_ij = -m |i - j|).
+
+Two attention paths compute the same thing: the fused ``scaled_dot_product_attention`` when nobody
+asks for the weights, and the explicit softmax path when a probe passes a ``cache`` dict.  With a
+cache every intermediate is stored by name (TransformerLens style), e.g.
+``blocks.0.attn.scores`` (batch, heads, n, n, pre-softmax, with ``retain_grad`` so probes read
+dL/dS after ``backward``), ``blocks.0.attn.pattern``, ``blocks.0.resid_post``, ``pooled``.
+
+Parameters come in named groups (:data:`PARAMETER_GROUPS`) so training can freeze groups and
+transplant them from a checkpoint: ``qk`` (W_Q, W_K), ``vo`` (W_V, W_O), ``mlp``, ``norm``
+(LayerNorms), ``embed`` (input encoder), ``head`` (classifier), ``decoder`` (reconstruction).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+PARAMETER_GROUPS = ("qk", "vo", "mlp", "norm", "embed", "head", "decoder")
+POOLINGS = ("mean", "max", "cls", "last")
+HEADS = ("linear", "mlp")
+POSITIONALS = ("sinusoidal", "none")
+ATTENTION_BIASES = ("none", "alibi")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Sizes and choices of the encoder.
+
+    ``vocab_size`` > 0: token input with that many embedding rows (specials such as ``<mask>``
+    included); ``vocab_size`` == 0: continuous input with ``in_channels`` channels per position.
+    ``recon_classes`` > 0: the reconstruction decoder predicts that many classes (masked-token CE);
+    0: it predicts ``in_channels``-independent scalars (masked L1 on the first channel).
+    """
+
+    vocab_size: int = 17
+    in_channels: int = 0
+    n_classes: int = 2
+    recon_classes: int = 16
+    max_len: int = 128
+    d_model: int = 64
+    n_heads: int = 4
+    d_ff: int = 256
+    n_layers: int = 1
+    pooling: str = "mean"
+    head: str = "linear"
+    positional: str = "sinusoidal"
+    attention_bias: str = "none"
+
+    def __post_init__(self):
+        checks = [
+            (self.d_model > 0 and self.n_heads > 0, "d_model and n_heads must be positive"),
+            (self.d_model % max(self.n_heads, 1) == 0,
+             f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})"),
+            ((self.vocab_size > 0) != (self.in_channels > 0),
+             "exactly one of vocab_size (tokens) and in_channels (continuous input) must be > 0"),
+            (self.n_layers >= 1, f"n_layers must be >= 1, got {self.n_layers}"),
+            (self.max_len >= 1, f"max_len must be >= 1, got {self.max_len}"),
+            (self.n_classes >= 1 and self.d_ff >= 1, "n_classes and d_ff must be >= 1"),
+            (self.pooling in POOLINGS, f"pooling must be one of {POOLINGS}, got {self.pooling!r}"),
+            (self.head in HEADS, f"head must be one of {HEADS}, got {self.head!r}"),
+            (self.positional in POSITIONALS,
+             f"positional must be one of {POSITIONALS}, got {self.positional!r}"),
+            (self.attention_bias in ATTENTION_BIASES,
+             f"attention_bias must be one of {ATTENTION_BIASES}, got {self.attention_bias!r}"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+
+def sinusoidal_table(length: int, d_model: int) -> torch.Tensor:
+    """P[t, 2i] = sin(t / 10000^(2i/d)), P[t, 2i+1] = cos(t / 10000^(2i/d)), shape (length, d)."""
+    position = torch.arange(length, dtype=torch.float64).unsqueeze(1)
+    freq = torch.exp(-math.log(10000.0) * torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    table = torch.zeros(length, d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(position * freq)
+    table[:, 1::2] = torch.cos(position * freq[: d_model // 2])
+    return table.float()
+
+
+def alibi_bias(length: int, n_heads: int) -> torch.Tensor:
+    """B[h, i, j] = -m_h |i - j| with geometric slopes m_h = 2^(-8 (h+1) / H), shape (H, n, n)."""
+    slopes = torch.pow(2.0, -8.0 * torch.arange(1, n_heads + 1) / n_heads)
+    distance = (torch.arange(length)[:, None] - torch.arange(length)[None, :]).abs()
+    return -slopes[:, None, None] * distance
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention with separate W_Q W_K (group ``qk``) and W_V W_O (group ``vo``).
+
+    The projections are applied as one fused matmul with the concatenated weight [W_Q; W_K; W_V].
+    """
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.n_heads, self.d_head = cfg.n_heads, cfg.d_head
+        self.qk = nn.Linear(cfg.d_model, 2 * cfg.d_model)
+        self.v = nn.Linear(cfg.d_model, cfg.d_model)
+        self.out = nn.Linear(cfg.d_model, cfg.d_model)
+
+    def forward(self, h: torch.Tensor, bias: torch.Tensor | None = None,
+                cache: dict | None = None, name: str = "attn") -> torch.Tensor:
+        b, n, d = h.shape
+        weight = torch.cat([self.qk.weight, self.v.weight])
+        qkv = F.linear(h, weight, torch.cat([self.qk.bias, self.v.bias]))
+        q, k, v = qkv.view(b, n, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)
+        if cache is None:
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+        else:
+            scores = q @ k.transpose(-1, -2) / math.sqrt(self.d_head)
+            if bias is not None:
+                scores = scores + bias
+            if scores.requires_grad:
+                scores.retain_grad()
+            pattern = scores.softmax(dim=-1)
+            y = pattern @ v
+            cache[f"{name}.q"], cache[f"{name}.k"], cache[f"{name}.v"] = q, k, v
+            cache[f"{name}.scores"], cache[f"{name}.pattern"] = scores, pattern
+        return self.out(y.transpose(1, 2).reshape(b, n, d))
+
+
+class Block(nn.Module):
+    """Pre-LN block: h + Attn(LN(h)), then h + W_2 GELU(W_1 LN(h))."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.ln_attn = nn.LayerNorm(cfg.d_model)
+        self.attn = Attention(cfg)
+        self.ln_mlp = nn.LayerNorm(cfg.d_model)
+        self.mlp = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(),
+                                 nn.Linear(cfg.d_ff, cfg.d_model))
+
+    def forward(self, h, bias=None, cache: dict | None = None, name: str = "blocks.0"):
+        h = h + self.attn(self.ln_attn(h), bias, cache, f"{name}.attn")
+        h = h + self.mlp(self.ln_mlp(h))
+        if cache is not None:
+            cache[f"{name}.resid_post"] = h
+        return h
+
+
+class Encoder(nn.Module):
+    """Input encoder, positional encoding, blocks, pooling, classifier head, reconstruction decoder."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        d = cfg.d_model
+        self.embed = (nn.Embedding(cfg.vocab_size, d) if cfg.vocab_size
+                      else nn.Linear(cfg.in_channels, d))
+        self.cls = nn.Parameter(torch.zeros(d)) if cfg.pooling == "cls" else None
+        positions = cfg.max_len + (cfg.pooling == "cls")
+        pe = sinusoidal_table(positions, d) if cfg.positional == "sinusoidal" else torch.zeros(positions, d)
+        self.register_buffer("pe", pe, persistent=False)
+        if cfg.attention_bias == "alibi":
+            self.register_buffer("bias", alibi_bias(positions, cfg.n_heads), persistent=False)
+        else:
+            self.bias = None
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.ln_final = nn.LayerNorm(d)
+        self.head = (nn.Linear(d, cfg.n_classes) if cfg.head == "linear" else
+                     nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, cfg.n_classes)))
+        self.decoder = nn.Linear(d, cfg.recon_classes if cfg.recon_classes else 1)
+        self.reset_parameters()
+
+    def reset_parameters(self, groups: tuple[str, ...] = PARAMETER_GROUPS) -> None:
+        """(Re-)initialise the parameters of ``groups``: N(0, 0.02) weights, zero biases, unit LN."""
+        for group in groups:
+            for name, p in self.named_group_parameters(group):
+                with torch.no_grad():
+                    if name.endswith("bias") or name == "cls":
+                        p.zero_()
+                    elif group == "norm":
+                        p.fill_(1.0)
+                    elif group == "embed" and self.cfg.vocab_size:
+                        p.normal_(0.0, 1.0)
+                    else:
+                        p.normal_(0.0, 0.02)
+
+    # ----------------------------------------------------------------- parameter groups
+    @staticmethod
+    def group_of(parameter_name: str) -> str:
+        """The group a parameter belongs to, from its name."""
+        if ".attn.qk." in parameter_name:
+            return "qk"
+        if ".attn.v." in parameter_name or ".attn.out." in parameter_name:
+            return "vo"
+        if ".mlp." in parameter_name:
+            return "mlp"
+        if ".ln_" in parameter_name or parameter_name.startswith("ln_"):
+            return "norm"
+        for prefix, group in (("embed", "embed"), ("cls", "embed"), ("head", "head"),
+                              ("decoder", "decoder")):
+            if parameter_name.startswith(prefix):
+                return group
+        raise KeyError(f"parameter {parameter_name!r} belongs to no group")
+
+    def named_group_parameters(self, group: str):
+        if group not in PARAMETER_GROUPS:
+            raise ValueError(f"unknown parameter group {group!r}; groups: {PARAMETER_GROUPS}")
+        return [(n, p) for n, p in self.named_parameters() if self.group_of(n) == group]
+
+    # ----------------------------------------------------------------- forward
+    def encode(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
+        """Hidden states LN(h_L), shape (batch, n, d) (n + 1 with a CLS token)."""
+        h = self.embed(x)
+        if self.cls is not None:
+            h = torch.cat([self.cls.expand(h.shape[0], 1, -1), h], dim=1)
+        n = h.shape[1]
+        if n > self.pe.shape[0]:
+            raise ValueError(f"sequence length {n} exceeds the positional table ({self.pe.shape[0]})")
+        h = h + self.pe[:n]
+        bias = None if self.bias is None else self.bias[:, :n, :n]
+        if cache is not None:
+            cache["embed"] = h
+        for i, block in enumerate(self.blocks):
+            h = block(h, bias, cache, f"blocks.{i}")
+        h = self.ln_final(h)
+        if cache is not None:
+            cache["final"] = h
+        return h
+
+    def pool(self, h: torch.Tensor) -> torch.Tensor:
+        """z = (1/n) sum_i h_i (mean), max_i h_i, h_0 (CLS) or h_{n-1} (last)."""
+        if self.cfg.pooling == "mean":
+            return h.mean(dim=1)
+        if self.cfg.pooling == "max":
+            return h.max(dim=1).values
+        return h[:, 0] if self.cfg.pooling == "cls" else h[:, -1]
+
+    def forward(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
+        """Class logits, shape (batch, n_classes)."""
+        z = self.pool(self.encode(x, cache))
+        if cache is not None:
+            cache["pooled"] = z
+        return self.head(z)
+
+    def reconstruct(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
+        """Per-position reconstruction outputs, shape (batch, n, recon_classes or 1)."""
+        h = self.encode(x, cache)
+        if self.cls is not None:
+            h = h[:, 1:]
+        return self.decoder(h)
+
+    def run_with_cache(self, x: torch.Tensor, reconstruct: bool = False) -> tuple[torch.Tensor, dict]:
+        """Forward through the explicit attention path; returns (output, cache of named activations)."""
+        cache: dict = {}
+        out = self.reconstruct(x, cache) if reconstruct else self.forward(x, cache)
+        return out, cache

@@ -1,0 +1,136 @@
+"""Attention probes: band mass, mean attention distance, Toeplitz fit of the PE-PE scores, and the
+share of the score gradients that lies in the proximity subspace.
+
+All probes read activations from :meth:`Encoder.run_with_cache`; none re-implements the forward.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from spt_theory.model import Encoder
+from spt_theory.objectives import bernoulli_mask, mask_tokens, masked_token_loss, supervised_loss
+from spt_theory.theory import proximity_directions, proximity_share
+
+
+def offsets(n: int) -> torch.Tensor:
+    """D_ij = |i - j|, shape (n, n)."""
+    idx = torch.arange(n)
+    return (idx[:, None] - idx[None, :]).abs()
+
+
+@torch.no_grad()
+def attention_patterns(model: Encoder, x: torch.Tensor) -> list[torch.Tensor]:
+    """A of every layer, each (batch, heads, n, n), through the explicit attention path."""
+    was_training = model.training
+    model.eval()
+    _, cache = model.run_with_cache(x)
+    model.train(was_training)
+    return [cache[f"blocks.{i}.attn.pattern"] for i in range(model.cfg.n_layers)]
+
+
+def band_mass(pattern: torch.Tensor, width: int = 2) -> float:
+    """(1 / n) sum_i sum_{j : |i-j| <= width} A_ij, averaged over batch and heads."""
+    band = (offsets(pattern.shape[-1]) <= width).to(pattern.dtype)
+    return (pattern * band).sum(-1).mean().item()
+
+
+def uniform_band_mass(n: int, width: int = 2) -> float:
+    """Band mass of uniform attention A = 11^T / n: (1/n^2) #{(i, j) : |i - j| <= width}."""
+    return (offsets(n) <= width).sum().item() / n**2
+
+
+def mean_attention_distance(pattern: torch.Tensor) -> float:
+    """(1 / n) sum_i sum_j A_ij |i - j|, averaged over batch and heads."""
+    return (pattern * offsets(pattern.shape[-1]).to(pattern.dtype)).sum(-1).mean().item()
+
+
+def pe_score_block(model: Encoder, layer: int = 0) -> torch.Tensor:
+    """T_h = (P diag(g)) W_Q^h (W_K^h)^T (P diag(g))^T / sqrt(d_h), shape (heads, n, n).
+
+    P is the positional table, g the gain of the attention LayerNorm of ``layer``: the part of the
+    scores that positions alone contribute (biases and the LayerNorm's centring excluded).
+    """
+    block = model.blocks[layer]
+    p = model.pe[: model.cfg.max_len] * block.ln_attn.weight.detach()
+    w_q, w_k = block.attn.qk.weight.detach().chunk(2, dim=0)
+    h, dh = model.cfg.n_heads, model.cfg.d_head
+    q = (p @ w_q.T).view(-1, h, dh).transpose(0, 1)
+    k = (p @ w_k.T).view(-1, h, dh).transpose(0, 1)
+    return q @ k.transpose(-1, -2) / math.sqrt(dh)
+
+
+def diagonal_profile(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """f(delta) = mean of T_ij over i - j = delta, for delta = -(n-1)..(n-1); returns (deltas, f)."""
+    n = t.shape[-1]
+    idx = torch.arange(n)
+    delta = (idx[:, None] - idx[None, :]) + (n - 1)
+    sums = torch.zeros(2 * n - 1, dtype=t.dtype).index_add_(0, delta.flatten(), t.flatten())
+    counts = torch.bincount(delta.flatten(), minlength=2 * n - 1).to(t.dtype)
+    return torch.arange(-(n - 1), n), sums / counts
+
+
+def toeplitz_fit(t: torch.Tensor) -> dict:
+    """How close T is to a function of i - j, and where that function peaks.
+
+    ``r2`` = 1 - ||T - F||^2 / ||T - mean(T)||^2 with F_ij = f(i - j) the diagonal means: the share
+    of T's variance explained by a Toeplitz matrix.  ``peak_offset`` = |argmax_delta f(delta)|, and
+    ``peak_contrast`` = (max f - median f) / std(T): how far the peak stands above the typical offset.
+    """
+    deltas, f = diagonal_profile(t)
+    n = t.shape[-1]
+    idx = torch.arange(n)
+    fitted = f[(idx[:, None] - idx[None, :]) + (n - 1)]
+    r2 = 1 - ((t - fitted) ** 2).sum() / ((t - t.mean()) ** 2).sum()
+    return {"r2": r2.item(), "peak_offset": int(deltas[f.argmax()].abs()),
+            "peak_contrast": ((f.max() - f.median()) / t.std()).item()}
+
+
+def pe_toeplitz_fit(model: Encoder, layer: int = 0, max_offset: int = 2) -> dict:
+    """Toeplitz fit of every head's PE-PE block; ``r2`` averaged over heads, and the number of
+    heads whose profile peaks within ``max_offset`` of the diagonal."""
+    fits = [toeplitz_fit(t) for t in pe_score_block(model, layer)]
+    return {"r2": sum(f["r2"] for f in fits) / len(fits),
+            "heads_peaked_near": sum(f["peak_offset"] <= max_offset for f in fits),
+            "heads": fits}
+
+
+def score_gradients(model: Encoder, x: torch.Tensor, y: torch.Tensor, *, objective: str,
+                    mask_id: int | None = None, mask_ratio: float = 0.15,
+                    generator: torch.Generator | None = None, layer: int = 0) -> torch.Tensor:
+    """dL/dS of ``layer`` (batch, heads, n, n) for L = L_sup or L_rec, read from the cache."""
+    model.zero_grad(set_to_none=True)
+    if objective == "supervised":
+        logits, cache = model.run_with_cache(x)
+        loss = supervised_loss(logits, y)
+    else:
+        mask = bernoulli_mask(tuple(x.shape), mask_ratio, generator or torch.Generator().manual_seed(0))
+        out, cache = model.run_with_cache(mask_tokens(x, mask, mask_id), reconstruct=True)
+        loss = masked_token_loss(out, x, mask)
+    # the loss is a batch mean; scale back so each example's gradient is its own loss's gradient
+    (loss * len(x)).backward()
+    grad = cache[f"blocks.{layer}.attn.scores"].grad.detach()
+    model.zero_grad(set_to_none=True)
+    return grad
+
+
+def gradient_proximity_shares(model: Encoder, x: torch.Tensor, y: torch.Tensor, mask_id: int,
+                              max_offset: int = 2, mask_ratio: float = 0.15, seed: int = 0) -> dict:
+    """Share ||Proj_prox(dL/dS)||_F / ||dL/dS||_F of the supervised and reconstruction gradients.
+
+    Averaged over examples and heads; the proximity subspace is spanned by the row-centred
+    patterns 1{|i - j| = k}, k = 1..max_offset (:func:`spt_theory.theory.proximity_directions`).
+    ``random`` is the share of a Gaussian matrix, sqrt(K / n^2) in expectation: the chance level.
+    """
+    n = x.shape[1]
+    directions = proximity_directions(n, max_offset, circular=False)
+    shares = {}
+    for objective in ("supervised", "spt"):
+        grad = score_gradients(model, x, y, objective=objective, mask_id=mask_id,
+                               mask_ratio=mask_ratio, generator=torch.Generator().manual_seed(seed))
+        shares[objective] = proximity_share(grad, directions).mean().item()
+    noise = torch.randn(64, n, n, generator=torch.Generator().manual_seed(seed))
+    shares["random"] = proximity_share(noise, directions).mean().item()
+    return shares

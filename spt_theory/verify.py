@@ -1,0 +1,134 @@
+"""``python -m spt_theory.verify``: check every claim and print one row per claim.
+
+Layers 1 (exact theory, claims T*) and 2 (synthetic experiments, E*; mechanism controls, X*).
+Quick mode runs on a laptop CPU in minutes; ``--full`` runs the paper-sized experiments over
+several seeds.  Trained runs are cached under ``--cache-dir`` by a hash of their full config, so
+a second verify (and ``python -m spt_theory.figures``) reuses them.
+
+Exit code: 0 when every selected claim passes, 1 when any fails, 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from spt_theory.claims import Claim, Context, Measurement, all_claims
+from spt_theory.io import InputError, write_json
+
+
+def _format_measured(value: float | str) -> str:
+    if isinstance(value, str):
+        return value
+    if value == 0 or 1e-3 <= abs(value) < 1e4:
+        return f"{value:.4g}"
+    return f"{value:.3e}"
+
+
+def run_claim(claim: Claim, ctx: Context) -> dict:
+    """Run one check; an exception inside it is reported as status ERROR (a failure)."""
+    start = time.perf_counter()
+    try:
+        m: Measurement = claim.check(ctx)
+        status = "PASS" if m.passed else "FAIL"
+        row = {"measured": m.measured, "threshold": m.threshold, "details": m.details}
+    except Exception as exc:  # a broken check must not hide the other claims
+        status = "ERROR"
+        row = {"measured": f"{type(exc).__name__}: {exc}", "threshold": "-", "details": {
+            "traceback": traceback.format_exc()}}
+    return {"id": claim.id, "status": status, "statement": claim.statement,
+            "section": claim.section, "method": claim.method, **row,
+            "seconds": round(time.perf_counter() - start, 3)}
+
+
+def _print_row(row: dict, width: int) -> None:
+    statement = row["statement"]
+    if len(statement) > width:
+        statement = statement[: width - 1] + "…"
+    print(f"{row['id']:<4} {row['status']:<5} {statement:<{width}}  "
+          f"{_format_measured(row['measured']):>12}  {row['threshold']:<16} {row['method']}",
+          flush=True)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m spt_theory.verify",
+        description="Check every claim of spt-theory: the gradient lemmas T1-T6 (symbolic, "
+                    "autograd, negative controls), the synthetic experiments E1-E9 and the "
+                    "mechanism controls X*. One row per claim: id, PASS/FAIL, statement, "
+                    "measured figure, threshold, method. Exit 1 if any claim fails.")
+    p.add_argument("--only", nargs="+", metavar="ID",
+                   help="check only these claims (ids or prefixes: T, E3, X)")
+    p.add_argument("--full", action="store_true",
+                   help="paper-sized runs over several seeds (slow) instead of quick mode")
+    p.add_argument("--seeds", type=int, nargs="+", metavar="S",
+                   help="seeds for the trained experiments (default: 0 1 in quick mode, "
+                        "0 1 2 with --full)")
+    p.add_argument("--json", type=Path, metavar="PATH",
+                   help="also write the report as JSON to PATH")
+    p.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR",
+                   help="where trained runs are cached by config hash (default: ./runs)")
+    p.add_argument("--list", action="store_true", help="list the claims and exit")
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    return p.parse_args(argv)
+
+
+def select(claims: list[Claim], only: list[str] | None) -> list[Claim]:
+    if not only:
+        return claims
+    known = {c.id for c in claims}
+    for key in only:
+        if not any(cid == key or cid.startswith(key) for cid in known):
+            raise InputError(f"--only: no claim matches {key!r} (known: {', '.join(sorted(known))})")
+    return [c for c in claims if any(c.id == k or c.id.startswith(k) for k in only)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        claims = select(all_claims(), args.only)
+        if args.seeds is not None and any(s < 0 for s in args.seeds):
+            raise InputError("--seeds: seeds must be non-negative integers")
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.list:
+        for c in claims:
+            print(f"{c.id:<4} {c.section:<28} {c.statement}")
+        return 0
+    seeds = tuple(args.seeds) if args.seeds else ((0, 1, 2) if args.full else (0, 1))
+    ctx = Context(full=args.full, seeds=seeds, cache_dir=args.cache_dir,
+                  progress=not args.no_progress and sys.stderr.isatty())
+    width = 58
+    mode = "full" if args.full else "quick"
+    print(f"spt-theory verify ({mode} mode, seeds {list(seeds)}): {len(claims)} claims", flush=True)
+    print(f"{'id':<4} {'stat':<5} {'statement':<{width}}  {'measured':>12}  {'threshold':<16} method")
+    start = time.perf_counter()
+    rows = []
+    for c in claims:
+        row = run_claim(c, ctx)
+        rows.append(row)
+        _print_row(row, width)
+    seconds = time.perf_counter() - start
+    failed = [r["id"] for r in rows if r["status"] != "PASS"]
+    print(f"{len(rows) - len(failed)}/{len(rows)} claims PASS in {seconds:.1f} s"
+          + (f"; not passing: {', '.join(failed)}" if failed else ""))
+    for r in rows:
+        if r["status"] == "ERROR":
+            print(f"\n{r['id']} raised:\n{r['details']['traceback']}", file=sys.stderr)
+    if args.json:
+        import torch
+
+        write_json(args.json, {
+            "claims": rows, "seconds": round(seconds, 3), "mode": mode, "seeds": list(seeds),
+            "versions": {"python": platform.python_version(), "torch": torch.__version__},
+        })
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

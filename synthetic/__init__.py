@@ -1,0 +1,1 @@
+"""Data generators: the walk-direction proximity task, and LRA's ListOps and Pathfinder."""

@@ -1,0 +1,96 @@
+"""The walk-direction task: a binary label visible only through neighbour interactions.
+
+Vocabulary ``V`` tokens, length ``n``, label ``y`` uniform in {0, 1}, step ``s = +1`` if ``y = 1``
+and ``s = -1`` if ``y = 0``.  ``x_0`` is uniform; for ``i >= 1``, with probability ``p`` the walk
+steps, ``x_i = x_{i-1} + s (mod V)``, otherwise ``x_i`` is a fresh uniform token.  Hence
+
+    P(x | y) = (1/V) * prod_{i=1}^{n-1} [ p * 1{x_i = x_{i-1} + s (mod V)} + (1 - p) / V ].
+
+Reversing a class-1 sequence gives a class-0 sequence of the same probability, so the token
+histogram carries no information about ``y`` (lemma T6, ``proofs/T6_bag_invariance.md``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from fractions import Fraction
+
+import torch
+
+
+@dataclass(frozen=True)
+class WalkTask:
+    """Parameters of the walk-direction task (the design's defaults)."""
+
+    vocab: int = 16
+    length: int = 100
+    p: float = 0.5
+
+    def __post_init__(self):
+        if self.vocab < 2:
+            raise ValueError(f"vocab must be >= 2, got {self.vocab}")
+        if self.length < 2:
+            raise ValueError(f"length must be >= 2, got {self.length}")
+        if not 0.0 <= self.p <= 1.0:
+            raise ValueError(f"p must be in [0, 1], got {self.p}")
+
+
+def generate_walk(vocab: int, length: int, p: float, size: int, seed: int,
+                  labels: torch.Tensor | None = None, leak: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sample ``size`` sequences of the walk-direction task, vectorised over the batch.
+
+    Returns ``(x, y)``: ``x`` int64 of shape (size, length) with entries in [0, vocab), ``y`` int64
+    of shape (size,).  Deterministic in ``seed``.  ``labels`` fixes the labels instead of sampling.
+    ``leak`` > 0 is a negative control: each fresh token of a class-1 sequence is replaced by
+    token 0 with that probability, so the token counts do carry the label.
+
+    Vectorisation: let ``r(i)`` be the last position ``<= i`` that drew a fresh token (position 0
+    always does).  Unrolling the recurrence, ``x_i = u_{r(i)} + s * (i - r(i)) (mod V)``, and
+    ``r`` is a running maximum over positions, so no Python loop over the sequence is needed.
+    """
+    WalkTask(vocab, length, p)
+    if size < 0:
+        raise ValueError(f"size must be >= 0, got {size}")
+    gen = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, 2, (size,), generator=gen) if labels is None else labels.long()
+    fresh_tokens = torch.randint(0, vocab, (size, length), generator=gen)
+    steps = torch.rand(size, length, generator=gen) < p
+    if leak > 0:
+        leaked = (torch.rand(size, length, generator=gen) < leak) & (y == 1).unsqueeze(1)
+        fresh_tokens = torch.where(leaked, 0, fresh_tokens)
+    steps[:, 0] = False
+    position = torch.arange(length).expand(size, length)
+    last_fresh = torch.where(steps, 0, position).cummax(dim=1).values
+    s = (2 * y - 1).unsqueeze(1)
+    x = (fresh_tokens.gather(1, last_fresh) + s * (position - last_fresh)) % vocab
+    return x, y
+
+
+def token_histogram(x: torch.Tensor, vocab: int) -> torch.Tensor:
+    """Counts of each token per sequence, shape (batch, vocab): the input of a bag-of-tokens model."""
+    hist = torch.zeros(x.shape[0], vocab, dtype=torch.float32)
+    return hist.scatter_add_(1, x, torch.ones_like(x, dtype=torch.float32))
+
+
+def sequence_probability(x: tuple[int, ...], y: int, vocab: int, p: Fraction | float) -> Fraction | float:
+    """Exact ``P(x | y)`` of the generator (a ``Fraction`` when ``p`` is one)."""
+    s = 1 if y == 1 else -1
+    fresh = (1 - p) / vocab if isinstance(p, Fraction) else (1.0 - p) / vocab
+    prob = Fraction(1, vocab) if isinstance(p, Fraction) else 1.0 / vocab
+    for prev, cur in zip(x, x[1:]):
+        prob *= (p if cur == (prev + s) % vocab else 0) + fresh
+    return prob
+
+
+def histogram_distributions(vocab: int, length: int, p: Fraction) -> dict[int, dict[tuple[int, ...], Fraction]]:
+    """Exact class-conditional distribution of the token histogram, by full enumeration.
+
+    Returns ``{y: {histogram: probability}}`` over all ``vocab ** length`` sequences.
+    """
+    dist: dict[int, dict[tuple[int, ...], Fraction]] = {0: {}, 1: {}}
+    for x in itertools.product(range(vocab), repeat=length):
+        hist = tuple(x.count(v) for v in range(vocab))
+        for y in (0, 1):
+            dist[y][hist] = dist[y].get(hist, Fraction(0)) + sequence_probability(x, y, vocab, p)
+    return dist

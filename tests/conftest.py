@@ -1,0 +1,21 @@
+"""Shared fixtures: tiny walk data and model sizes so every test runs in well under a second."""
+
+import os
+
+import pytest
+from hypothesis import settings
+
+from spt_theory.experiments import WalkData
+
+settings.register_profile("spt", max_examples=60, deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "spt"))
+
+
+@pytest.fixture
+def tiny_walk() -> WalkData:
+    return WalkData(vocab=5, length=12, p=0.9, n_train=96, n_test=32)
+
+
+@pytest.fixture
+def tiny_model_overrides() -> dict:
+    return dict(d_model=16, n_heads=2, d_ff=32)
