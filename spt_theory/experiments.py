@@ -70,9 +70,12 @@ def config_hash(obj) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+CACHE_FORMAT = 1  # bump when the checkpoint layout or the training semantics change
+
+
 def stage_key(spec: RunSpec, k: int) -> str:
     """Cache key of stage ``k``: everything it depends on, its own epoch count excluded."""
-    return config_hash({"data": dataclasses.asdict(spec.data), "model": dataclasses.asdict(spec.model),
+    return config_hash({"format": CACHE_FORMAT, "data": dataclasses.asdict(spec.data), "model": dataclasses.asdict(spec.model),
                         "seed": spec.seed,
                         "before": [dataclasses.asdict(s) for s in spec.stages[:k]],
                         "stage": dataclasses.asdict(replace(spec.stages[k], epochs=0))})

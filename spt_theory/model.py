@@ -7,6 +7,9 @@
     z   = pool(LN(h_L))                 mean (default), max, first token (CLS) or last token
     logits = head(z)                    linear or 2-layer MLP;  decoder(LN(h_L)) for reconstruction
 
+Two-document inputs (LRA Retrieval, head ``pair_mlp``): x holds a pair per example, each document
+is encoded and pooled on its own to u and v, and logits = W_2 GELU(W_1 [u, v, u - v, u * v]).
+
 Attention of one head: S = (h W_Q)(h W_K)^T / sqrt(d_h) + B, A = row-softmax(S), Y = A (h W_V),
 with B an optional fixed bias (ALiBi-style distance penalty B_ij = -m |i - j|).
 
@@ -32,7 +35,7 @@ from torch import nn
 
 PARAMETER_GROUPS = ("qk", "vo", "mlp", "norm", "embed", "head", "decoder")
 POOLINGS = ("mean", "max", "cls", "last")
-HEADS = ("linear", "mlp")
+HEADS = ("linear", "mlp", "pair_mlp")
 POSITIONALS = ("sinusoidal", "none")
 ATTENTION_BIASES = ("none", "alibi")
 
@@ -176,24 +179,23 @@ class Encoder(nn.Module):
             self.bias = None
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_final = nn.LayerNorm(d)
+        features = 4 * d if cfg.head == "pair_mlp" else d
         self.head = (nn.Linear(d, cfg.n_classes) if cfg.head == "linear" else
-                     nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, cfg.n_classes)))
+                     nn.Sequential(nn.Linear(features, d), nn.GELU(), nn.Linear(d, cfg.n_classes)))
         self.decoder = nn.Linear(d, cfg.recon_classes if cfg.recon_classes else 1)
         self.reset_parameters()
 
     def reset_parameters(self, groups: tuple[str, ...] = PARAMETER_GROUPS) -> None:
-        """(Re-)initialise the parameters of ``groups``: N(0, 0.02) weights, zero biases, unit LN."""
-        for group in groups:
-            for name, p in self.named_group_parameters(group):
-                with torch.no_grad():
-                    if name.endswith("bias") or name == "cls":
-                        p.zero_()
-                    elif group == "norm":
-                        p.fill_(1.0)
-                    elif group == "embed" and self.cfg.vocab_size:
-                        p.normal_(0.0, 1.0)
-                    else:
-                        p.normal_(0.0, 0.02)
+        """(Re-)initialise the parameters of ``groups`` with torch's defaults for each layer:
+        Linear W ~ U(-1/sqrt(3 d_in), 1/sqrt(3 d_in)) (Kaiming, a = sqrt 5), b ~ U(+-1/sqrt(d_in));
+        Embedding ~ N(0, 1); LayerNorm gain 1, shift 0; the CLS token 0."""
+        for name, module in self.named_modules():
+            own = [f"{name}.{p}" if name else p for p, _ in module.named_parameters(recurse=False)]
+            if module is not self and own and self.group_of(own[0]) in groups:
+                module.reset_parameters()
+        if self.cls is not None and "embed" in groups:
+            with torch.no_grad():
+                self.cls.zero_()
 
     # ----------------------------------------------------------------- parameter groups
     @staticmethod
@@ -247,8 +249,16 @@ class Encoder(nn.Module):
         return h[:, 0] if self.cfg.pooling == "cls" else h[:, -1]
 
     def forward(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
-        """Class logits, shape (batch, n_classes)."""
-        z = self.pool(self.encode(x, cache))
+        """Class logits, shape (batch, n_classes).
+
+        With the ``pair_mlp`` head ``x`` is (batch, 2, n, ...): both documents are encoded as one
+        batch of 2 * batch sequences, pooled to u, v, and the head sees [u, v, u - v, u * v].
+        """
+        pair = self.cfg.head == "pair_mlp"
+        z = self.pool(self.encode(x.flatten(0, 1) if pair else x, cache))
+        if pair:
+            u, v = z.unflatten(0, (-1, 2)).unbind(1)
+            z = torch.cat([u, v, u - v, u * v], dim=-1)
         if cache is not None:
             cache["pooled"] = z
         return self.head(z)

@@ -118,11 +118,13 @@ def score_gradients(model: Encoder, x: torch.Tensor, y: torch.Tensor, *, objecti
 
 def gradient_proximity_shares(model: Encoder, x: torch.Tensor, y: torch.Tensor, mask_id: int,
                               max_offset: int = 2, mask_ratio: float = 0.15, seed: int = 0) -> dict:
-    """Share ||Proj_prox(dL/dS)||_F / ||dL/dS||_F of the supervised and reconstruction gradients.
+    """Share ||Proj_prox(G)||_F / ||G||_F of the supervised and reconstruction score gradients.
 
-    Averaged over examples and heads; the proximity subspace is spanned by the row-centred
+    ``expected``: G = the batch mean of dL/dS per head (the systematic gradient that accumulates
+    over steps), share averaged over heads; ``per_example``: the share of each example's dL/dS,
+    averaged over examples and heads.  The proximity subspace is spanned by the row-centred
     patterns 1{|i - j| = k}, k = 1..max_offset (:func:`spt_theory.theory.proximity_directions`).
-    ``random`` is the share of a Gaussian matrix, sqrt(K / n^2) in expectation: the chance level.
+    ``random`` is the share of a Gaussian matrix, about sqrt(K) / n: the chance level.
     """
     n = x.shape[1]
     directions = proximity_directions(n, max_offset, circular=False)
@@ -130,7 +132,8 @@ def gradient_proximity_shares(model: Encoder, x: torch.Tensor, y: torch.Tensor, 
     for objective in ("supervised", "spt"):
         grad = score_gradients(model, x, y, objective=objective, mask_id=mask_id,
                                mask_ratio=mask_ratio, generator=torch.Generator().manual_seed(seed))
-        shares[objective] = proximity_share(grad, directions).mean().item()
+        shares[objective] = {"expected": proximity_share(grad.mean(0), directions).mean().item(),
+                             "per_example": proximity_share(grad, directions).mean().item()}
     noise = torch.randn(64, n, n, generator=torch.Generator().manual_seed(seed))
     shares["random"] = proximity_share(noise, directions).mean().item()
     return shares

@@ -9,6 +9,12 @@ of global step ``t`` come from generators seeded by ``(seed, e)`` and ``(seed, t
 resumed from any checkpoint replays exactly the batches an uninterrupted run would see.  A
 checkpoint ``epoch_<e>.pt`` is written (atomically) after every epoch and ``last.pt`` every
 ``checkpoint_every`` steps; loading uses ``torch.load(weights_only=True)``.
+
+The walk task trains on a :class:`Dataset` with :func:`stage_loss`.  Other tasks (LRA) pass their
+own ``loss_fn`` (how to mask, build inputs and score a batch), a ``max_steps`` cap, and a
+:class:`Runtime`: the device's bf16 autocast and data parallelism over ``world_size`` processes
+(DistributedDataParallel; each global batch is sharded across ranks as DistributedSampler shards
+an epoch, so the batch order, the checkpoints and the resume logic stay those of one process).
 """
 
 from __future__ import annotations
@@ -16,10 +22,13 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+import torch.distributed as dist
+from torch import nn
 from tqdm.auto import tqdm
 
 from spt_theory.io import InputError, atomic_write
@@ -71,6 +80,70 @@ class Dataset:
     mask_id: int | None = None
 
 
+LossFn = Callable[[Encoder, "Stage", torch.Tensor, torch.Tensor, torch.Generator], torch.Tensor]
+"""``loss_fn(model, stage, x, y, mask_generator)``: the training loss of one batch."""
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Where :func:`train_stage` computes.  The default (one CPU process, fp32) is the plain loop.
+
+    ``autocast``: forward passes under bf16 autocast (CUDA).  ``world_size`` > 1: this process is
+    rank ``rank`` of a data-parallel group (``torch.distributed`` already initialised).
+    """
+
+    device: torch.device = torch.device("cpu")
+    autocast: bool = False
+    rank: int = 0
+    world_size: int = 1
+
+    @property
+    def main(self) -> bool:
+        """Whether this process writes files and shows progress."""
+        return self.rank == 0
+
+    def autocast_context(self):
+        return torch.autocast(self.device.type, dtype=torch.bfloat16) if self.autocast else nullcontext()
+
+    def shard(self, index: torch.Tensor) -> torch.Tensor:
+        """This rank's share of a global batch, by DistributedSampler's rule: wrap around to a
+        multiple of ``world_size``, then every ``world_size``-th index starting at ``rank``."""
+        if self.world_size == 1:
+            return index
+        padded = len(index) + (-len(index) % self.world_size)
+        return index[torch.arange(padded) % len(index)][self.rank::self.world_size]
+
+    def wrap(self, module: nn.Module) -> nn.Module:
+        """``module`` under DistributedDataParallel when data-parallel (gradients averaged over ranks)."""
+        if self.world_size == 1:
+            return module
+        device_ids = [self.device.index] if self.device.type == "cuda" else None
+        return nn.parallel.DistributedDataParallel(module, device_ids=device_ids, broadcast_buffers=False)
+
+    def mean(self, value: torch.Tensor) -> torch.Tensor:
+        """The mean of ``value`` over ranks (``value`` itself in one process)."""
+        if self.world_size == 1:
+            return value
+        total = value.clone()
+        dist.all_reduce(total)
+        return total / self.world_size
+
+    def barrier(self) -> None:
+        if self.world_size > 1:
+            dist.barrier()
+
+
+class _StageObjective(nn.Module):
+    """The stage's loss as a module of ``model``, so DistributedDataParallel can wrap it."""
+
+    def __init__(self, model: Encoder, stage: Stage, loss_fn: LossFn):
+        super().__init__()
+        self.model, self.stage, self.loss_fn = model, stage, loss_fn
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor, mask_generator: torch.Generator) -> torch.Tensor:
+        return self.loss_fn(self.model, self.stage, x, y, mask_generator)
+
+
 class TrainingDiverged(RuntimeError):
     """A non-finite loss: training stopped, the last good checkpoint is kept."""
 
@@ -106,15 +179,23 @@ def stage_loss(model: Encoder, data: Dataset, stage: Stage, x: torch.Tensor, y: 
 
 @torch.no_grad()
 def accuracy(model: Encoder, x: torch.Tensor, y: torch.Tensor, batch_size: int = 500,
-             continuous: bool = False) -> float:
-    """Share of ``x`` classified correctly (eval mode, fused attention)."""
+             continuous: bool = False, *, inputs: Callable[[torch.Tensor], torch.Tensor] | None = None,
+             runtime: Runtime = Runtime()) -> float:
+    """Share of ``x`` classified correctly (eval mode, fused attention, the runtime's autocast).
+
+    ``inputs`` maps a batch of ``x`` to the model's input; by default ``x`` itself, or the
+    channels [x, 0] when ``continuous``.
+    """
     model.eval()
     correct = 0
     for start in range(0, len(x), batch_size):
         xb = x[start:start + batch_size]
-        if continuous:
+        if inputs is not None:
+            xb = inputs(xb)
+        elif continuous:
             xb = mask_continuous(xb, torch.zeros_like(xb, dtype=torch.bool))
-        correct += (model(xb).argmax(-1) == y[start:start + batch_size]).sum().item()
+        with runtime.autocast_context():
+            correct += (model(xb).argmax(-1) == y[start:start + batch_size]).sum().item()
     model.train()
     return correct / max(len(x), 1)
 
@@ -162,6 +243,19 @@ def load_model_state(model: Encoder, state_dict: dict, source: Path) -> None:
     model.load_state_dict(state_dict)
 
 
+def load_groups(model: Encoder, state_dict: dict, groups: tuple[str, ...], source: Path) -> None:
+    """Copy the parameters of ``groups`` from ``state_dict`` into ``model`` (hybrid initialisation
+    across architectures that share those groups); a missing or reshaped parameter is an InputError."""
+    with torch.no_grad():
+        for group in groups:
+            for name, p in model.named_group_parameters(group):
+                if name not in state_dict or state_dict[name].shape != p.shape:
+                    found = tuple(state_dict[name].shape) if name in state_dict else "absent"
+                    raise InputError(f"{source}: cannot transplant group {group!r}: parameter {name} "
+                                     f"is {found} there, this model expects {tuple(p.shape)}")
+                p.copy_(state_dict[name])
+
+
 def latest_checkpoint(stage_dir: Path, epochs: int) -> Path | None:
     """The furthest checkpoint of this stage not past ``epochs`` (``last.pt`` if it is further)."""
     best, best_pos = None, (-1, -1)
@@ -181,64 +275,84 @@ def latest_checkpoint(stage_dir: Path, epochs: int) -> Path | None:
 def train_stage(model: Encoder, data: Dataset, stage: Stage, seed: int, stage_dir: Path, *,
                 epoch_metrics: Callable[[Encoder], dict] | None = None, meta: dict | None = None,
                 checkpoint_every: int = 200, progress: bool = True,
-                stop_after_steps: int | None = None) -> list[dict]:
+                stop_after_steps: int | None = None, loss_fn: LossFn | None = None,
+                max_steps: int | None = None, runtime: Runtime = Runtime()) -> list[dict]:
     """Train ``model`` for ``stage.epochs`` epochs, resuming from ``stage_dir`` if it has checkpoints.
 
     Returns the per-epoch history: ``{"epoch", "loss", "seconds", **epoch_metrics(model)}``.
     ``stop_after_steps`` ends the call early (after that many steps in this call), as a kill would.
+    ``loss_fn`` replaces :func:`stage_loss` on ``data`` (``data`` then only supplies ``x_train``
+    and ``y_train``, on the device where the loss is computed).  ``max_steps`` ends the stage after
+    that many optimizer steps: the last epoch is cut short and recorded as an epoch.  ``runtime``:
+    see :class:`Runtime`; only its main rank writes checkpoints.
     """
     stage_dir.mkdir(parents=True, exist_ok=True)
     meta = meta or {}
+    if loss_fn is None:
+        def loss_fn(model, stage, x, y, mask_generator):
+            return stage_loss(model, data, stage, x, y, mask_generator)
     optimizer = make_optimizer(model, stage)
+    objective = runtime.wrap(_StageObjective(model, stage, loss_fn))
+    n = len(data.x_train)
+    steps_per_epoch = math.ceil(n / stage.batch_size)
+    total = stage.epochs * steps_per_epoch if max_steps is None else min(stage.epochs * steps_per_epoch, max_steps)
+    epochs = stage.epochs if max_steps is None else math.ceil(total / steps_per_epoch)
     state = StageState()
-    resume = latest_checkpoint(stage_dir, stage.epochs)
+    resume = latest_checkpoint(stage_dir, epochs)
     if resume is not None:
         ckpt = load_checkpoint(resume)
         load_model_state(model, ckpt["model"], resume)
         optimizer.load_state_dict(ckpt["optimizer"])
         state = StageState(ckpt["epoch"], ckpt["step_in_epoch"], ckpt["loss_sum"], list(ckpt["history"]))
-    n = len(data.x_train)
-    steps_per_epoch = math.ceil(n / stage.batch_size)
-    total = stage.epochs * steps_per_epoch
+    runtime.barrier()  # every rank has read the checkpoint before the main one writes again
     done_steps = state.epoch * steps_per_epoch + state.step_in_epoch
     steps_this_call = 0
-    bar = tqdm(total=total, initial=done_steps, disable=not progress, leave=False,
+    bar = tqdm(total=total, initial=done_steps, disable=not (progress and runtime.main), leave=False,
                desc=f"{stage.objective} ({stage.epochs} ep)", unit="step")
     model.train()
-    while state.epoch < stage.epochs:
+    while state.epoch < epochs:
         start = time.perf_counter()
+        epoch_steps = min(steps_per_epoch, total - state.epoch * steps_per_epoch)
         order = torch.randperm(n, generator=_generator(seed, 1, state.epoch))
-        while state.step_in_epoch < steps_per_epoch:
+        while state.step_in_epoch < epoch_steps:
             step = state.epoch * steps_per_epoch + state.step_in_epoch
             idx = order[state.step_in_epoch * stage.batch_size:(state.step_in_epoch + 1) * stage.batch_size]
+            idx = runtime.shard(idx)
             for group in optimizer.param_groups:
                 group["lr"] = _learning_rate(stage, step)
-            loss = stage_loss(model, data, stage, data.x_train[idx], data.y_train[idx],
-                              _generator(seed, 2, step))
-            if not torch.isfinite(loss):
+            with runtime.autocast_context():
+                loss = objective(data.x_train[idx], data.y_train[idx], _generator(seed, 2, step))
+            reported = runtime.mean(loss.detach())
+            if not torch.isfinite(reported):
                 bar.close()
-                raise TrainingDiverged(f"non-finite loss ({loss.item()}) at step {step} "
+                raise TrainingDiverged(f"non-finite loss ({reported.item()}) at step {step} "
                                        f"(epoch {state.epoch}); last good checkpoint kept in {stage_dir}")
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-            state.loss_sum += loss.item()
+            state.loss_sum += reported.item()
             state.step_in_epoch += 1
             steps_this_call += 1
             bar.update(1)
-            if state.step_in_epoch % checkpoint_every == 0 and state.step_in_epoch < steps_per_epoch:
+            if (state.step_in_epoch % checkpoint_every == 0 and state.step_in_epoch < epoch_steps
+                    and runtime.main):
                 save_checkpoint(stage_dir / "last.pt", model, optimizer, state, meta)
             if stop_after_steps is not None and steps_this_call >= stop_after_steps:
-                save_checkpoint(stage_dir / "last.pt", model, optimizer, state, meta)
+                if runtime.main:
+                    save_checkpoint(stage_dir / "last.pt", model, optimizer, state, meta)
                 bar.close()
+                runtime.barrier()
                 return state.history
-        record = {"epoch": state.epoch + 1, "loss": state.loss_sum / steps_per_epoch,
+        record = {"epoch": state.epoch + 1, "loss": state.loss_sum / epoch_steps,
                   "seconds": round(time.perf_counter() - start, 3)}
         if epoch_metrics is not None:
             record.update(epoch_metrics(model))
         state = StageState(state.epoch + 1, 0, 0.0, state.history + [record])
-        save_checkpoint(stage_dir / f"epoch_{state.epoch}.pt", model, optimizer, state, meta)
+        if runtime.main:
+            save_checkpoint(stage_dir / f"epoch_{state.epoch}.pt", model, optimizer, state, meta)
         bar.set_postfix({k: round(v, 3) for k, v in record.items() if isinstance(v, float)})
-    (stage_dir / "last.pt").unlink(missing_ok=True)
+    if runtime.main:
+        (stage_dir / "last.pt").unlink(missing_ok=True)
     bar.close()
+    runtime.barrier()  # the stage's files exist before any rank reads them
     return state.history

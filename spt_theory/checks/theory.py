@@ -1,0 +1,637 @@
+r"""Claims T1-T6: the exact theory, checked three ways plus a negative control per lemma.
+
+Each check runs (i) the sympy derivation for small ``n`` (:mod:`spt_theory.symbolic`), (ii) torch
+autograd in float64 against the closed form of :mod:`spt_theory.theory` over many random
+instances, and (iii) a negative control showing the check can see a violation.  All figures go
+into the claim's ``details``.
+
+Error measure.  A score gradient comes out of the softmax backward
+``dL/dS = A o U - A o ((A o U) 1) 1^T`` (``U = dL/dA``), whose float64 rounding error is a few
+``n * eps * ||A o U||_F`` (eps = 2.2e-16, n <= 64).  Errors are therefore reported relative to
+``||A o U||_F`` (:func:`relative_error`), not to ``||dL/dS||_F``, which can vanish by cancellation.
+A correct closed form then agrees to ~1e-14; any wrong term shows up at O(1).  The threshold
+``TOLERANCE = 1e-10`` leaves four orders of magnitude for rounding and none for a wrong formula.
+
+The instance generators and autograd helpers here are shared with ``tests/test_theory*.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from fractions import Fraction
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from spt_theory import symbolic, theory
+from spt_theory.claims import Context, Measurement, claim
+from synthetic.walk import generate_walk, histogram_distributions, sequence_probability
+
+TOLERANCE = 1e-10
+"""Largest float64 relative error accepted (see module docstring)."""
+
+LOSS_KINDS = ("bce", "ce", "mse")
+"""Per-row losses: binary CE of a linear logit, 3-class CE of a linear head, squared error."""
+
+SYMBOLIC_NS = (2, 3, 4, 5)
+
+
+@contextmanager
+def single_threaded() -> Iterator[None]:
+    """Run torch on one intra-op thread inside the block, then restore the previous count.
+
+    The theory checks use tensors of at most a few thousand entries, for which intra-op threads
+    only add synchronisation: on a busy 2-core machine they made these checks ~60x slower.
+    """
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+# --------------------------------------------------------------------------- problem instances
+
+@dataclass(frozen=True)
+class RowLoss:
+    r"""``l_i(y_i)`` for each row ``y_i`` of ``Y`` (shape ``rows x d``), returned as a vector.
+
+    ``bce``: ``BCE(w^T y_i + c, t_i)``; ``ce``: ``CE(W y_i + c, t_i)`` over 3 classes;
+    ``mse``: ``||y_i - t_i||^2 / 2``.
+    """
+
+    kind: str
+    weight: Tensor
+    bias: Tensor
+    target: Tensor
+
+    def __call__(self, Y: Tensor) -> Tensor:
+        if self.kind == "bce":
+            return F.binary_cross_entropy_with_logits(Y @ self.weight + self.bias, self.target, reduction="none")
+        if self.kind == "ce":
+            return F.cross_entropy(Y @ self.weight.T + self.bias, self.target, reduction="none")
+        return 0.5 * ((Y - self.target) ** 2).sum(dim=-1)
+
+
+def random_row_loss(kind: str, rows: int, d: int, gen: torch.Generator, scale: float = 1.0) -> RowLoss:
+    """A random :class:`RowLoss` for ``rows`` rows of width ``d`` whose entries are ``O(scale)``.
+
+    Head weights are ``N(0, 1) / scale`` so logits stay O(1) (a saturated logit has an exactly zero
+    gradient, which would make the check vacuous); MSE targets are ``N(0, scale^2)``.
+    """
+    f64 = torch.float64
+    if kind == "bce":
+        return RowLoss(kind, torch.randn(d, generator=gen, dtype=f64) / scale,
+                       torch.randn((), generator=gen, dtype=f64), torch.randint(0, 2, (rows,), generator=gen).to(f64))
+    if kind == "ce":
+        return RowLoss(kind, torch.randn(3, d, generator=gen, dtype=f64) / scale,
+                       torch.randn(3, generator=gen, dtype=f64), torch.randint(0, 3, (rows,), generator=gen))
+    if kind == "mse":
+        return RowLoss(kind, torch.empty(0, dtype=f64), torch.empty(0, dtype=f64),
+                       scale * torch.randn(rows, d, generator=gen, dtype=f64))
+    raise ValueError(f"unknown loss kind {kind!r} (have {', '.join(LOSS_KINDS)})")
+
+
+@dataclass(frozen=True)
+class Instance:
+    """Scores ``S``, values ``V``, the pooled loss ``l`` (1 row), the per-row losses, a mask."""
+
+    S: Tensor
+    V: Tensor
+    pooled_loss: RowLoss
+    row_losses: RowLoss
+    masked: Tensor
+
+
+def random_instance(gen: torch.Generator, *, n: int, d: int, kind: str, value_scale: float = 1.0,
+                    offsets: Tensor | None = None, spread: float = 0.0, mask_rate: float = 0.15) -> Instance:
+    r"""``S = r 1^T + spread * X`` (``X`` standard normal): uniform attention iff ``spread = 0``.
+
+    ``r`` are the row offsets (default 0), ``V = value_scale * N(0, 1)``; at least one row is
+    masked.  The losses are built for outputs of size ``value_scale`` (:func:`random_row_loss`).
+    """
+    f64 = torch.float64
+    r = torch.zeros(n, dtype=f64) if offsets is None else offsets.to(f64)
+    S = r.unsqueeze(1).expand(n, n) + spread * torch.randn(n, n, generator=gen, dtype=f64)
+    V = value_scale * torch.randn(n, d, generator=gen, dtype=f64)
+    masked = torch.rand(n, generator=gen) < mask_rate
+    masked[torch.randint(0, n, (), generator=gen)] = True
+    return Instance(S, V, random_row_loss(kind, 1, d, gen, value_scale),
+                    random_row_loss(kind, n, d, gen, value_scale), masked)
+
+
+def random_instances(count: int, seed: int, *, spread: float = 0.0, min_n: int = 2, max_n: int = 64,
+                     max_d: int = 16) -> Iterator[Instance]:
+    """``count`` instances over n in [min_n, max_n], d in [1, max_d], every loss kind, value scales
+    1 and 1e3, row offsets 0, O(1) and O(1e6)."""
+    rng = random.Random(seed)
+    gen = torch.Generator().manual_seed(seed)
+    for index in range(count):
+        n, d = rng.randint(min_n, max_n), rng.randint(1, max_d)
+        offset_scale = (0.0, 1.0, 1e6)[index % 3]
+        yield random_instance(gen, n=n, d=d, kind=LOSS_KINDS[index % len(LOSS_KINDS)],
+                              value_scale=(1.0, 1e3)[(index // 3) % 2],
+                              offsets=offset_scale * torch.randn(n, generator=gen, dtype=torch.float64),
+                              spread=spread)
+
+
+# --------------------------------------------------------------------------- autograd
+
+@dataclass(frozen=True)
+class ScoreGradient:
+    """Autograd results: ``dL/dS``, the loss gradient at the readout (``grad l(z)`` or rows
+    ``g_i``), the loss, and the scale ``||A o dL/dA||_F`` of the softmax backward."""
+
+    grad_S: Tensor
+    grad_readout: Tensor
+    loss: Tensor
+    scale: Tensor
+
+
+def _score_gradient(S: Tensor, readout: Callable[[Tensor], Tensor], loss: Callable[[Tensor], Tensor]) -> ScoreGradient:
+    S = S.detach().clone().requires_grad_(True)
+    A = theory.attention(S)
+    out = readout(A)
+    value = loss(out)
+    grad_S, grad_A, grad_out = torch.autograd.grad(value, (S, A, out))
+    return ScoreGradient(grad_S, grad_out, value.detach(), (A.detach() * grad_A).norm())
+
+
+def sup_autograd(inst: Instance, S: Tensor | None = None) -> ScoreGradient:
+    r"""Autograd of ``L_sup(S) = l(z)``, ``z = (1/n) 1^T A V``, at ``S`` (default ``inst.S``)."""
+    return _score_gradient(inst.S if S is None else S, lambda A: A.mean(dim=0) @ inst.V,
+                           lambda z: inst.pooled_loss(z.unsqueeze(0))[0])
+
+
+def rec_autograd(inst: Instance) -> ScoreGradient:
+    r"""Autograd of ``L_rec(S) = sum_{i masked} l_i(y_i)``, ``Y = A V``."""
+    return _score_gradient(inst.S, lambda A: A @ inst.V,
+                           lambda Y: (inst.row_losses(Y) * inst.masked).sum())
+
+
+def relative_error(actual: Tensor, expected: Tensor, scale: Tensor) -> float:
+    """``||actual - expected||_F / scale`` (the absolute error when ``scale`` is 0)."""
+    err = float((actual - expected).norm())
+    return err / float(scale) if float(scale) > 0 else err
+
+
+def _column_preserving_change(A: Tensor, gen: torch.Generator, keep_columns: bool) -> Tensor:
+    r"""A small ``Delta`` with zero row sums (``A + Delta`` stays a positive attention matrix).
+
+    ``keep_columns``: ``Delta = C X C`` (``C = I - 1 1^T / n``), so also zero column sums;
+    otherwise ``Delta = X C``, whose column sums are generically non-zero (negative control).
+    """
+    n = A.shape[0]
+    C = torch.eye(n, dtype=A.dtype) - 1.0 / n
+    X = torch.randn(n, n, generator=gen, dtype=A.dtype)
+    delta = C @ X @ C if keep_columns else X @ C
+    return delta * (0.5 * A.min() / delta.abs().max())
+
+
+def loss_after_attention_change(inst: Instance, gen: torch.Generator, keep_columns: bool) -> float:
+    r"""``|L_sup(A + Delta) - L_sup(A)| / (|L| + |grad l(z)|_1 max|V|)``, ``Delta`` as in
+    :func:`_column_preserving_change`; the denominator is the loss's rounding scale."""
+    before = sup_autograd(inst)
+    A = theory.attention(inst.S)
+    changed = torch.log(A + _column_preserving_change(A, gen, keep_columns))
+    after = float(inst.pooled_loss(theory.pooled_output(changed, inst.V).unsqueeze(0))[0])
+    scale = abs(float(before.loss)) + float(before.grad_readout.abs().sum() * inst.V.abs().max())
+    return abs(after - float(before.loss)) / scale
+
+
+# --------------------------------------------------------------------------- T6 enumeration
+
+def class_histogram_distributions(vocab: int, length: int,
+                                  probability: Callable[[tuple[int, ...], int], Fraction]
+                                  ) -> dict[int, dict[tuple[int, ...], Fraction]]:
+    """``{y: {histogram: P(histogram | y)}}`` by enumeration, for any exact ``P(x | y)``.
+
+    With ``walk.sequence_probability`` this reproduces ``walk.histogram_distributions``; it also
+    takes the leaking control generator of T6.
+    """
+    dist: dict[int, dict[tuple[int, ...], Fraction]] = {0: {}, 1: {}}
+    for x in itertools.product(range(vocab), repeat=length):
+        hist = tuple(x.count(v) for v in range(vocab))
+        for y in (0, 1):
+            dist[y][hist] = dist[y].get(hist, Fraction(0)) + probability(x, y)
+    return dist
+
+
+def bag_bayes_accuracy(dist: dict[int, dict[tuple[int, ...], Fraction]]) -> Fraction:
+    r"""Best accuracy of any function of the histogram, equal priors: ``(1/2) sum_h max_y P(h | y)``.
+
+    Exactly 1/2 iff the two class-conditional histogram distributions are identical.
+    """
+    hists = set(dist[0]) | set(dist[1])
+    return sum((max(dist[0].get(h, Fraction(0)), dist[1].get(h, Fraction(0))) for h in hists),
+               Fraction(0)) / 2
+
+
+def step_rate_control(vocab: int, p: Fraction, p_class0: Fraction) -> Callable[[tuple[int, ...], int], Fraction]:
+    r"""T6 negative control: class 0 walks backwards with step probability ``p_class0 != p``.
+
+    The label now changes how often the walk steps, which changes how many distinct tokens a
+    sequence holds: a bag sees it.
+    """
+    return lambda x, y: sequence_probability(x, y, vocab, p if y == 1 else p_class0)
+
+
+# --------------------------------------------------------------------------- checks
+
+def _verdict(measured: float, limit: float, conditions: dict[str, bool], **details) -> Measurement:
+    """``measured <= limit`` and every named condition (symbolic, controls) holds."""
+    ok = bool(measured <= limit) and all(conditions.values())
+    return Measurement(float(measured), f"<= {limit:g} & ctrl", ok, {"conditions": conditions, **details})
+
+
+def _count(ctx: Context) -> int:
+    """Random instances per autograd check: a few hundred in quick mode."""
+    return 1000 if ctx.full else 150
+
+
+@claim("T1", "L_sup sees S only via column sums of A (any point)", section="Theory T1",
+       method="sympy n=2..5 + autograd float64")
+@single_threaded()
+def check_t1(ctx: Context) -> Measurement:
+    sym = symbolic.verify_lemma("T1", SYMBOLIC_NS)
+    gen = torch.Generator().manual_seed(1)
+    grad_errors, invariance, control = [], [], []
+    for inst in random_instances(_count(ctx), seed=10, spread=1.0):
+        auto = sup_autograd(inst)
+        grad_errors.append(relative_error(auto.grad_S, theory.sup_score_grad(inst.S, inst.V, auto.grad_readout),
+                                          auto.scale))
+        invariance.append(loss_after_attention_change(inst, gen, keep_columns=True))
+    for inst in random_instances(50, seed=11, spread=1.0, min_n=3, max_n=16, max_d=4):
+        control.append(loss_after_attention_change(inst, gen, keep_columns=False))
+    worst = max(max(grad_errors), max(invariance))
+    return _verdict(worst, TOLERANCE,
+                    {"symbolic": all(sym.values()), "control_changes_loss": min(control) > 1e3 * TOLERANCE},
+                    symbolic=sym, max_rel_err_grad_vs_closed_form=max(grad_errors),
+                    max_rel_loss_change_column_preserving=max(invariance),
+                    control_min_rel_loss_change_column_changing=min(control),
+                    control_median_rel_loss_change=sorted(control)[len(control) // 2],
+                    instances=len(grad_errors))
+
+
+@claim("T2", "Uniform attn: dL_sup/dS = 1(b-mean b)^T/n, equal rows", section="Theory T2",
+       method="sympy n=2..5, general n + autograd float64")
+@single_threaded()
+def check_t2(ctx: Context) -> Measurement:
+    sym = symbolic.verify_lemma("T2", SYMBOLIC_NS)
+    errors, unequal_rows, row_sums, sigma2 = [], [], [], []
+    for inst in random_instances(_count(ctx), seed=20):
+        auto = sup_autograd(inst)
+        G = auto.grad_S
+        errors.append(relative_error(G, theory.sup_score_grad_uniform(inst.V, auto.grad_readout), auto.scale))
+        unequal_rows.append(float((G - G[0]).norm() / auto.scale))
+        row_sums.append(float(G.sum(dim=1).abs().max() / auto.scale))
+        if G.shape[0] > 1:
+            sigma2.append(float(torch.linalg.svdvals(G)[1] / auto.scale))
+    control = []
+    for inst in random_instances(50, seed=21, spread=1.0, min_n=3, max_n=16, max_d=4):
+        auto = sup_autograd(inst)
+        control.append(float((auto.grad_S - auto.grad_S[0]).norm() / auto.scale))
+    rows_ok = max(unequal_rows + row_sums + sigma2) <= TOLERANCE
+    return _verdict(max(errors), TOLERANCE,
+                    {"symbolic": all(sym.values()), "rows_equal_sum_zero_rank1": rows_ok,
+                     "control_rows_differ_off_uniform": min(control) > 1e-3},
+                    symbolic=sym, max_rel_err=max(errors), max_row_difference=max(unequal_rows),
+                    max_row_sum=max(row_sums), max_sigma2_over_scale=max(sigma2),
+                    control_min_row_difference_nonuniform=min(control), instances=len(errors))
+
+
+def blind_patterns(n: int, gen: torch.Generator) -> dict[str, Tensor]:
+    """Patterns with equal column sums: a random circulant, the circular band, a column-centred P."""
+    X = torch.randn(n, n, generator=gen, dtype=torch.float64)
+    return {"random circulant": theory.circulant_kernel(n, torch.randn(n // 2 + 1, generator=gen, dtype=torch.float64)),
+            "circular band w=2": theory.circulant_kernel(n, [1.0, 1.0, 1.0]),
+            "column-centred": X - X.mean(dim=0, keepdim=True)}
+
+
+def _normalised_projection(G: Tensor, P: Tensor, scale: Tensor) -> float:
+    return abs(float(theory.blind_projection(G, P))) / (float(scale) * float(P.norm()))
+
+
+def off_uniform_growth(eps_grid: list[float], count: int) -> dict:
+    r"""Control (a): ``|<dL_sup/dS, P>|`` for a circulant ``P`` at ``S = r 1^T + eps X``.
+
+    Averages the normalised projection over ``count`` instances per ``eps`` and fits
+    ``log proj = log C + e log eps``; the lemma holds only at eps = 0, so ``e ~ 1`` and ``C > 0``.
+    """
+    gen = torch.Generator().manual_seed(31)
+    base = list(random_instances(count, seed=30, min_n=3, max_n=16, max_d=4))
+    directions = [torch.randn(inst.S.shape, generator=gen, dtype=torch.float64) for inst in base]
+    kernels = [theory.circulant_kernel(inst.S.shape[0], torch.randn(inst.S.shape[0] // 2 + 1, generator=gen,
+                                                                    dtype=torch.float64)) for inst in base]
+    means = []
+    for eps in eps_grid:
+        values = []
+        for inst, X, P in zip(base, directions, kernels):
+            auto = sup_autograd(inst, inst.S + eps * X)
+            values.append(_normalised_projection(auto.grad_S, P, auto.scale))
+        means.append(sum(values) / len(values))
+    logs = [(math.log(e), math.log(m) if m > 0 else -math.inf) for e, m in zip(eps_grid, means)]
+    mx = sum(a for a, _ in logs) / len(logs)
+    my = sum(b for _, b in logs) / len(logs)
+    exponent = sum((a - mx) * (b - my) for a, b in logs) / sum((a - mx) ** 2 for a, _ in logs)
+    return {"eps": eps_grid, "mean_normalised_projection": means, "loglog_slope": exponent,
+            "coefficient": math.exp(my - exponent * mx) if math.isfinite(my) else 0.0}
+
+
+def toeplitz_boundary_cases(count: int, seed: int) -> Iterator[tuple[Instance, Tensor]]:
+    """Uniform-attention instances paired with non-circulant Toeplitz kernels (band, decaying, random)."""
+    gen = torch.Generator().manual_seed(seed)
+    for index, inst in enumerate(random_instances(count, seed=seed, min_n=8, max_n=100)):
+        n = inst.S.shape[0]
+        kernels = ([1.0, 1.0, 1.0], [0.5 ** m for m in range(n)],
+                   torch.randn(min(n, 6), generator=gen, dtype=torch.float64).tolist())
+        yield inst, torch.tensor(kernels[index % 3], dtype=torch.float64)
+
+
+@dataclass(frozen=True)
+class ToeplitzProjection:
+    """Autograd ``<dL_sup/dS, P>`` for a Toeplitz ``P``, the T3 boundary term, the bound, the scale."""
+
+    measured: float
+    predicted: float
+    bound: float
+    scale: float
+
+
+def toeplitz_projection(inst: Instance, kernel: Tensor) -> ToeplitzProjection:
+    """Measure and predict the projection of the supervised gradient on ``toeplitz_kernel(n, kernel)``."""
+    auto = sup_autograd(inst)
+    P = theory.toeplitz_kernel(inst.S.shape[0], kernel)
+    return ToeplitzProjection(float(theory.blind_projection(auto.grad_S, P)),
+                              float(theory.toeplitz_boundary_projection(inst.V, auto.grad_readout, kernel)),
+                              float(theory.toeplitz_projection_bound(inst.V, auto.grad_readout, kernel)),
+                              float(auto.scale))
+
+
+def aligned_toeplitz(n: int, kernel: Tensor) -> dict[str, float]:
+    r"""The equality case of the T3 bound: values ``v_j = delta_j`` (d = 1, MSE loss).
+
+    Returns ``|<dL_sup/dS, P>| / bound`` (1 when the bound is attained) and the cosine between
+    ``dL_sup/dS`` and ``P`` next to :func:`theory.toeplitz_max_cosine`.
+    """
+    delta = theory.toeplitz_column_sum_deviation(n, kernel)
+    inst = Instance(torch.zeros(n, n, dtype=torch.float64), delta.unsqueeze(1),
+                    RowLoss("mse", torch.empty(0), torch.empty(0), torch.tensor([[-1.0]], dtype=torch.float64)),
+                    RowLoss("mse", torch.empty(0), torch.empty(0), torch.zeros(n, 1, dtype=torch.float64)),
+                    torch.ones(n, dtype=torch.bool))
+    auto = sup_autograd(inst)
+    P = theory.toeplitz_kernel(n, kernel)
+    projection = abs(float(theory.blind_projection(auto.grad_S, P)))
+    return {"ratio_to_bound": projection / float(theory.toeplitz_projection_bound(inst.V, auto.grad_readout, kernel)),
+            "cosine": projection / float(auto.grad_S.norm() * P.norm()),
+            "max_cosine_formula": float(theory.toeplitz_max_cosine(n, kernel))}
+
+
+@claim("T3", "Uniform attn: <dL_sup/dS, P> = 0 if P's column sums equal", section="Theory T3",
+       method="sympy n=2..5 + autograd float64 + 3 controls")
+@single_threaded()
+def check_t3(ctx: Context) -> Measurement:
+    sym = symbolic.verify_lemma("T3", SYMBOLIC_NS)
+    gen = torch.Generator().manual_seed(32)
+    blind, predicted_err = [], []
+    for inst in random_instances(_count(ctx), seed=33):
+        auto = sup_autograd(inst)
+        n = inst.S.shape[0]
+        blind += [_normalised_projection(auto.grad_S, P, auto.scale) for P in blind_patterns(n, gen).values()]
+        P = torch.randn(n, n, generator=gen, dtype=torch.float64)
+        predicted = theory.predicted_blind_projection(inst.V, auto.grad_readout, P)
+        predicted_err.append(abs(float(theory.blind_projection(auto.grad_S, P) - predicted))
+                             / (float(auto.scale) * float(P.norm())))
+    growth = off_uniform_growth([1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1], count=16)
+    boundary_err, bound_ratio, boundary_size = [], [], []
+    for inst, kernel in toeplitz_boundary_cases(60, seed=34):
+        t = toeplitz_projection(inst, kernel)
+        boundary_err.append(abs(t.measured - t.predicted) / t.scale)
+        bound_ratio.append(abs(t.measured) / t.bound)
+        boundary_size.append(abs(t.measured) / t.scale)
+    aligned = {f"n={n} band w=2": aligned_toeplitz(n, torch.ones(3, dtype=torch.float64)) for n in (8, 32, 100)}
+    aligned["n=100 decay 0.5^m"] = aligned_toeplitz(100, 0.5 ** torch.arange(100.0, dtype=torch.float64))
+    conditions = {
+        "symbolic": all(sym.values()),
+        "closed_form_projection": max(predicted_err) <= TOLERANCE,
+        "control_a_grows_linearly_off_uniform": 0.9 <= growth["loglog_slope"] <= 1.1 and growth["coefficient"] > 1e-3,
+        "control_c_toeplitz_boundary_term_exact": max(boundary_err) <= TOLERANCE and min(boundary_size) > 0,
+        "control_c_bound_holds_and_is_attained": (
+            max(bound_ratio) <= 1 + 1e-9 and max(abs(a["ratio_to_bound"] - 1) for a in aligned.values()) <= 1e-9),
+    }
+    return _verdict(max(blind), TOLERANCE, conditions, symbolic=sym,
+                    max_normalised_projection_equal_column_sums=max(blind),
+                    max_rel_err_predicted_projection_generic_P=max(predicted_err),
+                    control_a_off_uniform=growth,
+                    control_c_max_rel_err_boundary_term=max(boundary_err),
+                    control_c_min_boundary_projection=min(boundary_size),
+                    control_c_max_ratio_to_bound_random=max(bound_ratio),
+                    control_c_aligned_equality_case=aligned)
+
+
+def bilinear_autograd(H: Tensor, M: Tensor, inst: Instance) -> tuple[Tensor, ScoreGradient]:
+    r"""``dL_sup/dM`` for ``S = H M H^T`` by autograd, and the score-level gradient at that ``S``."""
+    M = M.detach().clone().requires_grad_(True)
+    S = H @ M @ H.T
+    A = theory.attention(S)
+    z = A.mean(dim=0) @ inst.V
+    loss = inst.pooled_loss(z.unsqueeze(0))[0]
+    grad_M, grad_S, grad_A, grad_z = torch.autograd.grad(loss, (M, S, A, z))
+    return grad_M, ScoreGradient(grad_S, grad_z, loss.detach(), (A.detach() * grad_A).norm())
+
+
+def uniform_bilinear_point(inst: Instance, dh: int, gen: torch.Generator) -> tuple[Tensor, Tensor]:
+    r"""``H`` (``n x dh``) whose last column is ``1``, and ``M = u e_dh^T``: ``S = (H u) 1^T`` has
+    constant rows, i.e. uniform attention with non-zero scores and ``M != 0``."""
+    n = inst.S.shape[0]
+    H = torch.cat([torch.randn(n, dh - 1, generator=gen, dtype=torch.float64),
+                   torch.ones(n, 1, dtype=torch.float64)], dim=1)
+    M = torch.zeros(dh, dh, dtype=torch.float64)
+    M[:, -1] = torch.randn(dh, generator=gen, dtype=torch.float64)
+    return H, M
+
+
+@claim("T4", "Uniform attn: dL_sup/dM = H^T G H has rank <= 1", section="Theory T4",
+       method="sympy n=2..4 + autograd float64 + band SVD")
+@single_threaded()
+def check_t4(ctx: Context) -> Measurement:
+    sym = symbolic.verify_lemma("T4", SYMBOLIC_NS)
+    gen = torch.Generator().manual_seed(40)
+    errors, ratios = [], []
+    for index, inst in enumerate(random_instances(_count(ctx), seed=41)):
+        H, M = uniform_bilinear_point(inst, dh=2 + index % 8, gen=gen)
+        grad_M, auto = bilinear_autograd(H, M, inst)
+        scale = auto.scale * torch.linalg.matrix_norm(H, ord=2) ** 2
+        errors.append(relative_error(grad_M, theory.sup_grad_M_uniform(H, inst.V, auto.grad_readout), scale))
+        ratios.append(float(theory.singular_value_ratio(grad_M)))
+    control, chain_errors = [], []
+    for inst in random_instances(30, seed=42, min_n=4, max_n=16, max_d=4):
+        H, _ = uniform_bilinear_point(inst, dh=4, gen=gen)
+        grad_M, auto = bilinear_autograd(H, torch.randn(4, 4, generator=gen, dtype=torch.float64), inst)
+        control.append(float(theory.singular_value_ratio(grad_M)))
+        chain_errors.append(relative_error(grad_M, theory.score_grad_to_bilinear(H, auto.grad_S),
+                                           auto.scale * torch.linalg.matrix_norm(H, ord=2) ** 2))
+    band = {}
+    for name, pattern in (("band n=100 w=2", theory.band_mask(100, 2)),
+                          ("row-centred band n=100 w=2", theory.row_centre(theory.band_mask(100, 2)))):
+        band[name] = {"rank_one_distance": float(theory.rank_one_distance(pattern)),
+                      "rank_for_90pct_energy": theory.rank_for_energy(pattern, 0.9),
+                      "sigma2_over_sigma1": float(theory.singular_value_ratio(pattern))}
+    conditions = {"symbolic": all(sym.values()), "closed_form": max(errors + chain_errors) <= TOLERANCE,
+                  "control_rank_gt1_off_uniform": min(control) > 1e-3,
+                  "band_far_from_rank_one": min(v["rank_one_distance"] for v in band.values()) >= 0.9}
+    return _verdict(max(ratios), TOLERANCE, conditions, symbolic=sym, max_sigma2_over_sigma1=max(ratios),
+                    max_rel_err_closed_form=max(errors), max_rel_err_chain_rule_nonuniform=max(chain_errors),
+                    control_min_sigma2_over_sigma1_nonuniform=min(control),
+                    band=band, instances=len(ratios))
+
+
+@dataclass(frozen=True)
+class MaskedWalk:
+    """Walk sequences, their mask, and one-hot values of the model input (mask token = ``vocab``)."""
+
+    tokens: Tensor
+    masked: Tensor
+    values: Tensor
+
+
+def masked_walk(vocab: int, length: int, p: float, mask_rate: float, size: int, seed: int) -> MaskedWalk:
+    """``size`` walk sequences with each position masked independently with probability ``mask_rate``."""
+    x, _ = generate_walk(vocab, length, p, size, seed)
+    masked = torch.rand(size, length, generator=torch.Generator().manual_seed(seed + 1)) < mask_rate
+    values = F.one_hot(torch.where(masked, vocab, x), vocab + 1).to(torch.float64)
+    return MaskedWalk(x, masked, values)
+
+
+def _decoder_gradients(data: MaskedWalk, weight: Tensor, bias: Tensor) -> Tensor:
+    r"""``g_i = grad_y CE(W y + c, x_i)`` at the uniform-attention output ``y_i = mean_j v_j``."""
+    Y = data.values.mean(dim=1, keepdim=True).expand_as(data.values).clone().requires_grad_(True)
+    loss = F.cross_entropy((Y @ weight.T + bias)[data.masked], data.tokens[data.masked], reduction="sum")
+    (grad,) = torch.autograd.grad(loss, Y)
+    return grad
+
+
+def fit_uniform_decoder(data: MaskedWalk, vocab: int) -> tuple[Tensor, Tensor]:
+    r"""The linear decoder ``(W, c)`` minimising masked-token CE when attention is uniform.
+
+    At uniform attention every masked position sees ``y = mean_j v_j`` (the bag of unmasked tokens),
+    so this is multinomial logistic regression of the masked token on the bag: the decoder SPT
+    trains first, while the scores are still uniform.
+    """
+    weight = torch.zeros(vocab, data.values.shape[-1], dtype=torch.float64, requires_grad=True)
+    bias = torch.zeros(vocab, dtype=torch.float64, requires_grad=True)
+    bag = data.values.mean(dim=1, keepdim=True).expand_as(data.values)[data.masked]
+    target = data.tokens[data.masked]
+    opt = torch.optim.LBFGS([weight, bias], max_iter=100, line_search_fn="strong_wolfe")
+
+    def closure() -> Tensor:
+        opt.zero_grad()
+        loss = F.cross_entropy(bag @ weight.T + bias, target) + 1e-4 * (weight ** 2).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    return weight.detach(), bias.detach()
+
+
+def confidence_interval(samples: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Per column: mean and the normal 95% interval ``mean -+ 1.96 sd / sqrt(N)`` (``samples``: N x K)."""
+    mean, half = samples.mean(dim=0), 1.96 * samples.std(dim=0) / math.sqrt(samples.shape[0])
+    return mean, mean - half, mean + half
+
+
+def walk_descent(data: MaskedWalk, weight: Tensor, bias: Tensor, max_offset: int) -> dict:
+    r"""The reconstruction descent direction ``-dL_rec/dS`` at uniform attention on walk data.
+
+    Per sequence, its coordinates ``<-dL_rec/dS, D_k>`` on the (non-circular) proximity directions
+    with a 95% interval of their mean, and the proximity share of the mean direction.
+    """
+    descent = -theory.rec_score_grad_uniform(data.values, _decoder_gradients(data, weight, bias), data.masked)
+    directions = theory.proximity_directions(data.tokens.shape[1], max_offset, circular=False)
+    mean, low, high = confidence_interval(theory.proximity_coordinates(descent, directions))
+    return {"mean": mean.tolist(), "ci95_low": low.tolist(), "ci95_high": high.tolist(),
+            "proximity_share_of_mean_direction": float(theory.proximity_share(descent.mean(dim=0), directions))}
+
+
+def walk_monte_carlo(ctx: Context, vocab: int = 16, length: int = 32, p: float = 0.5,
+                     mask_rate: float = 0.15, max_offset: int = 3) -> dict:
+    r"""T5 on walk data: the expected descent direction of ``L_rec`` on the proximity directions.
+
+    One-hot values of the input tokens (mask token = ``vocab``), a linear decoder for masked-token
+    CE fitted at uniform attention (:func:`fit_uniform_decoder`), and, as a contrast, the identity
+    decoder (predict the token you see), whose descent direction favours *equal* tokens, which the
+    walk makes rarer near the diagonal.
+    """
+    fit_size, mc_size = (8000, 20000) if ctx.full else (2000, 4000)
+    weight, bias = fit_uniform_decoder(masked_walk(vocab, length, p, mask_rate, fit_size, seed=50), vocab)
+    data = masked_walk(vocab, length, p, mask_rate, mc_size, seed=51)
+    identity = torch.cat([torch.eye(vocab), torch.zeros(vocab, 1)], dim=1).to(torch.float64)
+    return {"task": {"vocab": vocab, "length": length, "p": p, "mask_rate": mask_rate,
+                     "fit_sequences": fit_size, "mc_sequences": mc_size, "offsets": list(range(1, max_offset + 1))},
+            "fitted_decoder": walk_descent(data, weight, bias, max_offset),
+            "identity_decoder": walk_descent(data, identity, torch.zeros(vocab, dtype=torch.float64), max_offset)}
+
+
+@claim("T5", "Uniform attn: dL_rec/dS=(R-R11^T/n)/n sees proximity", section="Theory T5",
+       method="sympy n=2..5 + autograd float64 + walk MC")
+@single_threaded()
+def check_t5(ctx: Context) -> Measurement:
+    sym = symbolic.verify_lemma("T5", SYMBOLIC_NS)
+    errors = []
+    for inst in random_instances(_count(ctx), seed=60):
+        auto = rec_autograd(inst)
+        errors.append(relative_error(auto.grad_S, theory.rec_score_grad_uniform(inst.V, auto.grad_readout,
+                                                                               inst.masked), auto.scale))
+    gen = torch.Generator().manual_seed(61)
+    directions = theory.proximity_directions(32, 3, circular=True)
+    rank_ratio, rec_share, sup_share = [], [], []
+    for index in range(30):
+        inst = random_instance(gen, n=32, d=8, kind=("ce", "mse")[index % 2], mask_rate=0.15)
+        inst = Instance(inst.S, inst.V, inst.pooled_loss, inst.row_losses, inst.masked | (torch.arange(32) < 3))
+        rec = rec_autograd(inst).grad_S
+        rank_ratio.append(float(theory.singular_value_ratio(rec)))
+        rec_share.append(float(theory.proximity_share(rec, directions)))
+        sup = sup_autograd(inst)
+        sup_share.append(float(theory.proximity_coordinates(sup.grad_S, directions).norm() / sup.scale))
+    mc = walk_monte_carlo(ctx)
+    conditions = {"symbolic": all(sym.values()),
+                  "control_b_not_rank_one": min(rank_ratio) > 1e-2,
+                  "rec_sees_circular_proximity": min(rec_share) > 1e-3,
+                  "sup_blind_to_circular_proximity": max(sup_share) <= TOLERANCE,
+                  "walk_mc_offset1_ci_above_0": mc["fitted_decoder"]["ci95_low"][0] > 0}
+    return _verdict(max(errors), TOLERANCE, conditions, symbolic=sym, max_rel_err=max(errors),
+                    control_b_min_sigma2_over_sigma1=min(rank_ratio),
+                    min_rec_proximity_share_circular=min(rec_share),
+                    max_sup_proximity_coordinates_over_scale=max(sup_share),
+                    walk_monte_carlo=mc, instances=len(errors))
+
+
+T6_CASES = ((3, 5, Fraction(1, 2)), (3, 5, Fraction(1, 3)), (4, 4, Fraction(1, 2)), (4, 4, Fraction(1, 3)))
+
+
+@claim("T6", "Walk task: class histograms identical (exact enum.)", section="Theory T6",
+       method="exact enumeration (Fraction) + control")
+def check_t6(ctx: Context) -> Measurement:
+    cases, control, enumerator_agrees = {}, {}, True
+    for vocab, length, p in T6_CASES:
+        label = f"V={vocab} n={length} p={p}"
+        dist = histogram_distributions(vocab, length, p)
+        enumerator_agrees &= dist == class_histogram_distributions(
+            vocab, length, lambda x, y: sequence_probability(x, y, vocab, p))
+        cases[label] = {"identical": dist[0] == dist[1], "bag_bayes_accuracy": str(bag_bayes_accuracy(dist)),
+                        "histograms": len(dist[0])}
+        leaking = class_histogram_distributions(vocab, length, step_rate_control(vocab, p, p / 2))
+        control[label + " vs p0=p/2"] = float(bag_bayes_accuracy(leaking))
+    excess = max(float(Fraction(c["bag_bayes_accuracy"]) - Fraction(1, 2)) for c in cases.values())
+    conditions = {"all_identical": all(c["identical"] for c in cases.values()),
+                  "enumerator_matches_walk": enumerator_agrees,
+                  "control_leaks": min(control.values()) > 0.5}
+    return _verdict(excess, 0.0, conditions, cases=cases, control_bag_bayes_accuracy=control,
+                    max_bayes_accuracy_minus_half=excess)

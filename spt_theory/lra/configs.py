@@ -1,0 +1,140 @@
+"""Per-task model and training settings of the SPT-on-LRA study (Amos et al.), validated.
+
+``CONFIGS[task]`` is the paper-sized setting, ``one_layer(cfg)`` its 1-layer variant (the study's
+1-layer ablations) and ``tiny(cfg)`` a CPU-sized variant for tests (tiny widths, a few steps).
+Values come from LRA.md; the warm-up lengths are a choice within its stated 2000-5000 steps
+(longer for the long token tasks, whose pretraining learning rates are highest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from spt_theory.io import InputError
+from spt_theory.lra.readers import (BYTE_VOCAB, LISTOPS_MAX_LEN, LISTOPS_VOCAB, PIXEL_VOCAB, PIXELS,
+                                    RETRIEVAL_MAX_LEN, TEXT_MAX_LEN)
+
+TASKS = ("listops", "text", "retrieval", "image", "pathfinder")
+HEADS = ("linear", "mlp", "pair_mlp")
+"""``linear`` on the pooled vector; ``mlp`` Linear-GELU-Linear on it; ``pair_mlp`` (Retrieval):
+each document pooled to u, v, then [u, v, u-v, u*v] -> Linear -> GELU -> Linear."""
+POOLINGS = ("mean", "max")
+MASKINGS = ("token", "pixel")
+"""``token``: a masked id becomes ``<mask>``; ``pixel``: input becomes [value*(1-m), m]."""
+PRETRAIN_LOSSES = ("ce", "l1")
+
+
+@dataclass(frozen=True)
+class LRAConfig:
+    """Model, SPT and optimisation settings of one LRA task (validated on construction)."""
+
+    task: str
+    layers: int
+    d_model: int
+    heads: int
+    ff: int
+    head: str
+    pooling: str
+    mask_ratio: float
+    masking: str
+    pretrain_loss: str
+    lr_finetune: float
+    lr_pretrain: float
+    pretrain_epochs: int
+    warmup_steps: int
+    batch_size: int
+    max_length: int
+    num_classes: int
+    vocab_size: int
+    max_steps: int | None = None
+    """Stop each training phase after this many optimizer steps (None: run the epochs)."""
+
+    def __post_init__(self):
+        _choice(self, "task", TASKS)
+        _choice(self, "head", HEADS)
+        _choice(self, "pooling", POOLINGS)
+        _choice(self, "masking", MASKINGS)
+        _choice(self, "pretrain_loss", PRETRAIN_LOSSES)
+        for name in ("layers", "d_model", "heads", "ff", "lr_finetune", "lr_pretrain",
+                     "pretrain_epochs", "batch_size", "max_length", "vocab_size"):
+            _positive(self, name)
+        if self.d_model % self.heads:
+            _fail(self, "d_model", f"must be divisible by heads ({self.heads})")
+        if not 0.0 <= self.mask_ratio < 1.0:
+            _fail(self, "mask_ratio", "must be in [0, 1)")
+        if self.warmup_steps < 0:
+            _fail(self, "warmup_steps", "must be >= 0")
+        if self.num_classes < 2:
+            _fail(self, "num_classes", "must be >= 2")
+        if self.max_steps is not None and self.max_steps <= 0:
+            _fail(self, "max_steps", "must be positive or None")
+        if self.pretrain_loss == "l1" and self.masking != "pixel":
+            _fail(self, "pretrain_loss", "l1 needs pixel masking (continuous inputs)")
+
+    @property
+    def two_documents(self) -> bool:
+        """Whether each example is a pair of documents (Retrieval)."""
+        return self.head == "pair_mlp"
+
+
+def _fail(config: LRAConfig, name: str, problem: str):
+    raise InputError(f"LRA config {config.task!r}: field {name} = {getattr(config, name)!r} {problem}")
+
+
+def _choice(config: LRAConfig, name: str, allowed: tuple[str, ...]):
+    if getattr(config, name) not in allowed:
+        _fail(config, name, f"must be one of {', '.join(allowed)}")
+
+
+def _positive(config: LRAConfig, name: str):
+    if not getattr(config, name) > 0:
+        _fail(config, name, "must be positive")
+
+
+CONFIGS: dict[str, LRAConfig] = {
+    "listops": LRAConfig(
+        task="listops", layers=6, d_model=512, heads=8, ff=2048, head="linear", pooling="mean",
+        mask_ratio=0.10, masking="token", pretrain_loss="ce", lr_finetune=1e-4, lr_pretrain=1e-3,
+        pretrain_epochs=100, warmup_steps=5000, batch_size=32, max_length=LISTOPS_MAX_LEN,
+        num_classes=10, vocab_size=LISTOPS_VOCAB.size),
+    "text": LRAConfig(
+        task="text", layers=6, d_model=512, heads=8, ff=2048, head="mlp", pooling="mean",
+        mask_ratio=0.15, masking="token", pretrain_loss="ce", lr_finetune=1e-4, lr_pretrain=5e-4,
+        pretrain_epochs=32, warmup_steps=5000, batch_size=32, max_length=TEXT_MAX_LEN,
+        num_classes=2, vocab_size=BYTE_VOCAB.size),
+    "retrieval": LRAConfig(
+        task="retrieval", layers=4, d_model=128, heads=4, ff=512, head="pair_mlp", pooling="mean",
+        mask_ratio=0.15, masking="token", pretrain_loss="ce", lr_finetune=5e-4, lr_pretrain=5e-3,
+        pretrain_epochs=32, warmup_steps=5000, batch_size=32, max_length=RETRIEVAL_MAX_LEN,
+        num_classes=2, vocab_size=BYTE_VOCAB.size),
+    "image": LRAConfig(
+        task="image", layers=3, d_model=64, heads=4, ff=128, head="mlp", pooling="mean",
+        mask_ratio=0.50, masking="pixel", pretrain_loss="l1", lr_finetune=1e-3, lr_pretrain=1e-3,
+        pretrain_epochs=50, warmup_steps=2000, batch_size=32, max_length=PIXELS,
+        num_classes=10, vocab_size=PIXEL_VOCAB.size),
+    "pathfinder": LRAConfig(
+        task="pathfinder", layers=4, d_model=128, heads=8, ff=128, head="linear", pooling="mean",
+        mask_ratio=0.50, masking="pixel", pretrain_loss="ce", lr_finetune=5e-4, lr_pretrain=1e-3,
+        pretrain_epochs=50, warmup_steps=2000, batch_size=32, max_length=PIXELS,
+        num_classes=2, vocab_size=PIXEL_VOCAB.size),
+}
+
+
+def config_for(task: str) -> LRAConfig:
+    """The paper-sized config of ``task``; InputError for an unknown task."""
+    try:
+        return CONFIGS[task]
+    except KeyError:
+        raise InputError(f"unknown LRA task {task!r}; choose one of {', '.join(TASKS)}") from None
+
+
+def one_layer(config: LRAConfig) -> LRAConfig:
+    """The same task and training with a single Transformer layer."""
+    return replace(config, layers=1)
+
+
+def tiny(config: LRAConfig) -> LRAConfig:
+    """A CPU-test-sized variant: at most 2 layers, width 16, 2 heads, batch 4, 3 steps per phase."""
+    return replace(config, layers=min(config.layers, 2), d_model=16, heads=2, ff=32, batch_size=4,
+                   pretrain_epochs=1, warmup_steps=1, max_steps=3)
+

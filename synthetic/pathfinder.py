@@ -1,0 +1,251 @@
+"""Pathfinder in the LRA release layout: are two markers joined by one dashed curve?
+
+Each image (``size`` x ``size`` grayscale, white ink on black) holds two long curved dashed paths
+of ``contour_length`` segments, a few shorter distractor paths and two circular markers.  A path
+is a chain of segments of equal length whose heading turns by at most ``max_turn`` per segment;
+each segment is drawn as a dash (its first ``dash_fraction``) followed by a gap.  Label 1: the
+markers sit on the two ends of path 0.  Label 0: one marker on an end of path 0, the other on an
+end of path 1.  Every path, drawn without gaps and with its markers (its *mask*), is kept at least
+one pixel away from every other path's mask, so the markers are connected through the masks
+(8-neighbourhood) iff the label is 1; ``PathfinderSample`` exposes the masks for that check.
+
+Drawing happens on a canvas ``SUPERSAMPLE`` times finer, box-averaged down, so thin dashes get
+anti-aliased intensities as in the release (rendered large, then downsampled).
+
+``python -m synthetic.pathfinder --out DIR`` writes ``DIR/curv_contour_length_14/imgs/<k>/
+sample_<i>.png`` and ``metadata/<k>.npy`` (text lines ``imgs/<k> sample_<i>.png <i> <label>
+<contour_length>``), like the release; see ``--help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw
+from tqdm import tqdm
+
+from spt_theory.io import InputError, atomic_write
+
+SUPERSAMPLE = 4
+MAX_ATTEMPTS = 1000
+TURN_TRIES = 8
+
+
+@dataclass(frozen=True)
+class PathfinderStyle:
+    """Geometry of the images; lengths in pixels of the ``size`` x ``size`` image."""
+
+    size: int = 32
+    contour_length: int = 14
+    distractors: int = 4
+    distractor_length: int = 4
+    max_turn: float = math.pi / 6
+    dash_fraction: float = 0.6
+
+    def __post_init__(self):
+        if self.size < 16:
+            raise InputError(f"size must be >= 16, got {self.size}")
+        if self.contour_length < 2:
+            raise InputError(f"contour length must be >= 2, got {self.contour_length}")
+        if self.distractors < 0 or self.distractor_length < 1:
+            raise InputError("distractors must be >= 0 and distractor length >= 1")
+
+    @property
+    def segment_length(self) -> float:
+        return self.size / 16
+
+    @property
+    def marker_radius(self) -> float:
+        return self.size / 20
+
+    @property
+    def margin(self) -> float:
+        """Closest a path vertex may come to the border (room for a marker)."""
+        return self.marker_radius + 1.0
+
+
+@dataclass(frozen=True)
+class PathfinderSample:
+    """One image with the structure it was drawn from.
+
+    ``paths[p]``: vertices (k + 1, 2) as (x, y); paths 0 and 1 are the long ones, the rest
+    distractors.  ``path_masks[p]``: path ``p`` drawn without gaps (dashes included, so pixel
+    rounding cannot leave ink outside) plus its markers, bool (size, size).  ``markers``: the
+    two marker centres (2, 2) as (x, y); ``marker_paths``: the path each marker sits on.
+    """
+
+    image: np.ndarray
+    label: int
+    paths: tuple[np.ndarray, ...]
+    path_masks: np.ndarray
+    markers: np.ndarray
+    marker_paths: tuple[int, int]
+
+
+def _render(size: int, strokes: list[np.ndarray], discs: list[np.ndarray], radius: float) -> np.ndarray:
+    """Box-averaged rendering (uint8) of 1-pixel-wide polylines ``strokes`` and filled circles
+    of ``radius`` centred at ``discs``, drawn on a ``SUPERSAMPLE`` times finer canvas."""
+    canvas = Image.new("L", (size * SUPERSAMPLE, size * SUPERSAMPLE), 0)
+    draw = ImageDraw.Draw(canvas)
+    for stroke in strokes:
+        draw.line([tuple(p) for p in stroke * SUPERSAMPLE], fill=255, width=SUPERSAMPLE, joint="curve")
+    r = radius * SUPERSAMPLE
+    for centre in discs:
+        x, y = centre * SUPERSAMPLE
+        draw.ellipse((x - r, y - r, x + r, y + r), fill=255)
+    return np.asarray(canvas.reduce(SUPERSAMPLE))
+
+
+def _dashes(path: np.ndarray, dash_fraction: float) -> list[np.ndarray]:
+    """The drawn part of each segment: from its start to ``dash_fraction`` of its length."""
+    starts, ends = path[:-1], path[1:]
+    return list(np.stack([starts, starts + dash_fraction * (ends - starts)], axis=1))
+
+
+def _grow(rng: np.random.Generator, segments: int, style: PathfinderStyle) -> np.ndarray | None:
+    """A random curved polyline inside the margins, or ``None`` if it ran into a border.
+
+    At each vertex up to ``TURN_TRIES`` turns in [-max_turn, max_turn] are tried in order; the
+    first that stays inside is taken.  (Plain floats: this loop is the generator's hot spot.)
+    """
+    low, high = style.margin, style.size - style.margin
+    x, y = rng.uniform(low, high, size=2).tolist()
+    heading = rng.uniform(0, 2 * math.pi)
+    turns = rng.uniform(-style.max_turn, style.max_turn, size=(segments, TURN_TRIES)).tolist()
+    step = style.segment_length
+    points = [(x, y)]
+    for options in turns:
+        for turn in options:
+            nx, ny = x + step * math.cos(heading + turn), y + step * math.sin(heading + turn)
+            if low <= nx <= high and low <= ny <= high:
+                break
+        else:
+            return None
+        heading += turn
+        x, y = nx, ny
+        points.append((x, y))
+    return np.array(points)
+
+
+def _dilate(mask: np.ndarray) -> np.ndarray:
+    """``mask`` grown by one pixel in the 8-neighbourhood."""
+    padded = np.pad(mask, 1)
+    h, w = mask.shape
+    return np.logical_or.reduce([padded[dy:dy + h, dx:dx + w] for dy in range(3) for dx in range(3)])
+
+
+def _place(rng, segments, marker_ends, blocked, style):
+    """Grow a path with markers at ``marker_ends`` (vertex indices) whose mask avoids
+    ``blocked``; ``(path, mask, marker centres)`` or ``None`` after a few tries."""
+    for _attempt in range(20):
+        path = _grow(rng, segments, style)
+        if path is None:
+            continue
+        markers = [path[end] for end in marker_ends]
+        strokes = [path] + _dashes(path, style.dash_fraction)  # dashes too: pixel rounding
+        mask = _render(style.size, strokes, markers, style.marker_radius) > 0
+        if not (mask & blocked).any():
+            return path, mask, markers
+    return None
+
+
+def _try_sample(rng: np.random.Generator, label: int, style: PathfinderStyle) -> PathfinderSample | None:
+    """One attempt at laying out an image of ``label``; ``None`` if the paths did not fit."""
+    n = style.contour_length
+    plan = [(n, [0, n] if label == 1 else [0]), (n, [] if label == 1 else [0])]
+    plan += [(style.distractor_length, [])] * style.distractors
+    paths, masks, markers, owners = [], [], [], []
+    blocked = np.zeros((style.size, style.size), dtype=bool)
+    for index, (segments, marker_ends) in enumerate(plan):
+        placed = _place(rng, segments, marker_ends, blocked, style)
+        if placed is None:
+            return None
+        path, mask, centres = placed
+        paths.append(path)
+        masks.append(mask)
+        markers += centres
+        owners += [index] * len(centres)
+        blocked |= _dilate(mask)
+    strokes = [dash for path in paths for dash in _dashes(path, style.dash_fraction)]
+    image = _render(style.size, strokes, markers, style.marker_radius)
+    return PathfinderSample(image, label, tuple(paths), np.stack(masks), np.array(markers), tuple(owners))
+
+
+def generate_sample(rng: np.random.Generator, label: int, style: PathfinderStyle = PathfinderStyle()
+                    ) -> PathfinderSample:
+    """An image of ``label`` (0 or 1), retrying layouts that do not fit; deterministic in ``rng``."""
+    for _attempt in range(MAX_ATTEMPTS):
+        sample = _try_sample(rng, label, style)
+        if sample is not None:
+            return sample
+    raise InputError(f"could not fit the paths into a {style.size}x{style.size} image; "
+                     f"use a larger --size or a shorter --contour-length")
+
+
+def balanced_labels(n: int, seed: int) -> np.ndarray:
+    """``n`` labels, half of them 1 (one more 0 if ``n`` is odd), in a seeded random order."""
+    labels = np.arange(n) % 2
+    return np.random.default_rng([seed, n]).permutation(labels)
+
+
+def generate(n: int, seed: int = 0, style: PathfinderStyle = PathfinderStyle(), progress: bool = False):
+    """Yield ``n`` samples with balanced labels; sample ``i`` draws from the stream ``(seed, i)``."""
+    labels = balanced_labels(n, seed)
+    for i in tqdm(range(n), desc="pathfinder images", unit="img", disable=not progress):
+        yield generate_sample(np.random.default_rng([seed, i]), int(labels[i]), style)
+
+
+def write_dataset(out: str | Path, n: int, seed: int = 0, style: PathfinderStyle = PathfinderStyle(),
+                  per_folder: int = 1000, progress: bool = False) -> Path:
+    """Write ``n`` images in the release layout under ``out/curv_contour_length_<L>``; return it.
+
+    Each folder's metadata file is written after its images, so metadata never lists a missing
+    image.
+    """
+    if n < 1 or per_folder < 1:
+        raise InputError(f"need n >= 1 and per_folder >= 1, got n={n}, per_folder={per_folder}")
+    root = Path(out) / f"curv_contour_length_{style.contour_length}"
+    lines: list[str] = []
+    for index, sample in enumerate(generate(n, seed, style, progress)):
+        folder, i = divmod(index, per_folder)
+        atomic_write(root / f"imgs/{folder}/sample_{i}.png",
+                     lambda tmp, image=sample.image: Image.fromarray(image).save(tmp, format="PNG"))
+        lines.append(f"imgs/{folder} sample_{i}.png {i} {sample.label} {style.contour_length}\n")
+        if i == per_folder - 1 or index == n - 1:
+            text = "".join(lines)
+            atomic_write(root / f"metadata/{folder}.npy", lambda tmp: tmp.write_text(text))
+            lines = []
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m synthetic.pathfinder",
+        description="Generate Pathfinder images in the LRA release layout: "
+                    "DIR/curv_contour_length_<L>/imgs/<k>/sample_<i>.png and metadata/<k>.npy "
+                    "(text lines 'imgs/<k> sample_<i>.png <i> <label> <L>'). Label 1 iff the two "
+                    "markers lie on the same dashed path; labels are balanced. Point --out at "
+                    "DATA_DIR/pathfinder32 for the LRA readers.")
+    parser.add_argument("--out", required=True, type=Path, help="output folder (created)")
+    parser.add_argument("--n", type=int, default=10000, help="number of images (default 10000)")
+    parser.add_argument("--size", type=int, default=32, help="image side in pixels (default 32)")
+    parser.add_argument("--contour-length", type=int, default=14,
+                        help="segments per long path (default 14, LRA's hard setting)")
+    parser.add_argument("--per-folder", type=int, default=1000, help="images per imgs/<k> folder (1000)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    args = parser.parse_args(argv)
+    try:
+        style = PathfinderStyle(size=args.size, contour_length=args.contour_length)
+        root = write_dataset(args.out, args.n, args.seed, style, args.per_folder, progress=True)
+    except InputError as error:
+        parser.exit(2, f"error: {error}\n")
+    print(f"wrote {args.n} images to {root}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

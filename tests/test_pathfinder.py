@@ -1,0 +1,116 @@
+"""Pathfinder generator: label = connectivity, geometry, balance, determinism, release layout."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+from spt_theory.lra.readers import read_pathfinder
+from synthetic import pathfinder
+from synthetic.pathfinder import PathfinderStyle, balanced_labels, generate, write_dataset
+
+EIGHT_NEIGHBOURS = np.ones((3, 3), dtype=bool)
+
+
+@pytest.fixture(scope="module")
+def samples():
+    return list(generate(60, seed=11))
+
+
+def _component_at(components, point):
+    x, y = point
+    return components[int(y), int(x)]
+
+
+def test_markers_connected_through_the_paths_iff_label_is_1(samples):
+    for sample in samples:
+        components, _ = ndimage.label(sample.path_masks.any(axis=0), structure=EIGHT_NEIGHBOURS)
+        first, second = (_component_at(components, m) for m in sample.markers)
+        assert first > 0 and second > 0
+        assert (first == second) == (sample.label == 1)
+        assert (sample.marker_paths[0] == sample.marker_paths[1]) == (sample.label == 1)
+
+
+def test_rendered_ink_of_different_paths_never_touches(samples):
+    for sample in samples:
+        ink, count = ndimage.label(sample.image > 0, structure=EIGHT_NEIGHBOURS)
+        for component in range(1, count + 1):
+            owners = [p for p, mask in enumerate(sample.path_masks) if (mask & (ink == component)).any()]
+            assert len(owners) == 1
+        for mask in sample.path_masks:  # every path is visible
+            assert sample.image[mask].max() > 0
+
+
+def test_markers_are_drawn_at_path_ends(samples):
+    for sample in samples:
+        for centre, owner in zip(sample.markers, sample.marker_paths):
+            path = sample.paths[owner]
+            assert min(np.linalg.norm(centre - path[0]), np.linalg.norm(centre - path[-1])) < 1e-9
+            x, y = centre
+            assert sample.image[int(y), int(x)] >= 200
+
+
+def test_paths_are_chains_of_short_segments_with_bounded_turning(samples):
+    style = PathfinderStyle()
+    for sample in samples:
+        segments = [len(path) - 1 for path in sample.paths]
+        assert segments == [style.contour_length] * 2 + [style.distractor_length] * style.distractors
+        for path in sample.paths:
+            steps = np.diff(path, axis=0)
+            assert np.allclose(np.linalg.norm(steps, axis=1), style.segment_length)
+            headings = np.arctan2(steps[:, 1], steps[:, 0])
+            turns = (np.diff(headings) + math.pi) % (2 * math.pi) - math.pi
+            assert np.abs(turns).max(initial=0) <= style.max_turn + 1e-9
+            assert path.min() >= style.margin - 1e-9 and path.max() <= style.size - style.margin + 1e-9
+
+
+def test_paths_are_dashed(samples):
+    # Gaps: along a long path, some mask pixels are darker than the fully inked ones.
+    dim = [sample.image[sample.path_masks[0]] for sample in samples]
+    assert all((values < 128).any() and (values == 255).any() for values in dim)
+
+
+def test_labels_are_balanced(samples):
+    assert sum(sample.label for sample in samples) == 30
+    assert balanced_labels(7, seed=0).sum() == 3
+    assert not np.array_equal(balanced_labels(40, seed=0), balanced_labels(40, seed=1))
+
+
+def test_generation_is_deterministic_by_seed(samples):
+    again = list(generate(60, seed=11))
+    assert all(np.array_equal(a.image, b.image) and a.label == b.label for a, b in zip(samples, again))
+    other = list(generate(60, seed=12))
+    assert not all(np.array_equal(a.image, b.image) for a, b in zip(samples, other))
+
+
+def test_reader_reads_what_the_generator_writes(tmp_path):
+    root = write_dataset(tmp_path / "pathfinder32", 30, seed=5, per_folder=8)
+    generated = list(generate(30, seed=5))
+    metadata = sorted(p.name for p in (root / "metadata").iterdir())
+    assert metadata == ["0.npy", "1.npy", "2.npy", "3.npy"]
+    last_line = (root / "metadata/3.npy").read_text().splitlines()[-1]
+    assert last_line == f"imgs/3 sample_5.png 5 {generated[29].label} 14"
+    expected = {(s.image.tobytes(), s.label) for s in generated}
+    splits = {name: read_pathfinder(tmp_path, name, seed=0) for name in ("train", "val", "test")}
+    assert [len(s) for s in splits.values()] == [24, 3, 3]
+    read = {(row.numpy().astype(np.uint8).tobytes(), int(label))
+            for split in splits.values() for row, label in zip(split.inputs, split.labels)}
+    assert read == expected
+
+
+def test_cli_writes_the_release_layout(tmp_path, capsys):
+    assert pathfinder.main(["--out", str(tmp_path), "--n", "5", "--per-folder", "4", "--seed", "2"]) == 0
+    root = tmp_path / "curv_contour_length_14"
+    assert sorted(p.name for p in (root / "imgs/0").iterdir()) == [f"sample_{i}.png" for i in range(4)]
+    assert (root / "imgs/1/sample_0.png").exists()
+    assert len((root / "metadata/1.npy").read_text().splitlines()) == 1
+    with pytest.raises(SystemExit) as exit_info:
+        pathfinder.main(["--help"])
+    assert exit_info.value.code == 0 and "same dashed path" in capsys.readouterr().out
+
+
+def test_cli_rejects_bad_geometry(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        pathfinder.main(["--out", str(tmp_path), "--n", "2", "--size", "8"])
+    assert exit_info.value.code == 2 and "size" in capsys.readouterr().err

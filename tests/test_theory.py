@@ -1,0 +1,240 @@
+"""Lemmas T1-T5: float64 autograd against the closed forms of ``spt_theory.theory``, and the
+negative controls showing each comparison can fail.  Tolerance: ``TOLERANCE`` (1e-10) relative
+to the softmax-backward scale, see ``spt_theory.checks.theory``."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from spt_theory import theory
+from spt_theory.checks.theory import (
+    TOLERANCE, aligned_toeplitz, bilinear_autograd, blind_patterns, loss_after_attention_change, off_uniform_growth,
+    random_instance, random_instances, rec_autograd, relative_error, single_threaded, sup_autograd,
+    toeplitz_boundary_cases, toeplitz_projection, uniform_bilinear_point, walk_monte_carlo,
+)
+from spt_theory.claims import Context
+
+F64 = torch.float64
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    with single_threaded():
+        yield
+
+
+def _gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+# ---------------------------------------------------------------- T1
+
+def test_t1_score_gradient_formula_holds_at_nonuniform_points():
+    for inst in random_instances(40, seed=100, spread=1.5):
+        auto = sup_autograd(inst)
+        expected = theory.sup_score_grad(inst.S, inst.V, auto.grad_readout)
+        assert relative_error(auto.grad_S, expected, auto.scale) <= TOLERANCE
+
+
+def test_t1_column_preserving_change_keeps_loss_column_changing_change_moves_it():
+    gen = _gen(101)
+    for inst in random_instances(30, seed=101, spread=1.0, min_n=3, max_n=16, max_d=4):
+        assert loss_after_attention_change(inst, gen, keep_columns=True) <= TOLERANCE
+        assert loss_after_attention_change(inst, gen, keep_columns=False) > 1e3 * TOLERANCE
+
+
+def test_t1_pooled_output_is_column_sums_times_values():
+    inst = random_instance(_gen(102), n=7, d=3, kind="mse", spread=2.0)
+    c = theory.column_sums(theory.attention(inst.S))
+    assert torch.allclose(theory.pooled_output(inst.S, inst.V), c @ inst.V / 7, rtol=1e-14, atol=0)
+    assert torch.allclose(c.sum(), torch.tensor(7.0, dtype=F64), rtol=1e-14)
+
+
+# ---------------------------------------------------------------- T2
+
+def test_t2_closed_form_rows_equal_rows_sum_to_zero():
+    for inst in random_instances(60, seed=110):
+        auto = sup_autograd(inst)
+        G = auto.grad_S
+        assert relative_error(G, theory.sup_score_grad_uniform(inst.V, auto.grad_readout), auto.scale) <= TOLERANCE
+        assert float((G - G[0]).norm()) <= TOLERANCE * float(auto.scale)
+        assert float(G.sum(dim=1).abs().max()) <= TOLERANCE * float(auto.scale)
+
+
+def test_t2_rows_differ_away_from_uniform_attention():
+    for inst in random_instances(20, seed=111, spread=1.0, min_n=3, max_n=16):
+        auto = sup_autograd(inst)
+        assert float((auto.grad_S - auto.grad_S[0]).norm()) > 1e-3 * float(auto.scale)
+
+
+def test_t2_closed_form_batched_matches_per_instance():
+    gen = _gen(112)
+    V, grad_z = torch.randn(5, 9, 4, generator=gen, dtype=F64), torch.randn(5, 4, generator=gen, dtype=F64)
+    batched = theory.sup_score_grad_uniform(V, grad_z)
+    for k in range(5):
+        assert torch.equal(batched[k], theory.sup_score_grad_uniform(V[k], grad_z[k]))
+
+
+# ---------------------------------------------------------------- T3
+
+def test_t3_equal_column_sum_patterns_are_blind_and_formula_holds_for_any_pattern():
+    gen = _gen(120)
+    for inst in random_instances(40, seed=120, min_n=3):
+        auto = sup_autograd(inst)
+        n = inst.S.shape[0]
+        for P in blind_patterns(n, gen).values():
+            assert abs(float(theory.blind_projection(auto.grad_S, P))) <= TOLERANCE * float(auto.scale * P.norm())
+        X = torch.randn(n, n, generator=gen, dtype=F64)
+        predicted = theory.predicted_blind_projection(inst.V, auto.grad_readout, X)
+        measured = theory.blind_projection(auto.grad_S, X)
+        assert abs(float(measured - predicted)) <= TOLERANCE * float(auto.scale * X.norm())
+
+
+def test_t3_projection_off_uniform_grows_linearly():
+    growth = off_uniform_growth([1e-3, 1e-2, 1e-1], count=6)
+    assert 0.9 <= growth["loglog_slope"] <= 1.1
+    assert growth["coefficient"] > 1e-3
+
+
+@pytest.mark.parametrize("n", [2, 3, 8, 31, 100])
+@pytest.mark.parametrize("kernel", [[1.0, 1.0, 1.0], [2.0, -1.0, 0.5, 0.25, 3.0], [1.0] * 40])
+def test_t3_toeplitz_column_sums_are_total_minus_boundary(n, kernel):
+    P = theory.toeplitz_kernel(n, kernel)
+    k = torch.tensor(kernel + [0.0] * n, dtype=F64)[:n]
+    total = k[0] + 2 * k[1:].sum()
+    assert torch.allclose(total - P.sum(dim=0), theory.toeplitz_column_sum_deviation(n, kernel), atol=1e-12)
+
+
+def test_t3_toeplitz_interior_columns_do_not_deviate():
+    delta = theory.toeplitz_column_sum_deviation(50, [1.0, 0.5, 0.25])
+    assert torch.count_nonzero(delta[2:48]) == 0
+    assert torch.count_nonzero(delta) == 4
+
+
+def test_t3_toeplitz_projection_is_the_boundary_term_within_the_bound():
+    for inst, kernel in toeplitz_boundary_cases(30, seed=121):
+        t = toeplitz_projection(inst, kernel)
+        assert abs(t.measured - t.predicted) <= TOLERANCE * t.scale
+        assert 0 < abs(t.measured) <= t.bound * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("n,w", [(8, 1), (32, 2), (100, 2), (100, 5)])
+def test_t3_toeplitz_bound_attained_and_band_cosine_formula(n, w):
+    aligned = aligned_toeplitz(n, torch.ones(w + 1, dtype=F64))
+    assert aligned["ratio_to_bound"] == pytest.approx(1.0, abs=1e-12)
+    assert aligned["cosine"] == pytest.approx(aligned["max_cosine_formula"], rel=1e-12)
+    band_bound = math.sqrt(w * (w + 1) * (2 * w + 1) / 3) / math.sqrt(n * ((2 * w + 1) * n - w * (w + 1)))
+    assert aligned["cosine"] <= band_bound
+
+
+def test_t3_circulant_kernel_is_circulant_and_blind_toeplitz_band_is_not():
+    P = theory.circulant_kernel(9, [3.0, 1.0, 0.5])
+    assert torch.equal(P, P.roll(shifts=(1, 1), dims=(0, 1)))
+    assert torch.unique(P.sum(dim=0)).numel() == 1
+    assert torch.unique(theory.toeplitz_kernel(9, [3.0, 1.0, 0.5]).sum(dim=0)).numel() > 1
+
+
+# ---------------------------------------------------------------- T4
+
+def test_t4_uniform_attention_gradient_of_M_is_rank_one_and_matches_closed_form():
+    gen = _gen(130)
+    for inst in random_instances(40, seed=130, min_n=3):
+        H, M = uniform_bilinear_point(inst, dh=5, gen=gen)
+        S = H @ M @ H.T
+        assert float((S - S[:, :1]).abs().max()) == 0.0  # constant rows: uniform attention
+        grad_M, auto = bilinear_autograd(H, M, inst)
+        scale = auto.scale * torch.linalg.matrix_norm(H, ord=2) ** 2
+        assert relative_error(grad_M, theory.sup_grad_M_uniform(H, inst.V, auto.grad_readout), scale) <= TOLERANCE
+        assert float(theory.singular_value_ratio(grad_M)) <= TOLERANCE
+
+
+def test_t4_gradient_of_M_has_rank_above_one_off_uniform_and_chain_rule_holds():
+    gen = _gen(131)
+    for inst in random_instances(15, seed=131, min_n=4, max_n=16, max_d=4):
+        H, _ = uniform_bilinear_point(inst, dh=4, gen=gen)
+        grad_M, auto = bilinear_autograd(H, torch.randn(4, 4, generator=gen, dtype=F64), inst)
+        assert float(theory.singular_value_ratio(grad_M)) > 1e-3
+        scale = auto.scale * torch.linalg.matrix_norm(H, ord=2) ** 2
+        assert relative_error(grad_M, theory.score_grad_to_bilinear(H, auto.grad_S), scale) <= TOLERANCE
+
+
+@pytest.mark.parametrize("n,w", [(20, 1), (100, 2), (64, 4)])
+def test_t4_band_is_far_from_rank_one(n, w):
+    band = theory.band_mask(n, w)
+    frob2 = (2 * w + 1) * n - w * (w + 1)
+    assert float(band.sum()) == frob2  # 0/1 entries: squared Frobenius norm = count
+    lower = math.sqrt(1 - (2 * w + 1) ** 2 / frob2)
+    assert float(theory.rank_one_distance(band)) >= lower - 1e-12
+    assert float(theory.rank_one_distance(theory.row_centre(band))) >= 0.9 * lower
+
+
+def test_rank_one_measures_vanish_exactly_on_outer_products():
+    gen = _gen(132)
+    outer = torch.outer(torch.randn(12, generator=gen, dtype=F64), torch.randn(12, generator=gen, dtype=F64))
+    assert float(theory.rank_one_distance(outer)) <= 1e-7  # sqrt of a rounding-level difference
+    assert float(theory.singular_value_ratio(outer)) <= 1e-14
+    assert theory.rank_for_energy(outer, 0.999) == 1
+    assert theory.rank_for_energy(torch.eye(10, dtype=F64), 0.9) == 9
+
+
+# ---------------------------------------------------------------- T5
+
+def test_t5_closed_form_matches_autograd():
+    for inst in random_instances(60, seed=140):
+        auto = rec_autograd(inst)
+        expected = theory.rec_score_grad_uniform(inst.V, auto.grad_readout, inst.masked)
+        assert relative_error(auto.grad_S, expected, auto.scale) <= TOLERANCE
+
+
+def test_t5_gradient_is_not_rank_one_and_sees_circular_proximity_unlike_sup():
+    gen = _gen(141)
+    directions = theory.proximity_directions(24, 3, circular=True)
+    for kind in ("ce", "mse"):
+        inst = random_instance(gen, n=24, d=6, kind=kind, mask_rate=0.3)
+        rec = rec_autograd(inst).grad_S
+        assert float(theory.singular_value_ratio(rec)) > 1e-2
+        assert float(theory.proximity_share(rec, directions)) > 1e-3
+        sup = sup_autograd(inst)
+        assert float(theory.proximity_coordinates(sup.grad_S, directions).norm()) <= TOLERANCE * float(sup.scale)
+
+
+def test_t5_walk_descent_raises_offset_one_scores_for_the_fitted_decoder_only():
+    mc = walk_monte_carlo(Context())
+    assert mc["fitted_decoder"]["ci95_low"][0] > 0
+    assert mc["fitted_decoder"]["mean"][0] > mc["fitted_decoder"]["mean"][2]
+    assert mc["identity_decoder"]["ci95_high"][0] < 0
+
+
+# ---------------------------------------------------------------- proximity subspace
+
+@pytest.mark.parametrize("n,k,circular", [(2, 1, True), (10, 5, True), (11, 4, False), (16, 15, False)])
+def test_proximity_directions_are_orthonormal_row_centred_and_oriented(n, k, circular):
+    D = theory.proximity_directions(n, k, circular)
+    gram = torch.einsum("aij,bij->ab", D, D)
+    assert torch.allclose(gram, torch.eye(k, dtype=F64), atol=1e-12)
+    assert float(D.sum(dim=-1).abs().max()) <= 1e-12
+    i = torch.arange(n)
+    dist = (i[:, None] - i[None, :]).abs()
+    dist = torch.minimum(dist, n - dist) if circular else dist
+    for offset in range(1, k + 1):
+        assert float((D[offset - 1] * (dist == offset)).sum()) > 0
+
+
+def test_proximity_directions_reject_offsets_outside_range():
+    with pytest.raises(ValueError, match="max_offset"):
+        theory.proximity_directions(10, 6, circular=True)
+    with pytest.raises(ValueError, match="max_offset"):
+        theory.proximity_directions(10, 0, circular=False)
+
+
+def test_proximity_share_is_one_inside_zero_for_row_constant_and_batched():
+    D = theory.proximity_directions(12, 3, circular=False)
+    row_constant = torch.arange(12, dtype=F64).unsqueeze(1).expand(12, 12)
+    batch = torch.stack([2.0 * D[1] - D[0], row_constant])
+    share = theory.proximity_share(batch, D)
+    assert share.shape == (2,)
+    assert float(share[0]) == pytest.approx(1.0, abs=1e-12)
+    assert float(share[1]) <= 1e-12
