@@ -23,12 +23,17 @@ from spt_theory.experiments import Budget, RunSpec, WalkData, run
 from spt_theory.io import InputError, write_json
 from spt_theory.model import PARAMETER_GROUPS
 from spt_theory.training import Stage, TrainingDiverged
+from synthetic.walk import WalkTask
 
 MODES = ("scratch", "spt", "frozen", "hybrid", "pretrain")
 
 
 def build_spec(args: argparse.Namespace) -> RunSpec:
     """Turn the command line into a :class:`RunSpec` (bad values raise :class:`InputError`)."""
+    try:  # the task's own checks, before anything is generated or written
+        WalkTask(args.vocab, args.length, args.p)
+    except ValueError as err:
+        raise InputError(f"walk task: {err}") from None
     data = WalkData(vocab=args.vocab, length=args.length, p=args.p, n_train=args.n_train,
                     n_test=args.n_test, data_seed=args.data_seed)
     try:
@@ -93,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         for name in ("n_train", "n_test"):
             if getattr(args, name) < 1:
                 raise InputError(f"--{name.replace('_', '-')}: must be >= 1")
+        for name in ("seed", "data_seed"):
+            if getattr(args, name) < 0:
+                raise InputError(f"--{name.replace('_', '-')}: must be a non-negative integer, "
+                                 f"got {getattr(args, name)}")
         try:
             spec = build_spec(args)
         except ValueError as err:  # WalkTask's own validation

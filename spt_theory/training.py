@@ -220,13 +220,28 @@ def save_checkpoint(path: Path, model: Encoder, optimizer, state: StageState, me
     atomic_write(path, lambda tmp: torch.save(payload, tmp))
 
 
+CHECKPOINT_KEYS = ("model", "optimizer", "epoch", "step_in_epoch", "loss_sum", "history")
+
+
 def load_checkpoint(path: Path) -> dict:
-    """Load a checkpoint safely (``weights_only=True``); a corrupt file is an :class:`InputError`."""
+    """Load a checkpoint safely (``weights_only=True``); a corrupt file, or a loadable file that is
+    not a checkpoint written by :func:`save_checkpoint`, is an :class:`InputError`."""
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        # weights_only's refusal names the global it blocked on a later line: show that one
+        detail = next((line for line in lines if "GLOBAL" in line), lines[0] if lines else "unreadable")
         raise InputError(f"{path}: not a loadable spt-theory checkpoint ({type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else 'unreadable'})") from None
+                         f"{detail})") from None
+    if not isinstance(ckpt, dict):
+        raise InputError(f"{path}: not an spt-theory checkpoint (holds a {type(ckpt).__name__}, "
+                         f"not a dict with {', '.join(CHECKPOINT_KEYS)})")
+    missing = [key for key in CHECKPOINT_KEYS if key not in ckpt]
+    if missing or not isinstance(ckpt["model"], dict):
+        raise InputError(f"{path}: not an spt-theory checkpoint (" + (
+            f"missing field {missing[0]!r})" if missing else "field 'model' is not a state dict)"))
+    return ckpt
 
 
 def load_model_state(model: Encoder, state_dict: dict, source: Path) -> None:
@@ -286,6 +301,12 @@ def train_stage(model: Encoder, data: Dataset, stage: Stage, seed: int, stage_di
     that many optimizer steps: the last epoch is cut short and recorded as an epoch.  ``runtime``:
     see :class:`Runtime`; only its main rank writes checkpoints.
     """
+    if loss_fn is None:  # walk data (N, L): every position needs a row of the positional table
+        for name in ("x_train", "x_test"):
+            length = getattr(data, name).shape[1]
+            if length > model.cfg.max_len:
+                raise InputError(f"{name}: sequence length {length} exceeds the model's positional "
+                                 f"table (max_len {model.cfg.max_len})")
     stage_dir.mkdir(parents=True, exist_ok=True)
     meta = meta or {}
     if loss_fn is None:
@@ -326,7 +347,7 @@ def train_stage(model: Encoder, data: Dataset, stage: Stage, seed: int, stage_di
             if not torch.isfinite(reported):
                 bar.close()
                 raise TrainingDiverged(f"non-finite loss ({reported.item()}) at step {step} "
-                                       f"(epoch {state.epoch}); last good checkpoint kept in {stage_dir}")
+                                       f"(epoch {state.epoch + 1}); last good checkpoint kept in {stage_dir}")
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()

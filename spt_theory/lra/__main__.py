@@ -1,0 +1,172 @@
+"""``python -m spt_theory.lra``: SPT confirmation runs on the Long Range Arena tasks.
+
+Commands::
+
+    confirm   scratch vs SPT-then-finetune on --task (the main use)
+    pretrain  SPT only (keeps every epoch's checkpoint; finetune/confirm reuse it)
+    finetune  SPT (reused if already run) then supervised from its best-validation checkpoint
+    scratch   supervised from random init only
+    report    table of the result JSONs against the LRA reference numbers
+
+Examples::
+
+    python -m spt_theory.lra confirm --task listops --data-dir ~/lra --layers 1 --epochs 10
+    python -m spt_theory.lra confirm --task image --data-dir ~/lra --pretrain-task pathfinder
+    python -m spt_theory.lra confirm --task pathfinder --data-dir ~/lra --layers 1 --keep qk
+    python -m spt_theory.lra scratch --task pathfinder --data-dir ~/lra --layers 1 --freeze qk
+    python -m spt_theory.lra confirm --task text --data-dir ~/lra --tiny --max-steps 3
+    python -m spt_theory.lra confirm --task listops --data-dir D --set d_model=128 --set warmup_steps=500
+    torchrun --nproc_per_node 8 -m spt_theory.lra confirm --task retrieval --data-dir ~/lra
+    python -m spt_theory.lra report --results runs/lra/results
+
+--data-dir is the root holding the release layout of each task: listops-1000/basic_*.tsv,
+aclImdb/ (or a Hugging Face imdb copy), new_aan_pairs.*.tsv, cifar-10-batches-py/,
+pathfinder32/curv_contour_length_14/.  ``python -m synthetic.listops --out D/listops-1000`` and
+``python -m synthetic.pathfinder --out D/pathfinder32`` generate the two synthetic tasks.
+
+Training follows the SPT-on-LRA recipe (Amos et al.; ``spt_theory/lra/configs.py``): AdamW,
+linear warm-up then constant learning rate, Bernoulli masking of the task's ratio, the task's
+architecture and head.  Text and Image hold out 10% of train for validation.  Stages are cached
+under --out/cache by a hash of everything they depend on: rerunning a command reloads, a killed
+command resumes from its last checkpoint, and a shorter --epochs reuses a longer pretraining.
+Results: --out/results/<task>/<recipe>-<hash>.json (options, configs, seed, versions, per-epoch
+history, test accuracy at the best validation epoch).  On CUDA the forward passes run under bf16
+autocast with fused SDPA attention; under torchrun (K processes) training is DistributedDataParallel
+(NCCL on GPUs, gloo on CPU), each global batch of --set batch_size split across the processes.
+Bad input stops with one 'error:' line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from spt_theory.io import InputError
+from spt_theory.lra.configs import TASKS
+from spt_theory.lra.report import format_report, load_results
+from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, LRARun, RunOptions
+from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
+from spt_theory.model import PARAMETER_GROUPS
+from spt_theory.training import TrainingDiverged
+
+COMMANDS = {
+    "confirm": "scratch vs SPT then finetune, same supervised stage",
+    "pretrain": "SPT pretraining only",
+    "finetune": "SPT (cached if done) then supervised finetuning from the best-validation checkpoint",
+    "scratch": "supervised training from random init only",
+}
+
+
+def _groups(text: str) -> tuple[str, ...]:
+    groups = tuple(g for g in text.split(",") if g)
+    for group in groups:
+        if group not in PARAMETER_GROUPS:
+            raise argparse.ArgumentTypeError(f"unknown group {group!r}; groups: {','.join(PARAMETER_GROUPS)}")
+    return groups
+
+
+def _assignment(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE, got {text!r}")
+    return name.strip(), value.strip()
+
+
+def _run_arguments() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("data and task")
+    g.add_argument("--task", required=True, choices=TASKS, help="the task classified")
+    g.add_argument("--data-dir", required=True, type=Path, help="root of the LRA data (release layout)")
+    g.add_argument("--pretrain-task", choices=TASKS,
+                   help="pretrain on this task's data instead (default: --task); the model keeps "
+                        "--task's architecture, the pretraining its data, masking, loss and lr")
+    g.add_argument("--pretrain-data-dir", type=Path, help="root for --pretrain-task (default: --data-dir)")
+    g = p.add_argument_group("budget and model")
+    g.add_argument("--layers", type=int, help="Transformer layers (default: the task's; 1 for the 1-layer ablation)")
+    g.add_argument("--epochs", type=int, help="SPT pretraining epochs (default: the task's, e.g. ListOps 100)")
+    g.add_argument("--finetune-epochs", type=int, default=DEFAULT_FINETUNE_EPOCHS,
+                   help=f"supervised epochs, scratch and finetuning alike (default {DEFAULT_FINETUNE_EPOCHS})")
+    g.add_argument("--max-steps", type=int, help="end each training stage after this many optimizer steps")
+    g.add_argument("--tiny", action="store_true", help="CPU-test sizes: width 16, batch 4, 3 steps per stage")
+    g.add_argument("--set", dest="overrides", action="append", type=_assignment, default=[],
+                   metavar="FIELD=VALUE",
+                   help="override a task config field (repeatable), e.g. d_model=128, heads=4, ff=256, "
+                        "batch_size=64, warmup_steps=500, lr_pretrain=1e-3, mask_ratio=0.15")
+    g.add_argument("--seed", type=int, default=0, help="model init, batch order and masks (default 0)")
+    g = p.add_argument_group("ablations (supervised stage)")
+    g.add_argument("--freeze", type=_groups, default=(), metavar="GROUPS",
+                   help="comma-separated parameter groups kept fixed during supervised training, "
+                        "e.g. qk (attention frozen at init; in 'finetune' at the SPT values)")
+    g.add_argument("--keep", type=_groups, default=ENCODER_GROUPS, metavar="GROUPS",
+                   help=f"groups copied from the SPT checkpoint, the rest fresh (hybrid init; default "
+                        f"{','.join(ENCODER_GROUPS)}; e.g. qk). Groups: {','.join(PARAMETER_GROUPS)}")
+    g = p.add_argument_group("output and runtime")
+    g.add_argument("--out", type=Path, default=Path("runs/lra"), help="cache and results folder (runs/lra)")
+    g.add_argument("--checkpoint-every", type=int, default=200, help="steps between mid-epoch checkpoints (200)")
+    g.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA if available")
+    g.add_argument("--no-progress", action="store_true", help="no progress bars")
+    return p
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m spt_theory.lra", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    common = _run_arguments()
+    for name, help_text in COMMANDS.items():
+        commands.add_parser(name, parents=[common], help=help_text, description=help_text)
+    report = commands.add_parser("report", help="table of result JSONs against the LRA reference numbers",
+                                 description="Table of result JSONs against the LRA reference numbers.")
+    report.add_argument("--results", type=Path, default=Path("runs/lra/results"),
+                        help="folder searched recursively for result JSONs (runs/lra/results)")
+    return parser.parse_args(argv)
+
+
+def options_from(args: argparse.Namespace) -> RunOptions:
+    return RunOptions(task=args.task, data_dir=args.data_dir, pretrain_task=args.pretrain_task,
+                      pretrain_data_dir=args.pretrain_data_dir, layers=args.layers,
+                      pretrain_epochs=args.epochs, finetune_epochs=args.finetune_epochs,
+                      max_steps=args.max_steps, seed=args.seed, out=args.out, tiny=args.tiny,
+                      overrides=tuple(args.overrides), freeze=args.freeze, keep=args.keep,
+                      checkpoint_every=args.checkpoint_every, progress=not args.no_progress)
+
+
+def execute(args: argparse.Namespace) -> None:
+    if args.command == "report":
+        print(format_report(load_results(args.results)))
+        return
+    options = options_from(args)
+    runtime = runtime_from_env(args.device)
+    try:
+        run = LRARun(options, runtime)
+        if args.command == "confirm":
+            run.confirm()
+        elif args.command == "pretrain":
+            run.pretrain()
+        elif args.command == "finetune":
+            run.finetune()
+        else:
+            run.supervised(None)
+    finally:
+        shutdown()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        execute(args)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except TrainingDiverged as error:
+        print(f"error: training diverged: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted: rerun the same command to resume from the last checkpoint", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,104 @@
+"""``python -m spt_theory.lra report``: result JSONs as a table against the LRA reference numbers.
+
+One row per finished ``scratch`` / ``spt`` run found (recursively) under the results folder:
+task, recipe, ablation settings, seed, test accuracy at the best validation epoch, the Transformer
+trained from scratch in the LRA paper (Tay et al.) and the difference.  Below it, for every setting
+run both ways, the SPT gain over scratch.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from spt_theory.io import InputError
+from spt_theory.lra.configs import TASKS
+
+REFERENCE = {"listops": 36.37, "text": 64.27, "retrieval": 57.46, "image": 42.44, "pathfinder": 71.40}
+"""Test accuracy (%) of the Transformer trained from scratch, LRA paper (Tay et al.)."""
+RECIPES = ("scratch", "spt")
+COLUMNS = ("task", "recipe", "setting", "seed", "epochs", "test acc %", "LRA ref %", "vs ref")
+
+
+def load_results(folder: str | Path) -> list[dict]:
+    """Every ``scratch`` / ``spt`` result JSON under ``folder``; InputError for a broken file."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(f"results folder {folder} does not exist (run 'python -m spt_theory.lra confirm ...' first)")
+    results = []
+    for path in sorted(folder.rglob("*.json")):
+        try:
+            result = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise InputError(f"{path}: not a readable result JSON ({error})") from None
+        if not isinstance(result, dict) or result.get("kind") not in RECIPES:
+            continue
+        try:
+            float(result["metrics"]["test_accuracy"])
+            if result["task"] not in TASKS:
+                raise KeyError("task")
+        except (KeyError, TypeError, ValueError) as error:
+            raise InputError(f"{path}: result JSON without a valid {error} field") from None
+        results.append(result)
+    if not results:
+        raise InputError(f"no scratch/spt result JSON under {folder}")
+    return results
+
+
+def setting(result: dict) -> str:
+    """The run's ablation settings in words (what differs from the paper's recipe)."""
+    config, options = result["config"], result["options"]
+    parts = [f"{config['layers']}L d{config['d_model']}"]
+    if result["kind"] == "spt":
+        pretrain = result.get("pretrain_task", result["task"])
+        parts.append(f"SPT {result['pretrain']['epochs_run']}ep" + ("" if pretrain == result["task"] else f" on {pretrain}"))
+        if tuple(options["keep"]) != ("qk", "vo", "mlp", "norm", "embed"):
+            parts.append("keep " + "+".join(options["keep"]))
+    if options["freeze"]:
+        parts.append("freeze " + "+".join(options["freeze"]))
+    if options.get("tiny"):
+        parts.append("tiny")
+    return ", ".join(parts)
+
+
+def rows(results: list[dict]) -> list[tuple[str, ...]]:
+    ordered = sorted(results, key=lambda r: (TASKS.index(r["task"]), setting(r), r["kind"], r["seed"]))
+    table = []
+    for r in ordered:
+        accuracy, reference = 100 * r["metrics"]["test_accuracy"], REFERENCE[r["task"]]
+        table.append((r["task"], r["kind"], setting(r), str(r["seed"]), str(r["metrics"]["epochs_run"]),
+                      f"{accuracy:.2f}", f"{reference:.2f}", f"{accuracy - reference:+.2f}"))
+    return table
+
+
+def _supervised_identity(result: dict) -> str:
+    """What a scratch run and an SPT run must share to be compared: task, data, seed, model and
+    the supervised stage (its ``keep`` aside, which only says what came from the checkpoint)."""
+    stage = {k: v for k, v in result["stages"][-1].items() if k != "keep"}
+    return json.dumps([result["task"], result["data"]["fingerprint"], result["seed"], result["model"], stage],
+                      sort_keys=True)
+
+
+def gains(results: list[dict]) -> list[str]:
+    """'task [setting] seed: scratch a% -> SPT b% (+d)' for every SPT run with a matching scratch run."""
+    scratch = {_supervised_identity(r): r for r in results if r["kind"] == "scratch"}
+    lines = []
+    for r in results:
+        base = scratch.get(_supervised_identity(r)) if r["kind"] == "spt" else None
+        if base is not None:
+            a, b = 100 * base["metrics"]["test_accuracy"], 100 * r["metrics"]["test_accuracy"]
+            lines.append(f"{r['task']} [{setting(r)}] seed {r['seed']}: scratch {a:.2f}% -> SPT {b:.2f}% ({b - a:+.2f})")
+    return sorted(lines)
+
+
+def format_report(results: list[dict]) -> str:
+    table = [COLUMNS] + rows(results)
+    widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    pairs = gains(results)
+    if pairs:
+        lines += ["", "SPT vs scratch (same data, model, seed and supervised stage):"] + pairs
+    lines += ["", "LRA ref: Transformer from scratch, Tay et al. (ListOps 36.37, Text 64.27, Retrieval 57.46, "
+              "Image 42.44, Pathfinder 71.40); test acc at the best validation epoch."]
+    return "\n".join(lines)

@@ -1,0 +1,314 @@
+"""Scratch, SPT and finetuning runs on one LRA task: cached, resumable, written as result JSON.
+
+An :class:`LRARun` holds the options of a command line (:class:`RunOptions`) and trains through
+:func:`spt_theory.training.train_stage` with the task's :class:`~spt_theory.lra.task.LRATask` as
+the loss.  Its recipes:
+
+- ``scratch``: supervised training from the random init of ``seed`` for ``finetune_epochs``.
+- ``pretrain``: SPT on the pretraining task's train split (``pretrain_task``, default the task
+  itself) for ``pretrain_epochs``, with the finetuned task's architecture; after every epoch the
+  masked loss on its validation split (one fixed mask draw) is recorded, and the epoch with the
+  lowest one is the *best* checkpoint.
+- ``spt``: ``pretrain``, then the ``keep`` groups of the best checkpoint are copied into a model
+  initialised exactly as ``scratch``'s (the rest, the head among them, stays fresh; the decoder is
+  dropped: frozen and unused), then the same supervised stage as ``scratch``.
+
+Ablations are options: ``pretrain_epochs``, ``layers``, ``pretrain_task``, ``freeze`` (groups fixed
+during supervised training: ``qk`` in a scratch run is attention frozen at random init) and
+``keep`` (hybrid initialisation, e.g. only ``qk`` from the SPT checkpoint).
+
+A stage is cached in ``out/cache/<key>/`` where the key hashes everything it depends on (the
+data's content, the model, the seed, the stage without its epoch count, the step cap, and for
+finetuning the pretraining key and best epoch), so a rerun reloads, a killed run resumes and a
+shorter pretraining reuses the epochs of a longer one, as in :mod:`spt_theory.experiments`.
+Each finished recipe writes ``out/results/<task>/<recipe>-<key>.json``: options, configs, seed,
+versions, runtime, per-epoch history and the metrics (test accuracy at the best validation epoch).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import platform
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import spt_theory
+from spt_theory.experiments import config_hash
+from spt_theory.io import InputError, write_json
+from spt_theory.lra.configs import LRAConfig, config_for, tiny
+from spt_theory.lra.data import LRAData, load_task_data
+from spt_theory.lra.task import LRATask
+from spt_theory.model import Encoder
+from spt_theory.training import Runtime, Stage, load_checkpoint, load_groups, train_stage
+
+ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
+"""What finetuning takes from the SPT checkpoint by default (the head is never trained by SPT)."""
+DEFAULT_FINETUNE_EPOCHS = 20
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything a run depends on besides the runtime.  ``None`` means the task config's value."""
+
+    task: str
+    data_dir: Path
+    pretrain_task: str | None = None
+    pretrain_data_dir: Path | None = None
+    layers: int | None = None
+    pretrain_epochs: int | None = None
+    finetune_epochs: int = DEFAULT_FINETUNE_EPOCHS
+    max_steps: int | None = None
+    seed: int = 0
+    out: Path = Path("runs/lra")
+    tiny: bool = False
+    overrides: tuple[tuple[str, str], ...] = ()
+    freeze: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ENCODER_GROUPS
+    checkpoint_every: int = 200
+    progress: bool = True
+
+    def __post_init__(self):
+        if self.finetune_epochs < 1:
+            raise InputError(f"--finetune-epochs must be >= 1, got {self.finetune_epochs}")
+        if self.checkpoint_every < 1:
+            raise InputError(f"--checkpoint-every must be >= 1, got {self.checkpoint_every}")
+
+
+def resolve_config(task: str, options: RunOptions) -> LRAConfig:
+    """The task's config after ``--tiny``, ``--layers``, ``--set``, ``--epochs`` and ``--max-steps``."""
+    config = config_for(task)
+    if options.tiny:
+        config = tiny(config)
+    if options.layers is not None:
+        config = replace(config, layers=options.layers)
+    config = apply_overrides(config, options.overrides)
+    if options.pretrain_epochs is not None:
+        config = replace(config, pretrain_epochs=options.pretrain_epochs)
+    if options.max_steps is not None:
+        config = replace(config, max_steps=options.max_steps)
+    return config
+
+
+def apply_overrides(config: LRAConfig, overrides: tuple[tuple[str, str], ...]) -> LRAConfig:
+    """``--set FIELD=VALUE`` pairs applied to ``config``, each value parsed as the field's type."""
+    names = {f.name for f in dataclasses.fields(LRAConfig)} - {"task"}
+    for name, text in overrides:
+        if name not in names:
+            raise InputError(f"--set {name}={text}: unknown field; fields: {', '.join(sorted(names))}")
+        current = getattr(config, name)
+        kind = int if current is None else type(current)  # max_steps is the only optional field
+        try:
+            value = None if current is None and text.lower() == "none" else kind(text)
+        except ValueError:
+            raise InputError(f"--set {name}={text}: not a valid {kind.__name__}") from None
+        config = replace(config, **{name: value})
+    return config
+
+
+def pretrain_stage(source: LRAConfig) -> Stage:
+    """SPT on ``source``'s data; the head takes no part (frozen, so data-parallel runs skip it)."""
+    return Stage("spt", source.pretrain_epochs, lr=source.lr_pretrain, batch_size=source.batch_size,
+                 mask_ratio=source.mask_ratio, warmup_steps=source.warmup_steps, freeze=("head",))
+
+
+def supervised_stage(config: LRAConfig, epochs: int, freeze: tuple[str, ...], keep: tuple[str, ...]) -> Stage:
+    """Label CE; the reconstruction decoder is dropped (frozen and unused)."""
+    return Stage("supervised", epochs, lr=config.lr_finetune, batch_size=config.batch_size,
+                 warmup_steps=config.warmup_steps, freeze=("decoder", *freeze), keep=keep)
+
+
+@dataclass(frozen=True)
+class Pretrained:
+    """A finished pretraining: its cache key, history, and the best-validation checkpoint."""
+
+    key: str
+    history: list[dict]
+    best_epoch: int
+    checkpoint: Path
+
+
+def versions() -> dict:
+    return {"spt_theory": spt_theory.__version__, "python": platform.python_version(),
+            "torch": torch.__version__, "numpy": np.__version__, "cuda": torch.version.cuda,
+            "platform": platform.platform()}
+
+
+@dataclass
+class LRARun:
+    """The recipes of one command line on one process (rank) of ``runtime``."""
+
+    options: RunOptions
+    runtime: Runtime = field(default_factory=Runtime)
+
+    def __post_init__(self):
+        self.config = resolve_config(self.options.task, self.options)
+        self.source = resolve_config(self.options.pretrain_task or self.options.task, self.options)
+        self._data: dict[tuple[str, Path], tuple[LRAData, str]] = {}
+
+    # ------------------------------------------------------------------------------- recipes
+    def pretrain(self) -> Pretrained:
+        data, fingerprint, task, model_config = self._setup(self.source, self._pretrain_dir)
+        stage = pretrain_stage(self.source)
+        key = config_hash({"objective": "spt", "data": fingerprint, "model": dataclasses.asdict(model_config),
+                           "seed": self.options.seed, "stage": dataclasses.asdict(replace(stage, epochs=0)),
+                           "max_steps": self.source.max_steps})
+
+        def metrics(model: Encoder) -> dict:
+            return {"val_loss": task.reconstruction_loss(model, data.x_val, stage, self.runtime)}
+
+        model = self._initial_model(model_config)
+        self._say(f"SPT pretraining on {self.source.task} ({_budget(stage, self.source)}) -> cache {key}")
+        history = self._train(model, data, stage, task, key, self.options.seed * 1000, metrics,
+                              self.source.max_steps)
+        best = min(history, key=lambda record: _finite_or_inf(record["val_loss"]))["epoch"]
+        pretrained = Pretrained(key, history, best, self._stage_dir(key) / f"epoch_{best}.pt")
+        self._write("pretrain", key, {
+            "pretrain_task": self.source.task, "pretrain_config": dataclasses.asdict(self.source),
+            "stages": [dataclasses.asdict(stage)], "model": dataclasses.asdict(model_config),
+            "data": self._describe(data, fingerprint, self.source.task),
+            "metrics": {"best_epoch": best, "best_val_loss": history[best - 1]["val_loss"],
+                        "final_val_loss": history[-1]["val_loss"], "epochs_run": len(history),
+                        "train_seconds": _seconds(history)},
+            "history": history})
+        return pretrained
+
+    def supervised(self, pretrained: Pretrained | None) -> dict:
+        """``scratch`` (``pretrained`` None) or finetuning from the best SPT checkpoint."""
+        data, fingerprint, task, model_config = self._setup(self.config, self.options.data_dir)
+        keep = self.options.keep if pretrained else ()
+        stage = supervised_stage(self.config, self.options.finetune_epochs, self.options.freeze, keep)
+        init = {"pretrain": pretrained.key, "epoch": pretrained.best_epoch} if pretrained else None
+        key = config_hash({"objective": "supervised", "data": fingerprint,
+                           "model": dataclasses.asdict(model_config), "seed": self.options.seed,
+                           "stage": dataclasses.asdict(replace(stage, epochs=0)),
+                           "max_steps": self.config.max_steps, "init": init})
+        model = self._initial_model(model_config)
+        if pretrained:
+            load_groups(model, load_checkpoint(pretrained.checkpoint)["model"], keep, pretrained.checkpoint)
+
+        def metrics(model: Encoder) -> dict:
+            return {"val_accuracy": task.accuracy(model, data.x_val, data.y_val, self.runtime),
+                    "test_accuracy": task.accuracy(model, data.x_test, data.y_test, self.runtime)}
+
+        kind = "spt" if pretrained else "scratch"
+        self._say(f"{kind}: supervised on {self.config.task} ({_budget(stage, self.config)}) -> cache {key}")
+        history = self._train(model, data, stage, task, key, self.options.seed * 1000 + 1, metrics,
+                              self.config.max_steps)
+        best = max(history, key=lambda record: record["val_accuracy"])
+        result = {
+            "stages": ([dataclasses.asdict(pretrain_stage(self.source))] if pretrained else [])
+                      + [dataclasses.asdict(stage)],
+            "model": dataclasses.asdict(model_config), "n_parameters": sum(p.numel() for p in model.parameters()),
+            "data": self._describe(data, fingerprint, self.config.task),
+            "metrics": {"test_accuracy": best["test_accuracy"], "val_accuracy": best["val_accuracy"],
+                        "best_epoch": best["epoch"], "final_test_accuracy": history[-1]["test_accuracy"],
+                        "epochs_run": len(history), "train_seconds": _seconds(history)},
+            "history": history}
+        if pretrained:
+            result.update(pretrain_task=self.source.task, pretrain_config=dataclasses.asdict(self.source),
+                          pretrain={"cache": pretrained.key, "best_epoch": pretrained.best_epoch,
+                                    "epochs_run": len(pretrained.history),
+                                    "train_seconds": _seconds(pretrained.history),
+                                    "best_val_loss": pretrained.history[pretrained.best_epoch - 1]["val_loss"]})
+        self._write(kind, key, result)
+        return result
+
+    def finetune(self) -> dict:
+        """``pretrain`` (reloaded if cached), then finetuning from its best checkpoint."""
+        self.check_transfer()
+        return self.supervised(self.pretrain())
+
+    def confirm(self) -> tuple[dict, dict]:
+        """``scratch`` and ``spt`` with the same supervised stage: (scratch result, spt result)."""
+        self.check_transfer()
+        scratch = self.supervised(None)
+        spt = self.supervised(self.pretrain())
+        self._say(f"{self.config.task}: scratch {100 * scratch['metrics']['test_accuracy']:.2f}% vs "
+                  f"SPT {100 * spt['metrics']['test_accuracy']:.2f}% test accuracy (at best validation epoch)")
+        return scratch, spt
+
+    def check_transfer(self) -> None:
+        """Fail before any training if the ``keep`` groups of the pretraining model do not fit the
+        finetuned one (e.g. the token embeddings of two vocabularies)."""
+        *_, source_config = self._setup(self.source, self._pretrain_dir)
+        *_, target_config = self._setup(self.config, self.options.data_dir)
+        with torch.device("meta"):
+            source, target = Encoder(source_config), Encoder(target_config)
+        load_groups(target, source.state_dict(), self.options.keep,
+                    Path(f"--pretrain-task {self.source.task} -> --task {self.config.task}"))
+
+    # ------------------------------------------------------------------------------- plumbing
+    @property
+    def _pretrain_dir(self) -> Path:
+        return self.options.pretrain_data_dir or self.options.data_dir
+
+    def _setup(self, config: LRAConfig, data_dir: Path):
+        """(data, fingerprint, task, model config) of ``config``'s task, with the target's architecture."""
+        data, fingerprint = self._load(config, data_dir)
+        task = LRATask(config, data.vocab)
+        return data, fingerprint, task, task.model_config(self.config, data.width)
+
+    def _load(self, config: LRAConfig, data_dir: Path) -> tuple[LRAData, str]:
+        """The task's data on the runtime's device, and its content fingerprint (read once)."""
+        where = (config.task, Path(data_dir))
+        if where not in self._data:
+            data = load_task_data(config, data_dir)
+            self._data[where] = (data.to(self.runtime.device), data.fingerprint())
+        return self._data[where]
+
+    def _initial_model(self, model_config) -> Encoder:
+        """The random init of ``seed`` (made on the CPU, so it is the same on every device)."""
+        torch.manual_seed(self.options.seed)
+        return Encoder(model_config).to(self.runtime.device)
+
+    def _stage_dir(self, key: str) -> Path:
+        return self.options.out / "cache" / key
+
+    def _train(self, model, data, stage, task, key, seed, metrics, max_steps) -> list[dict]:
+        meta = {"task": self.config.task, "options": _jsonable(self.options), "stage": dataclasses.asdict(stage)}
+        return train_stage(model, data, stage, seed, self._stage_dir(key), epoch_metrics=metrics,
+                           meta=meta, checkpoint_every=self.options.checkpoint_every,
+                           progress=self.options.progress, loss_fn=task.loss, max_steps=max_steps,
+                           runtime=self.runtime)
+
+    def _describe(self, data: LRAData, fingerprint: str, task: str) -> dict:
+        return {"task": task, "fingerprint": fingerprint, "width": data.width,
+                "n_train": len(data.y_train), "n_val": len(data.y_val), "n_test": len(data.y_test)}
+
+    def _write(self, kind: str, key: str, result: dict) -> None:
+        if not self.runtime.main:
+            return
+        path = self.options.out / "results" / self.config.task / f"{kind}-{key}.json"
+        write_json(path, {"kind": kind, "task": self.config.task, "seed": self.options.seed,
+                          "options": _jsonable(self.options), "config": dataclasses.asdict(self.config),
+                          **result, "cache": key,
+                          "runtime": {"device": str(self.runtime.device), "autocast_bf16": self.runtime.autocast,
+                                      "world_size": self.runtime.world_size},
+                          "versions": versions(), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+        self._say(f"wrote {path}")
+
+    def _say(self, message: str) -> None:
+        if self.runtime.main:
+            print(message, file=sys.stderr, flush=True)
+
+
+def _jsonable(options: RunOptions) -> dict:
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(options).items()}
+
+
+def _budget(stage: Stage, config: LRAConfig) -> str:
+    return f"{stage.epochs} epochs" + ("" if config.max_steps is None else f", at most {config.max_steps} steps")
+
+
+def _finite_or_inf(value: float) -> float:
+    return value if math.isfinite(value) else math.inf
+
+
+def _seconds(history: list[dict]) -> float:
+    return round(sum(record["seconds"] for record in history), 3)
