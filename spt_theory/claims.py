@@ -63,23 +63,27 @@ def within(value: float, low: float, high: float, **details) -> Measurement:
 
 @dataclass(frozen=True)
 class Claim:
+    """``quick``: whether quick mode runs the check; a claim that needs long extra training sets it
+    to False and runs with ``--full`` or when selected by ``--only``."""
+
     id: str
     statement: str
     section: str
     method: str
     check: Callable[[Context], Measurement]
+    quick: bool = True
 
 
 REGISTRY: dict[str, Claim] = {}
 
 
-def claim(id: str, statement: str, *, section: str, method: str):
+def claim(id: str, statement: str, *, section: str, method: str, quick: bool = True):
     """Decorator: register ``check(ctx) -> Measurement`` as the check of claim ``id``."""
 
     def register(check: Callable[[Context], Measurement]) -> Callable[[Context], Measurement]:
         if id in REGISTRY:
             raise ValueError(f"claim {id} registered twice")
-        REGISTRY[id] = Claim(id, statement, section, method, check)
+        REGISTRY[id] = Claim(id, statement, section, method, check, quick)
         return check
 
     return register

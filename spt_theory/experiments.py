@@ -10,7 +10,16 @@ exactly a run of ``e`` epochs.
 
 The recipes (:func:`recipe`) are the design's runs: ``scratch``, ``spt`` (SPT then finetune),
 ``pretrain`` (SPT only), ``frozen`` (W_Q, W_K frozen at random init), ``hybrid_<groups>`` (groups from the SPT checkpoint,
-the rest fresh), ``sweep_<e>`` (SPT for ``e`` epochs then finetune).
+the rest fresh, finetuned for the scratch budget), ``sweep_<e>`` (SPT for ``e`` epochs then finetune).
+
+Mechanism controls (claims X1-X6, :mod:`spt_theory.checks.controls`) add a :class:`ControlSpec`: a
+:class:`RunSpec` with an initialisation hook (``init``, e.g. ``proxinit``: W_Q, W_K set so that the
+PE-PE scores peak at offsets +-1) and/or another sequence source for the SPT stages
+(``pretrain_data``, a :class:`PretrainData`).  Both enter the stage keys only when set, so every
+plain :class:`RunSpec` keeps its key.  Recipes: ``proxinit`` / ``proxinit_<e>`` (supervised from the
+proximity init, scratch budget / ``e`` epochs) and ``xspt_<source>`` / ``xspt_<source>_long``
+(SPT on ``source`` = ``symmetric``, ``p08`` or ``perm``, then finetune on the walk task for the
+finetune / scratch budget), built by :func:`control_recipe`.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import platform
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -78,7 +88,8 @@ def stage_key(spec: RunSpec, k: int) -> str:
     return config_hash({"format": CACHE_FORMAT, "data": dataclasses.asdict(spec.data), "model": dataclasses.asdict(spec.model),
                         "seed": spec.seed,
                         "before": [dataclasses.asdict(s) for s in spec.stages[:k]],
-                        "stage": dataclasses.asdict(replace(spec.stages[k], epochs=0))})
+                        "stage": dataclasses.asdict(replace(spec.stages[k], epochs=0)),
+                        **control_key(spec)})
 
 
 PROBE_SIZE = 256
@@ -109,7 +120,11 @@ class RunResult:
 
 def initial_model(spec: RunSpec) -> Encoder:
     torch.manual_seed(spec.seed)
-    return Encoder(spec.model)
+    model = Encoder(spec.model)
+    init = getattr(spec, "init", "default")
+    if init != "default":
+        INIT_HOOKS[init](model)
+    return model
 
 
 def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset | None = None) -> RunResult:
@@ -124,6 +139,9 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
             model.reset_parameters(tuple(g for g in PARAMETER_GROUPS if g not in stage.keep))
         stage_dir = cache_dir / stage_key(spec, k)
         done = stage_dir / f"epoch_{stage.epochs}.pt"
+        stage_data = data
+        if stage.objective == "spt" and getattr(spec, "pretrain_data", None) is not None:
+            stage_data = build_pretrain_data(spec.pretrain_data)  # X5: SPT on another source
         if done.exists():
             ckpt = load_checkpoint(done)
             load_model_state(model, ckpt["model"], done)
@@ -131,7 +149,7 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
         else:
             meta = {"spec": json.loads(json.dumps(dataclasses.asdict(spec), default=str)), "stage": k,
                     "torch": str(torch.__version__), "python": platform.python_version()}
-            history = train_stage(model, data, stage, spec.seed * 1000 + k, stage_dir,
+            history = train_stage(model, stage_data, stage, spec.seed * 1000 + k, stage_dir,
                                   epoch_metrics=metrics, meta=meta, progress=progress)
             write_json(stage_dir / "run.json", {**meta, "history": history})
         if stage.epochs == 0:
@@ -169,11 +187,192 @@ def recipe(name: str, data: WalkData, seed: int, budget: Budget = Budget(),
         stages = (pre, Stage(epochs=budget.finetune_epochs, **sup))
     elif name.startswith("sweep_"):
         stages = (replace(pre, epochs=int(name.split("_")[1])), Stage(epochs=budget.finetune_epochs, **sup))
-    elif name.startswith("hybrid_"):
+    elif name.startswith("hybrid_"):  # finetuned for the supervised budget of scratch
         keep = tuple(name.split("_")[1:])
-        stages = (pre, Stage(epochs=budget.finetune_epochs, keep=keep, **sup))
+        stages = (pre, Stage(epochs=budget.scratch_epochs, keep=keep, **sup))
     elif name == "init":
         stages = (Stage(epochs=0, **sup),)
     else:
         raise ValueError(f"unknown recipe {name!r}")
     return RunSpec(data, data.model_config(**model_overrides), stages, seed)
+
+
+# ----------------------------------------------------------------------------- mechanism controls
+@dataclass(frozen=True)
+class PretrainData:
+    """Another sequence source for the SPT stages (claim X5); finetuning still uses the walk task.
+
+    ``source``: ``walk`` (the walk generator, step probability ``p``, one direction per sequence) or
+    ``symmetric`` (with probability ``p`` step by +1 or -1, drawn independently at every step: no
+    direction to learn, but the same local correlations).  ``permutation_seed``: relabel every
+    token by one fixed random permutation of 0..V-1 (token neighbourhoods scrambled, positions
+    kept).  The sequences use their own seeds (``data_seed``), distinct from the walk data's.
+    """
+
+    source: str = "walk"
+    vocab: int = 16
+    length: int = 100
+    p: float = 0.5
+    n_train: int = 8000
+    data_seed: int = 7
+    permutation_seed: int | None = None
+
+    def __post_init__(self):
+        if self.source not in ("walk", "symmetric"):
+            raise ValueError(f"source must be 'walk' or 'symmetric', got {self.source!r}")
+
+    def build(self) -> Dataset:
+        gen_seed = 1000 + 2 * self.data_seed
+        if self.source == "walk":
+            x, y = generate_walk(self.vocab, self.length, self.p, self.n_train, gen_seed)
+        else:
+            x, y = symmetric_walk(self.vocab, self.length, self.p, self.n_train, gen_seed)
+        if self.permutation_seed is not None:
+            perm = torch.randperm(self.vocab, generator=torch.Generator().manual_seed(self.permutation_seed))
+            x = perm[x]
+        # the SPT stage reads only x_train; the test split is a slice so that the Dataset is whole
+        return Dataset(x, y, x[:PROBE_SIZE], y[:PROBE_SIZE], mask_id=self.vocab)
+
+
+def symmetric_walk(vocab: int, length: int, p: float, size: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Walks whose every step is +1 or -1 independently (with probability ``p`` a step, otherwise a
+    fresh uniform token); ``y`` is a random label carrying no information.  Vectorised like
+    :func:`synthetic.walk.generate_walk`: ``x_i = u_{r(i)} + C_i - C_{r(i)} (mod V)`` with ``C`` the
+    running sum of the signs and ``r(i)`` the last fresh position ``<= i``."""
+    WalkTask(vocab, length, p)
+    gen = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, 2, (size,), generator=gen)
+    fresh_tokens = torch.randint(0, vocab, (size, length), generator=gen)
+    steps = torch.rand(size, length, generator=gen) < p
+    signs = 2 * torch.randint(0, 2, (size, length), generator=gen) - 1
+    steps[:, 0] = False
+    position = torch.arange(length).expand(size, length)
+    last_fresh = torch.where(steps, 0, position).cummax(dim=1).values
+    walked = torch.where(steps, signs, 0).cumsum(dim=1)
+    x = (fresh_tokens.gather(1, last_fresh) + walked - walked.gather(1, last_fresh)) % vocab
+    return x, y
+
+
+_PRETRAIN_CACHE: dict = {}
+
+
+def build_pretrain_data(source: PretrainData) -> Dataset:
+    """:meth:`PretrainData.build`, memoised per process."""
+    if source not in _PRETRAIN_CACHE:
+        _PRETRAIN_CACHE[source] = source.build()
+    return _PRETRAIN_CACHE[source]
+
+
+@dataclass(frozen=True)
+class ControlSpec(RunSpec):
+    """A :class:`RunSpec` with an initialisation hook (a name in :data:`INIT_HOOKS`) and/or another
+    sequence source for its SPT stages; both are part of the stage keys (:func:`control_key`)."""
+
+    init: str = "default"
+    pretrain_data: PretrainData | None = None
+
+    def __post_init__(self):
+        if self.init != "default" and self.init not in INIT_HOOKS:
+            raise ValueError(f"init must be 'default' or one of {sorted(INIT_HOOKS)}, got {self.init!r}")
+
+
+def control_key(spec: RunSpec) -> dict:
+    """The extra cache-key fields of a :class:`ControlSpec` ({} for a plain spec: keys unchanged)."""
+    extra: dict = {}
+    if getattr(spec, "init", "default") != "default":
+        extra["init"] = spec.init
+    if getattr(spec, "pretrain_data", None) is not None:
+        extra["pretrain_data"] = dataclasses.asdict(spec.pretrain_data)
+    return extra
+
+
+PROXINIT_OFFSETS = (1, -1)
+"""Offsets delta_h of the proximity init, cycled over heads: head h peaks at j = i + delta_h."""
+PROXINIT_ALPHA = 3.0
+"""Scale of W_Q and W_K in the proximity init.  Measured at init on the walk data (seed 0, 128
+sequences): alpha = 2 / 3 / 4 give band mass 0.44 / 0.84 / 0.95 (SPT reaches ~0.5) and attention
+0.16 / 0.39 / 0.49 on the peak offset; 3 makes each head clearly directional (0.39 vs 0.04 on the
+opposite neighbour)."""
+
+
+@torch.no_grad()
+def proximity_init(model: Encoder, offsets: tuple[int, ...] = PROXINIT_OFFSETS, alpha: float = PROXINIT_ALPHA,
+                   pairs: str = "top", project_tokens: bool = True) -> None:
+    r"""Set W_Q, W_K (every layer, biases 0) so that head h's PE-PE score peaks at offset ``delta_h``.
+
+    With sinusoidal PE, the frequency pair ``k`` of ``P_t`` is ``(sin w_k t, cos w_k t)`` and
+    ``R(theta) = [[cos, -sin], [sin, cos]]`` maps it to the pair of ``P_{t - delta}`` for
+    ``theta = w_k delta``.  Head h reads ``d_h / 2`` frequency pairs with ``W_Q = alpha I`` and
+    ``W_K = alpha blockdiag(R(w_k delta_h))``, so its PE-PE score is
+    ``alpha^2 / sqrt(d_h) sum_k cos(w_k (i - j + delta_h))``: largest at ``j = i + delta_h``.
+    ``pairs="top"``: every head reads the ``d_h / 2`` highest frequencies (sharp peaks);
+    ``"own"``: head h reads its own block of dimensions (``W_Q = alpha I``, the plain construction,
+    whose low-frequency heads are nearly flat over 100 positions).
+
+    ``project_tokens``: multiply both maps on the right by the projector onto the orthogonal
+    complement of span{token embeddings, 1}, so that at init the scores carry no token-token or
+    token-PE term (without it, e^T R e > 0 makes every head attend to equal tokens: 62% of the
+    attention went to the diagonal at alpha = 2) and the LayerNorm's centring drops out.  The
+    PE-PE profile still peaks exactly at ``j = i + delta_h`` (``tests/test_controls.py``).
+    """
+    cfg = model.cfg
+    d, dh = cfg.d_model, cfg.d_head
+    freq = torch.exp(-math.log(10000.0) * torch.arange(0, d, 2, dtype=torch.float64) / d)
+    for block in model.blocks:
+        w_q = torch.zeros(d, d, dtype=torch.float64)
+        w_k = torch.zeros(d, d, dtype=torch.float64)
+        for h in range(cfg.n_heads):
+            delta = offsets[h % len(offsets)]
+            first = 0 if pairs == "top" else h * dh
+            for c in range(0, dh, 2):
+                row, col = h * dh + c, first + c
+                theta = float(freq[col // 2]) * delta
+                w_q[row, col], w_q[row + 1, col + 1] = alpha, alpha
+                rot = alpha * torch.tensor([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]],
+                                           dtype=torch.float64)
+                w_k[row:row + 2, col:col + 2] = rot
+        if project_tokens:  # remove the token-token and token-PE terms of the scores at init
+            basis = torch.cat([model.embed.weight.detach().to(torch.float64), torch.ones(1, d, dtype=torch.float64)])
+            q, _ = torch.linalg.qr(basis.T)
+            complement = torch.eye(d, dtype=torch.float64) - q @ q.T
+            w_q, w_k = w_q @ complement, w_k @ complement
+        block.attn.qk.weight.copy_(torch.cat([w_q, w_k]).to(block.attn.qk.weight.dtype))
+        block.attn.qk.bias.zero_()
+
+
+INIT_HOOKS = {"proxinit": proximity_init}
+"""Named initialisation hooks of :class:`ControlSpec` (applied after the seeded default init)."""
+
+PRETRAIN_SOURCES = {
+    "symmetric": lambda walk: PretrainData("symmetric", walk.vocab, walk.length, walk.p, walk.n_train),
+    "p08": lambda walk: PretrainData("walk", walk.vocab, walk.length, 0.8, walk.n_train),
+    "perm": lambda walk: PretrainData("walk", walk.vocab, walk.length, walk.p, walk.n_train, permutation_seed=0),
+}
+"""X5 pretraining sources built from the walk data's sizes: (a) symmetric steps, (b) p = 0.8,
+(c) the same walk with token ids relabelled by a fixed random permutation."""
+
+
+def control_recipe(name: str, data: WalkData, seed: int, budget: Budget = Budget(),
+                   **model_overrides) -> RunSpec:
+    """The runs of the mechanism controls (or any :func:`recipe` name, returned unchanged).
+
+    ``proxinit``: supervised from the proximity init for the scratch budget (``proxinit_<e>``:
+    ``e`` epochs; same stage key, so one is a prefix of the other).  ``xspt_<source>``: SPT on a
+    :data:`PRETRAIN_SOURCES` source, then finetune on ``data`` for the finetune budget
+    (``xspt_<source>_long``: for the scratch budget).
+    """
+    if name == "proxinit" or name.startswith("proxinit_"):
+        base = recipe("scratch", data, seed, budget, **model_overrides)
+        if name != "proxinit":
+            base = replace(base, stages=(replace(base.stages[0], epochs=int(name.split("_")[1])),))
+        return ControlSpec(base.data, base.model, base.stages, seed, init="proxinit")
+    if name.startswith("xspt_"):
+        parts = name.split("_")
+        if parts[1] not in PRETRAIN_SOURCES or parts[2:] not in ([], ["long"]):
+            raise ValueError(f"unknown recipe {name!r}; sources: {', '.join(PRETRAIN_SOURCES)}")
+        base = recipe("spt", data, seed, budget, **model_overrides)
+        if parts[2:] == ["long"]:
+            base = replace(base, stages=(base.stages[0], replace(base.stages[1], epochs=budget.scratch_epochs)))
+        return ControlSpec(base.data, base.model, base.stages, seed,
+                           pretrain_data=PRETRAIN_SOURCES[parts[1]](data))
+    return recipe(name, data, seed, budget, **model_overrides)

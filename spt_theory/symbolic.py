@@ -245,6 +245,63 @@ def general_row_sums() -> sp.Expr:
     return sp.simplify(sp.refine(sp.Sum(inner, (j, 1, n)).doit(), sp.Q.le(j, n)))
 
 
+def _row_loss(S: sp.Matrix, V: sp.Matrix, r: int) -> tuple[sp.Expr, list[sp.Expr], sp.Function]:
+    r"""``l(y_r)`` with ``y_r`` = row ``r`` of ``softmax_rows(S) V`` (X4), the readout, and ``l``."""
+    y = list(softmax_rows(S)[r, :] * V)
+    l = sp.Function("l")
+    return l(*y), y, l
+
+
+def x4_row_score_gradient(n: int, d: int, r: int) -> sp.Matrix:
+    r"""X4 (a) at a generic point: ``dL/dS - e_r (A_r o (beta - (A_r . beta) 1))^T``, ``beta_j = grad l(y_r)^T v_j``."""
+    S, V = _symbols("s", n, n), _symbols("v", n, d)
+    L, y, l = _row_loss(S, V, r)
+    names = _GradientSymbols()
+    derived = names.freeze(sp.Matrix(n, n, lambda i, j: sp.diff(L, S[i, j])))
+    A = softmax_rows(S)
+    beta = V * sp.Matrix(names.gradient(l, y))
+    mean = sum(A[r, k] * beta[k] for k in range(n))
+    closed = sp.Matrix(n, n, lambda i, j: A[r, j] * (beta[j] - mean) if i == r else 0)
+    return (derived - closed).applyfunc(sp.cancel)
+
+
+@lru_cache(maxsize=None)
+def uniform_row_score_gradient(n: int, d: int, r: int) -> tuple[sp.Matrix, tuple[sp.Expr, ...]]:
+    r"""``dL_row/dS`` derived by sympy at constant rows ``S_ij = r_i``, and ``beta_j = grad l(y_r)^T v_j``
+    with ``grad l`` at the uniform-attention readout ``y_r = (1/n) V^T 1``."""
+    S, V = _symbols("s", n, n), _symbols("v", n, d)
+    L, _, l = _row_loss(S, V, r)
+    names = _GradientSymbols()
+    derived = names.freeze(sp.Matrix(n, n, lambda i, j: sp.diff(L, S[i, j])).xreplace(_constant_rows(S)))
+    beta = V * sp.Matrix(names.gradient(l, _pooled(sp.ones(n, n) / n, V)))
+    return sp.ImmutableMatrix(_expand(derived)), tuple(beta)
+
+
+def x4_row_uniform_gradient(n: int, d: int, r: int) -> sp.Matrix:
+    r"""X4 (b): ``dL_row/dS - (1/n) e_r (beta - mean(beta) 1)^T`` at constant rows."""
+    derived, beta = uniform_row_score_gradient(n, d, r)
+    mean = sum(beta) / n
+    closed = sp.Matrix(n, n, lambda i, j: (beta[j] - mean) / n if i == r else 0)
+    return _expand(derived - closed)
+
+
+def x4_row_projection(n: int, d: int, r: int) -> sp.Expr:
+    r"""X4 (c): ``<dL_row/dS, P> - (1/n) (beta - mean(beta) 1)^T P_r`` for a generic symbolic ``P``."""
+    derived, beta = uniform_row_score_gradient(n, d, r)
+    P = _symbols("p", n, n)
+    mean = sum(beta) / n
+    projection = sum(derived[i, j] * P[i, j] for i in range(n) for j in range(n))
+    return sp.expand(projection - sum((beta[j] - mean) * P[r, j] for j in range(n)) / n)
+
+
+def x4_circulant_projection(n: int, d: int, r: int) -> sp.Expr:
+    r"""X4 (c), the contrast with T3: ``<dL_row/dS, P>`` for the circulant ``P_ij = k(min(|i-j|, n-|i-j|))``
+    with generic ``k``.  Not identically 0 (for ``n >= 3``): a row readout sees circulant patterns."""
+    derived, _ = uniform_row_score_gradient(n, d, r)
+    k = sp.symbols(f"k_0:{n // 2 + 1}")
+    return sp.expand(sum(derived[i, j] * k[min(abs(i - j), n - abs(i - j))] for i in range(n) for j in range(n)))
+
+
 def is_zero(residual: Residual | Sequence[sp.Expr]) -> bool:
     """True iff every entry of the residual is identically 0 (already simplified/expanded)."""
     if isinstance(residual, sp.MatrixBase):
@@ -273,6 +330,13 @@ def _lemma_cases(lemma: str, ns: Sequence[int]) -> dict[str, Callable[[], Residu
         "T4": {f"n={n}": (lambda n=n: _t4(n)) for n in ns if n <= 4},
         "T5": {**{f"n={n}": (lambda n=n: t5_reconstruction_gradient(n, d, range(0, n, 2))) for n in ns},
                "general n softmax backward": general_softmax_backward_at_uniform},
+        "X4": {**{f"dL/dS generic S n={n} r={r}": (lambda n=n, r=r: x4_row_score_gradient(n, d, r))
+                  for n in ns if n <= 3 for r in sorted({0, n - 1})},
+               **{f"uniform n={n} r={r}": (lambda n=n, r=r: x4_row_uniform_gradient(n, d, r))
+                  for n in ns for r in sorted({0, n - 1})},
+               **{f"projection n={n} r={r}": (lambda n=n, r=r: x4_row_projection(n, d, r))
+                  for n in ns if n <= 4 for r in sorted({0, n - 1})},
+               "general n softmax backward": general_softmax_backward_at_uniform},
     }
     if lemma not in cases:
         raise ValueError(f"no symbolic derivation for lemma {lemma!r} (have {', '.join(cases)})")
@@ -280,7 +344,7 @@ def _lemma_cases(lemma: str, ns: Sequence[int]) -> dict[str, Callable[[], Residu
 
 
 def verify_lemma(lemma: str, ns: Sequence[int] = (2, 3, 4, 5)) -> dict[str, bool]:
-    """Run every symbolic derivation of ``lemma`` ("T1".."T5"): ``{case: residual is 0}``.
+    """Run every symbolic derivation of ``lemma`` ("T1".."T5", "X4"): ``{case: residual is 0}``.
 
     T1's generic-point softmax case runs for ``n <= 3`` and T4 for ``n <= 4`` (cost grows fast).
     """

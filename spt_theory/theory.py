@@ -253,3 +253,86 @@ def rank_for_energy(X: Tensor, energy: float) -> int:
     r"""Smallest ``r`` with ``sum_{i<=r} sigma_i^2 >= energy ||X||_F^2``: rank-one steps needed."""
     s2 = torch.linalg.svdvals(X) ** 2
     return int((s2.cumsum(0) / s2.sum() < energy).sum()) + 1
+
+
+# --------------------------------------------------------------------------- X4: single-row readout
+# X4 (proofs/X4_readout_blindness.md): the readout is one row of A V instead of the mean,
+# L_row(S) = l(y_r), y_r = e_r^T A V: a CLS token (r = 0) or the last token (r = n - 1) of a
+# 1-layer model.  beta_j = grad l(y_r)^T v_j (no 1/n: nothing is averaged).
+
+
+def row_readout(S: Tensor, V: Tensor, r: int) -> Tensor:
+    r"""``y_r = sum_j A_rj v_j``: row ``r`` of ``A V``."""
+    return attention(S)[..., r, :].unsqueeze(-2).matmul(V).squeeze(-2)
+
+
+def _row_value_scores(V: Tensor, grad_y: Tensor) -> Tensor:
+    r"""``beta_j = grad l(y_r)^T v_j``, the gradient of ``L_row`` w.r.t. ``A_rj``."""
+    return V.matmul(grad_y.unsqueeze(-1)).squeeze(-1)
+
+
+def row_score_grad(S: Tensor, V: Tensor, grad_y: Tensor, r: int) -> Tensor:
+    r"""X4 (a), any point: ``dL_row/dS = e_r (A_r o (beta - (A_r . beta) 1))^T``; every other row is 0.
+
+    ``L_row`` reads only row ``r`` of ``A``, which depends only on row ``r`` of ``S``.
+    """
+    A_r = attention(S)[..., r, :]
+    beta = _row_value_scores(V, grad_y)
+    row = A_r * (beta - (A_r * beta).sum(dim=-1, keepdim=True))
+    grad = torch.zeros_like(S)
+    grad[..., r, :] = row
+    return grad
+
+
+def row_score_grad_uniform(V: Tensor, grad_y: Tensor, r: int) -> Tensor:
+    r"""X4 (b): at uniform attention ``dL_row/dS = (1/n) e_r (beta - mean(beta) 1)^T``: rank <= 1, one
+    non-zero row, which sums to 0."""
+    beta = _row_value_scores(V, grad_y)
+    n = V.shape[-2]
+    grad = V.new_zeros(*V.shape[:-2], n, n)
+    grad[..., r, :] = (beta - beta.mean(dim=-1, keepdim=True)) / n
+    return grad
+
+
+def predicted_row_projection(V: Tensor, grad_y: Tensor, P: Tensor, r: int) -> Tensor:
+    r"""X4 (c): ``<dL_row/dS, P> = (1/n) (beta - mean(beta) 1)^T P_r`` at uniform attention
+    (``P_r`` = row ``r`` of ``P``): zero for every ``(V, l)`` iff ``P_r`` is constant."""
+    beta = _row_value_scores(V, grad_y)
+    centred = beta - beta.mean(dim=-1, keepdim=True)
+    return (centred * P[..., r, :]).sum(dim=-1) / V.shape[-2]
+
+
+def row_projection_bound(V: Tensor, grad_y: Tensor, P: Tensor, r: int) -> Tensor:
+    r"""X4 (c) bound: ``|<dL_row/dS, P>| <= (1/n) ||beta - mean(beta) 1|| ||P_r - mean(P_r) 1||``,
+    attained iff ``beta - mean(beta) 1`` is parallel to ``P_r - mean(P_r) 1``."""
+    beta = _row_value_scores(V, grad_y)
+    return ((beta - beta.mean(dim=-1, keepdim=True)).norm(dim=-1)
+            * row_centre(P[..., r, :].unsqueeze(-2)).squeeze(-2).norm(dim=-1) / V.shape[-2])
+
+
+def row_max_cosine(P: Tensor, r: int) -> Tensor:
+    r"""The largest ``|cos(dL_row/dS, P)|`` at uniform attention: ``||P_r - mean(P_r) 1|| / ||P||_F``.
+
+    For the band ``1{|i-j| <= w}`` on ``n`` tokens: ``sqrt(m (1 - m/n) / ((2w+1) n - w (w+1)))`` with
+    ``m = w + 1`` at an end row (CLS ``r = 0``, last ``r = n-1``) and ``m = 2w + 1`` inside: about
+    ``1/sqrt(n)``, against ``~ sqrt(w(w+1)/3) / n`` for mean pooling (T3).
+    """
+    return row_centre(P[..., r, :].unsqueeze(-2)).squeeze(-2).norm(dim=-1) / P.flatten(-2).norm(dim=-1)
+
+
+def band_row_max_cosine(n: int, width: int, r: int) -> float:
+    r"""Closed form of :func:`row_max_cosine` for the band ``1{|i-j| <= width}``: ``m`` = number of
+    ones in row ``r``, ``sqrt(m (1 - m/n) / ((2w+1) n - w(w+1)))`` (for ``n > width``)."""
+    m = min(r, width) + min(n - 1 - r, width) + 1
+    return (m * (1 - m / n) / ((2 * width + 1) * n - width * (width + 1))) ** 0.5
+
+
+def row_grad_M_uniform(H: Tensor, V: Tensor, grad_y: Tensor, r: int) -> Tensor:
+    r"""X4 (d): with ``S = H M H^T``, at uniform attention ``dL_row/dM = (1/n) h_r ((beta - mean(beta) 1)^T H)``.
+
+    Rank <= 1 like T4, but the left factor is the readout token's own ``h_r`` instead of the bag
+    mean ``(1/n) H^T 1``: the update couples the query at ``r`` with individual keys.
+    """
+    beta = _row_value_scores(V, grad_y)
+    right = (beta - beta.mean(dim=-1, keepdim=True)).unsqueeze(-2).matmul(H).squeeze(-2) / V.shape[-2]
+    return H[..., r, :].unsqueeze(-1) * right.unsqueeze(-2)

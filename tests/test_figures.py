@@ -1,0 +1,141 @@
+"""Every figure renders from tiny runs into PNG + PDF + JSON; --only selects; LRA table skips cleanly."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from spt_theory import figures
+from spt_theory.experiments import Budget, WalkData
+
+TINY_DATA = WalkData(vocab=5, length=12, p=0.9, n_train=96, n_test=32)
+TINY_BUDGET = Budget(scratch_epochs=2, pretrain_epochs=2, finetune_epochs=1, batch_size=32)
+TINY_MODEL = dict(d_model=16, n_heads=2, d_ff=32)
+DRAWN = [name for name in figures.FIGURES if name != "lra_table"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny models train ~20x faster on one intra-op thread when the machine is busy."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("runs")
+
+
+def tiny_context(cache: Path, out: Path, **kw) -> figures.FigureContext:
+    return figures.FigureContext(data=TINY_DATA, budget=TINY_BUDGET, model=dict(TINY_MODEL), seeds=(0, 1),
+                                 cache_dir=cache, out=out, progress=False, sweep=(1, 2), t3_count=3,
+                                 lra_results=out / "no-lra-results", **kw)
+
+
+@pytest.fixture(scope="module")
+def context(cache, tmp_path_factory) -> figures.FigureContext:
+    return tiny_context(cache, tmp_path_factory.mktemp("figures"))
+
+
+def assert_written(out: Path, name: str) -> dict:
+    for ext in ("png", "pdf"):
+        path = out / f"{name}.{ext}"
+        assert path.stat().st_size > 1000, path
+    assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
+    record = json.loads((out / f"{name}.json").read_text())
+    assert record["figure"] == name and record["seeds"] == [0, 1]
+    assert not list(out.glob(".*.tmp"))  # atomic writes leave no temporary files
+    return record
+
+
+@pytest.mark.parametrize("name", DRAWN)
+def test_figure_renders(context, name):
+    paths = figures.FIGURES[name].draw(context)
+    assert [p.suffix for p in paths] == [".png", ".pdf", ".json"]
+    record = assert_written(context.out, name)
+    text = json.dumps(record)
+    if name != "gradient_blindness":  # every trained-run figure names its runs by config hash
+        assert "config_hash" in text and "stage_keys" in text
+
+
+def test_plotted_numbers_come_from_the_runs(context):
+    figures.FIGURES["ablations"].draw(context)
+    record = json.loads((context.out / "ablations.json").read_text())
+    scratch = next(b for b in record["bars"] if b["recipe"] == "scratch")["test_accuracy_percent"]
+    runs = [context.result("scratch", s) for s in context.seeds]
+    assert scratch["per_seed"] == pytest.approx([100 * r.final["test_accuracy"] for r in runs])
+
+
+def test_lra_table_skipped_without_results(context):
+    with pytest.raises(figures.FigureSkipped, match="no LRA results"):
+        figures.lra_table(context)
+
+
+def test_lra_table_from_result_json(cache, tmp_path):
+    result = {"kind": "scratch", "task": "listops", "seed": 0,
+              "options": {"keep": [], "freeze": [], "tiny": True},
+              "config": {"layers": 1, "d_model": 16}, "metrics": {"test_accuracy": 0.3, "epochs_run": 2},
+              "stages": [{"objective": "supervised"}], "data": {"fingerprint": "x"}, "model": {}}
+    (tmp_path / "res" / "listops").mkdir(parents=True)
+    (tmp_path / "res" / "listops" / "scratch-0.json").write_text(json.dumps(result))
+    ctx = tiny_context(cache, tmp_path / "out", )
+    ctx.lra_results = tmp_path / "res"
+    figures.lra_table(ctx)
+    record = assert_written(ctx.out, "lra_table")
+    assert record["rows"][0]["test_accuracy_percent"]["mean"] == pytest.approx(30.0)
+
+
+def test_cli_only_selects_and_skips_lra(cache, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(figures, "DEFAULT_DATA", TINY_DATA)
+    monkeypatch.setattr(figures, "DEFAULT_BUDGET", TINY_BUDGET)
+    monkeypatch.setattr(figures, "DEFAULT_MODEL", TINY_MODEL)
+    monkeypatch.setattr(figures, "DEFAULT_SWEEP", (1, 2))
+    out = tmp_path / "out"
+    code = figures.main(["--only", "pe_toeplitz", "lra_table", "--seeds", "0", "1", "--cache-dir", str(cache),
+                         "--out", str(out), "--lra-results", str(tmp_path / "none"), "--no-progress"])
+    assert code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["pe_toeplitz.json", "pe_toeplitz.pdf", "pe_toeplitz.png"]
+    printed = capsys.readouterr().out
+    assert "lra_table: skipped (no LRA results" in printed
+
+
+def test_cli_fresh_uses_a_new_cache(cache, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(figures, "DEFAULT_DATA", TINY_DATA)
+    monkeypatch.setattr(figures, "DEFAULT_BUDGET", TINY_BUDGET)
+    monkeypatch.setattr(figures, "DEFAULT_MODEL", TINY_MODEL)
+    base = tmp_path / "runs"
+    code = figures.main(["--only", "pe_toeplitz", "--seeds", "0", "--cache-dir", str(base), "--fresh",
+                         "--out", str(tmp_path / "out"), "--no-progress"])
+    assert code == 0
+    fresh = [p for p in base.iterdir() if p.name.startswith("fresh-")]
+    assert len(fresh) == 1 and any(fresh[0].iterdir())
+    assert "training pretrain seed 0" in capsys.readouterr().out
+    shutil.rmtree(base)
+
+
+def test_cli_help_and_bad_arguments(capsys):
+    with pytest.raises(SystemExit) as done:
+        figures.main(["--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    for name in figures.FIGURES:
+        assert name in text
+    with pytest.raises(SystemExit) as done:
+        figures.main(["--only", "no_such_figure"])
+    assert done.value.code == 2
+    assert figures.main(["--seeds", "-1"]) == 2
+
+
+def test_control_runs_match_verify():
+    """The ablation figure's control bars are the very runs (same specs, so same cache) of X1-X5."""
+    controls = pytest.importorskip("spt_theory.checks.controls")
+    ctx = figures.FigureContext(seeds=(0,))
+    entries = figures.control_entries(ctx)
+    assert entries, "controls module present but no control run found"
+    for _, name in entries:
+        assert figures.control_spec(ctx, name, 0) == controls.control_spec(name, 0)
