@@ -12,7 +12,7 @@ The recipes (:func:`recipe`) are the design's runs: ``scratch``, ``spt`` (SPT th
 ``pretrain`` (SPT only), ``frozen`` (W_Q, W_K frozen at random init), ``hybrid_<groups>`` (groups from the SPT checkpoint,
 the rest fresh, finetuned for the scratch budget), ``sweep_<e>`` (SPT for ``e`` epochs then finetune).
 
-Mechanism controls (claims X1-X6, :mod:`spt_theory.checks.controls`) add a :class:`ControlSpec`: a
+Mechanism controls (claims X1-X6, :mod:`spt_theory.checks.controls`) add a :class:`RunSpec`: a
 :class:`RunSpec` with an initialisation hook (``init``, e.g. ``proxinit``: W_Q, W_K set so that the
 PE-PE scores peak at offsets +-1) and/or another sequence source for the SPT stages
 (``pretrain_data``, a :class:`PretrainData`).  Both enter the stage keys only when set, so every
@@ -67,10 +67,20 @@ class WalkData:
 
 @dataclass(frozen=True)
 class RunSpec:
+    """A run: data, model, stages, seed; for the mechanism controls also an initialisation hook
+    (``init``, a name in :data:`INIT_HOOKS`) and another sequence source for the SPT stages
+    (``pretrain_data``).  Those two enter the stage keys only when set (:func:`control_key`)."""
+
     data: WalkData
     model: ModelConfig
     stages: tuple[Stage, ...]
     seed: int = 0
+    init: str = "default"
+    pretrain_data: PretrainData | None = None
+
+    def __post_init__(self):
+        if self.init != "default" and self.init not in INIT_HOOKS:
+            raise ValueError(f"init must be 'default' or one of {sorted(INIT_HOOKS)}, got {self.init!r}")
 
 
 def config_hash(obj) -> str:
@@ -121,9 +131,8 @@ class RunResult:
 def initial_model(spec: RunSpec) -> Encoder:
     torch.manual_seed(spec.seed)
     model = Encoder(spec.model)
-    init = getattr(spec, "init", "default")
-    if init != "default":
-        INIT_HOOKS[init](model)
+    if spec.init != "default":
+        INIT_HOOKS[spec.init](model)
     return model
 
 
@@ -140,7 +149,7 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
         stage_dir = cache_dir / stage_key(spec, k)
         done = stage_dir / f"epoch_{stage.epochs}.pt"
         stage_data = data
-        if stage.objective == "spt" and getattr(spec, "pretrain_data", None) is not None:
+        if stage.objective == "spt" and spec.pretrain_data is not None:
             stage_data = build_pretrain_data(spec.pretrain_data)  # X5: SPT on another source
         if done.exists():
             ckpt = load_checkpoint(done)
@@ -263,25 +272,12 @@ def build_pretrain_data(source: PretrainData) -> Dataset:
     return _PRETRAIN_CACHE[source]
 
 
-@dataclass(frozen=True)
-class ControlSpec(RunSpec):
-    """A :class:`RunSpec` with an initialisation hook (a name in :data:`INIT_HOOKS`) and/or another
-    sequence source for its SPT stages; both are part of the stage keys (:func:`control_key`)."""
-
-    init: str = "default"
-    pretrain_data: PretrainData | None = None
-
-    def __post_init__(self):
-        if self.init != "default" and self.init not in INIT_HOOKS:
-            raise ValueError(f"init must be 'default' or one of {sorted(INIT_HOOKS)}, got {self.init!r}")
-
-
 def control_key(spec: RunSpec) -> dict:
-    """The extra cache-key fields of a :class:`ControlSpec` ({} for a plain spec: keys unchanged)."""
+    """The extra cache-key fields of a control run ({} for a plain run: its keys are unchanged)."""
     extra: dict = {}
-    if getattr(spec, "init", "default") != "default":
+    if spec.init != "default":
         extra["init"] = spec.init
-    if getattr(spec, "pretrain_data", None) is not None:
+    if spec.pretrain_data is not None:
         extra["pretrain_data"] = dataclasses.asdict(spec.pretrain_data)
     return extra
 
@@ -341,7 +337,7 @@ def proximity_init(model: Encoder, offsets: tuple[int, ...] = PROXINIT_OFFSETS, 
 
 
 INIT_HOOKS = {"proxinit": proximity_init}
-"""Named initialisation hooks of :class:`ControlSpec` (applied after the seeded default init)."""
+"""Named initialisation hooks of :class:`RunSpec` (applied after the seeded default init)."""
 
 PRETRAIN_SOURCES = {
     "symmetric": lambda walk: PretrainData("symmetric", walk.vocab, walk.length, walk.p, walk.n_train),
@@ -365,7 +361,7 @@ def control_recipe(name: str, data: WalkData, seed: int, budget: Budget = Budget
         base = recipe("scratch", data, seed, budget, **model_overrides)
         if name != "proxinit":
             base = replace(base, stages=(replace(base.stages[0], epochs=int(name.split("_")[1])),))
-        return ControlSpec(base.data, base.model, base.stages, seed, init="proxinit")
+        return RunSpec(base.data, base.model, base.stages, seed, init="proxinit")
     if name.startswith("xspt_"):
         parts = name.split("_")
         if parts[1] not in PRETRAIN_SOURCES or parts[2:] not in ([], ["long"]):
@@ -373,6 +369,6 @@ def control_recipe(name: str, data: WalkData, seed: int, budget: Budget = Budget
         base = recipe("spt", data, seed, budget, **model_overrides)
         if parts[2:] == ["long"]:
             base = replace(base, stages=(base.stages[0], replace(base.stages[1], epochs=budget.scratch_epochs)))
-        return ControlSpec(base.data, base.model, base.stages, seed,
+        return RunSpec(base.data, base.model, base.stages, seed,
                            pretrain_data=PRETRAIN_SOURCES[parts[1]](data))
     return recipe(name, data, seed, budget, **model_overrides)

@@ -17,7 +17,7 @@ from spt_theory.checks.theory import (
     uniform_bilinear_point,
 )
 from spt_theory.claims import Context, Measurement
-from spt_theory.experiments import (Budget, ControlSpec, PretrainData, RunSpec, WalkData, control_recipe,
+from spt_theory.experiments import (Budget, PretrainData, RunSpec, WalkData, control_recipe,
                                     initial_model, proximity_init, recipe, stage_key, symmetric_walk)
 from spt_theory.model import Encoder
 from spt_theory.probes import attention_patterns, pe_score_block
@@ -67,10 +67,10 @@ def test_proximity_init_removes_token_terms_and_is_directional():
 def test_proxinit_recipe_changes_the_cache_key_and_plain_keys_stay():
     walk = WalkData()
     scratch, prox = recipe("scratch", walk, 0), control_recipe("proxinit", walk, 0)
-    assert isinstance(prox, ControlSpec) and prox.init == "proxinit" and prox.stages == scratch.stages
+    assert prox.init == "proxinit" and prox.stages == scratch.stages
     assert stage_key(prox, 0) != stage_key(scratch, 0)
     assert stage_key(control_recipe("proxinit_3", walk, 0), 0) == stage_key(prox, 0)  # a prefix of it
-    plain = ControlSpec(scratch.data, scratch.model, scratch.stages, scratch.seed)
+    plain = RunSpec(scratch.data, scratch.model, scratch.stages, scratch.seed)
     assert stage_key(plain, 0) == stage_key(scratch, 0)  # no hook, no other data: the same key
     assert control_recipe("spt", walk, 1) == recipe("spt", walk, 1)
     torch.manual_seed(0)
@@ -78,7 +78,7 @@ def test_proxinit_recipe_changes_the_cache_key_and_plain_keys_stay():
     assert not torch.equal(*qk)
     assert torch.equal(initial_model(prox).embed.weight, initial_model(scratch).embed.weight)
     with pytest.raises(ValueError, match="init"):
-        ControlSpec(scratch.data, scratch.model, scratch.stages, 0, init="nonsense")
+        RunSpec(scratch.data, scratch.model, scratch.stages, 0, init="nonsense")
 
 
 # ---------------------------------------------------------------- X5 cross-data SPT

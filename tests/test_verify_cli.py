@@ -37,3 +37,28 @@ def test_help_describes_the_command(capsys):
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
     assert "usage:" in out and "--only" in out and "--json" in out
+
+
+@pytest.fixture
+def registry_with_slow_and_failing_claims(monkeypatch):
+    """A registry of three toy claims: a quick pass, a slow (quick=False) pass, a quick fail."""
+    from spt_theory import claims
+
+    toy: dict = {}
+    monkeypatch.setattr(claims, "REGISTRY", toy)
+    monkeypatch.setattr("spt_theory.verify.all_claims", lambda: sorted(toy.values(), key=lambda c: c.id))
+    claims.claim("Z1", "quick pass", section="toy", method="toy")(lambda ctx: claims.at_most(0.0, 1.0))
+    claims.claim("Z2", "slow pass", section="toy", method="toy", quick=False)(
+        lambda ctx: claims.at_least(1.0, 0.5))
+    claims.claim("Z3", "quick fail", section="toy", method="toy")(lambda ctx: claims.at_least(0.0, 0.5))
+    return toy
+
+
+def test_quick_mode_skips_slow_claims_and_a_failure_exits_1(registry_with_slow_and_failing_claims, tmp_path):
+    report = tmp_path / "r.json"
+    assert main(["--json", str(report), "--no-progress"]) == 1
+    status = {c["id"]: c["status"] for c in json.loads(report.read_text())["claims"]}
+    assert status == {"Z1": "PASS", "Z2": "SKIP", "Z3": "FAIL"}
+    assert main(["--only", "Z1", "Z2", "--json", str(report), "--no-progress"]) == 0
+    status = {c["id"]: c["status"] for c in json.loads(report.read_text())["claims"]}
+    assert status == {"Z1": "PASS", "Z2": "PASS"}
