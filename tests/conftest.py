@@ -5,6 +5,7 @@ import os
 import pytest
 from hypothesis import settings
 
+from spt_theory.checks.theory import single_threaded
 from spt_theory.experiments import WalkData
 
 settings.register_profile("spt", max_examples=60, deadline=None, print_blob=True)
@@ -19,3 +20,10 @@ def tiny_walk() -> WalkData:
 @pytest.fixture
 def tiny_model_overrides() -> dict:
     return dict(d_model=16, n_heads=2, d_ff=32)
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Small float64 tensors: one torch thread is much faster than two on a busy 2-core machine."""
+    with single_threaded():
+        yield

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from spt_theory import experiments, symbolic, theory
 from spt_theory.checks import controls, synthetic
 from spt_theory.checks.theory import (
-    LOSS_KINDS, TOLERANCE, random_instance, random_instances, relative_error, single_threaded, sup_autograd,
+    LOSS_KINDS, TOLERANCE, random_instance, random_instances, relative_error, sup_autograd,
     uniform_bilinear_point,
 )
 from spt_theory.claims import Context, Measurement
@@ -26,10 +26,7 @@ F64 = torch.float64
 PROFILE = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    with single_threaded():
-        yield
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ---------------------------------------------------------------- X2 proximity init

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from spt_theory import theory
 from spt_theory.checks.theory import (
     LOSS_KINDS, TOLERANCE, Instance, bilinear_autograd, loss_after_attention_change, random_instance,
-    rec_autograd, relative_error, single_threaded, sup_autograd, uniform_bilinear_point,
+    rec_autograd, relative_error, sup_autograd, uniform_bilinear_point,
 )
 
 F64 = torch.float64
@@ -21,10 +21,7 @@ PROFILE = settings(max_examples=100, deadline=None, suppress_health_check=[Healt
 """Shared by every property: 100 examples each keeps this module to seconds on 2 cores."""
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    with single_threaded():
-        yield
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @st.composite
