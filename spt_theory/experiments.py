@@ -38,7 +38,7 @@ from spt_theory.io import write_json
 from spt_theory.model import PARAMETER_GROUPS, Encoder, ModelConfig
 from spt_theory.probes import attention_patterns, band_mass, mean_attention_distance
 from spt_theory.training import Dataset, Stage, accuracy, load_checkpoint, load_model_state, train_stage
-from synthetic.walk import WalkTask, generate_walk
+from synthetic.walk import generate_walk, symmetric_walk
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,6 @@ class WalkData:
     data_seed: int = 0
 
     def build(self) -> Dataset:
-        WalkTask(self.vocab, self.length, self.p)
         x_tr, y_tr = generate_walk(self.vocab, self.length, self.p, self.n_train, 2 * self.data_seed)
         x_te, y_te = generate_walk(self.vocab, self.length, self.p, self.n_test, 2 * self.data_seed + 1)
         return Dataset(x_tr, y_tr, x_te, y_te, mask_id=self.vocab)
@@ -241,25 +240,6 @@ class PretrainData:
             x = perm[x]
         # the SPT stage reads only x_train; the test split is a slice so that the Dataset is whole
         return Dataset(x, y, x[:PROBE_SIZE], y[:PROBE_SIZE], mask_id=self.vocab)
-
-
-def symmetric_walk(vocab: int, length: int, p: float, size: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Walks whose every step is +1 or -1 independently (with probability ``p`` a step, otherwise a
-    fresh uniform token); ``y`` is a random label carrying no information.  Vectorised like
-    :func:`synthetic.walk.generate_walk`: ``x_i = u_{r(i)} + C_i - C_{r(i)} (mod V)`` with ``C`` the
-    running sum of the signs and ``r(i)`` the last fresh position ``<= i``."""
-    WalkTask(vocab, length, p)
-    gen = torch.Generator().manual_seed(seed)
-    y = torch.randint(0, 2, (size,), generator=gen)
-    fresh_tokens = torch.randint(0, vocab, (size, length), generator=gen)
-    steps = torch.rand(size, length, generator=gen) < p
-    signs = 2 * torch.randint(0, 2, (size, length), generator=gen) - 1
-    steps[:, 0] = False
-    position = torch.arange(length).expand(size, length)
-    last_fresh = torch.where(steps, 0, position).cummax(dim=1).values
-    walked = torch.where(steps, signs, 0).cumsum(dim=1)
-    x = (fresh_tokens.gather(1, last_fresh) + walked - walked.gather(1, last_fresh)) % vocab
-    return x, y
 
 
 _PRETRAIN_CACHE: dict = {}

@@ -59,11 +59,38 @@ def generate_walk(vocab: int, length: int, p: float, size: int, seed: int,
     if leak > 0:
         leaked = (torch.rand(size, length, generator=gen) < leak) & (y == 1).unsqueeze(1)
         fresh_tokens = torch.where(leaked, 0, fresh_tokens)
-    steps[:, 0] = False
-    position = torch.arange(length).expand(size, length)
-    last_fresh = torch.where(steps, 0, position).cummax(dim=1).values
+    position, last_fresh = last_fresh_positions(steps)
     s = (2 * y - 1).unsqueeze(1)
     x = (fresh_tokens.gather(1, last_fresh) + s * (position - last_fresh)) % vocab
+    return x, y
+
+
+def last_fresh_positions(steps: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(i, r(i))`` per position, ``r(i)`` = the last position ``<= i`` that drew a fresh token.
+
+    ``steps[:, i]`` says position ``i`` stepped from ``i - 1``; position 0 is always fresh (its
+    entry is set to False in place).  ``r`` is a running maximum of the fresh positions.
+    """
+    steps[:, 0] = False
+    position = torch.arange(steps.shape[1]).expand_as(steps)
+    return position, torch.where(steps, 0, position).cummax(dim=1).values
+
+
+def symmetric_walk(vocab: int, length: int, p: float, size: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Walks whose every step is +1 or -1 independently (with probability ``p`` a step, otherwise a
+    fresh uniform token): the local correlations of the walk task with no direction to learn.  ``y``
+    is a random label carrying no information (a source for SPT on other data, claim X5).
+    Vectorised like :func:`generate_walk`: ``x_i = u_{r(i)} + C_i - C_{r(i)} (mod V)`` with ``C``
+    the running sum of the signs."""
+    WalkTask(vocab, length, p)
+    gen = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, 2, (size,), generator=gen)
+    fresh_tokens = torch.randint(0, vocab, (size, length), generator=gen)
+    steps = torch.rand(size, length, generator=gen) < p
+    signs = 2 * torch.randint(0, 2, (size, length), generator=gen) - 1
+    _, last_fresh = last_fresh_positions(steps)
+    walked = torch.where(steps, signs, 0).cumsum(dim=1)
+    x = (fresh_tokens.gather(1, last_fresh) + walked - walked.gather(1, last_fresh)) % vocab
     return x, y
 
 

@@ -18,6 +18,7 @@ from spt_theory.claims import Context, Measurement, at_least, at_most, claim
 from spt_theory.experiments import RunResult, WalkData, initial_model, recipe, run
 from spt_theory.probes import gradient_proximity_shares, pe_toeplitz_fit, uniform_band_mass
 from spt_theory.training import Dataset
+from synthetic.walk import generate_walk
 
 WALK = WalkData()
 
@@ -54,7 +55,6 @@ def check_e1(ctx: Context) -> Measurement:
     accs = [train_bag_of_tokens(data.x_train, data.y_train, data.x_test, data.y_test, WALK.vocab,
                                 seed=seed)["test_accuracy"] for seed in ctx.seeds]
     # negative control: the same baseline on a walk whose class-1 fresh tokens lean to token 0
-    from synthetic.walk import generate_walk
     leak = [generate_walk(WALK.vocab, WALK.length, WALK.p, size, seed, leak=0.1)
             for size, seed in ((WALK.n_train, 10), (WALK.n_test, 11))]
     control = train_bag_of_tokens(*leak[0], *leak[1], WALK.vocab)["test_accuracy"]
