@@ -43,6 +43,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
 
+from spt_theory.cpu import set_intra_op_threads  # noqa: E402
 from spt_theory.experiments import (Budget, RunResult, RunSpec, WalkData, config_hash,  # noqa: E402
                                     initial_model, recipe, run, stage_key, walk_metrics)
 from spt_theory.io import InputError, atomic_write, write_json  # noqa: E402
@@ -667,7 +668,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.threads < 1:
             print("error: --threads: must be >= 1", file=sys.stderr)
             return 2
-        torch.set_num_threads(args.threads)
+        set_intra_op_threads(args.threads)
     cache_dir = args.cache_dir / time.strftime("fresh-%Y%m%d-%H%M%S") if args.fresh else args.cache_dir
     ctx = FigureContext(data=DEFAULT_DATA, budget=DEFAULT_BUDGET, model=dict(DEFAULT_MODEL),
                         seeds=tuple(dict.fromkeys(args.seeds)), cache_dir=cache_dir, out=args.out,

@@ -13,6 +13,12 @@ is encoded and pooled on its own to u and v, and logits = W_2 GELU(W_1 [u, v, u 
 Attention of one head: S = (h W_Q)(h W_K)^T / sqrt(d_h) + B, A = row-softmax(S), Y = A (h W_V),
 with B an optional fixed bias (ALiBi-style distance penalty B_ij = -m |i - j|).
 
+Linear layers are :class:`spt_theory.cpu.Linear` (``nn.Linear`` computed by oneDNN on the CPU).
+For token input the first block's Q, K, V projection is tabulated when the batch is larger than
+twice the vocabulary: LN(E_v + P_t) W_QKV^T depends only on the token v and the position t, so it
+is computed for the V x n table and gathered, which is exact and does V n rows of work instead of
+B n (``Encoder.first_qkv``).
+
 Two attention paths compute the same thing: the fused ``scaled_dot_product_attention`` when nobody
 asks for the weights, and the explicit softmax path when a probe passes a ``cache`` dict.  With a
 cache every intermediate is stored by name (TransformerLens style), e.g.
@@ -32,6 +38,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from spt_theory.cpu import Linear, linear
 
 PARAMETER_GROUPS = ("qk", "vo", "mlp", "norm", "embed", "head", "decoder")
 POOLINGS = ("mean", "max", "cls", "last")
@@ -107,24 +115,36 @@ def alibi_bias(length: int, n_heads: int) -> torch.Tensor:
     return -slopes[:, None, None] * distance
 
 
+def gather_rows(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """table[index], shape index.shape + (d,): ``index_select`` on the CPU (its backward, an
+    index_add, is ~7x faster than the embedding backward there), ``F.embedding`` elsewhere (its
+    CUDA backward is deterministic, index_add's is not)."""
+    if table.device.type == "cpu":
+        return table.index_select(0, index.flatten()).view(*index.shape, table.shape[1])
+    return F.embedding(index, table)
+
+
 class Attention(nn.Module):
     """Multi-head self-attention with separate W_Q W_K (group ``qk``) and W_V W_O (group ``vo``).
 
-    The projections are applied as one fused matmul with the concatenated weight [W_Q; W_K; W_V].
+    The projections are applied as one fused matmul with the concatenated weight [W_Q; W_K; W_V]
+    (:meth:`project`); :meth:`forward` takes its output, (batch, n, 3 d).
     """
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.n_heads, self.d_head = cfg.n_heads, cfg.d_head
-        self.qk = nn.Linear(cfg.d_model, 2 * cfg.d_model)
-        self.v = nn.Linear(cfg.d_model, cfg.d_model)
-        self.out = nn.Linear(cfg.d_model, cfg.d_model)
+        self.qk = Linear(cfg.d_model, 2 * cfg.d_model)
+        self.v = Linear(cfg.d_model, cfg.d_model)
+        self.out = Linear(cfg.d_model, cfg.d_model)
 
-    def forward(self, h: torch.Tensor, bias: torch.Tensor | None = None,
+    def project(self, u: torch.Tensor) -> torch.Tensor:
+        """[Q, K, V] = u [W_Q; W_K; W_V]^T + [b_Q, b_K, b_V], shape (..., 3 d)."""
+        return linear(u, torch.cat([self.qk.weight, self.v.weight]), torch.cat([self.qk.bias, self.v.bias]))
+
+    def forward(self, qkv: torch.Tensor, bias: torch.Tensor | None = None,
                 cache: dict | None = None, name: str = "attn") -> torch.Tensor:
-        b, n, d = h.shape
-        weight = torch.cat([self.qk.weight, self.v.weight])
-        qkv = F.linear(h, weight, torch.cat([self.qk.bias, self.v.bias]))
+        b, n, d = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
         q, k, v = qkv.view(b, n, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)
         if cache is None:
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
@@ -149,11 +169,14 @@ class Block(nn.Module):
         self.ln_attn = nn.LayerNorm(cfg.d_model)
         self.attn = Attention(cfg)
         self.ln_mlp = nn.LayerNorm(cfg.d_model)
-        self.mlp = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(),
-                                 nn.Linear(cfg.d_ff, cfg.d_model))
+        self.mlp = nn.Sequential(Linear(cfg.d_model, cfg.d_ff), nn.GELU(), Linear(cfg.d_ff, cfg.d_model))
 
-    def forward(self, h, bias=None, cache: dict | None = None, name: str = "blocks.0"):
-        h = h + self.attn(self.ln_attn(h), bias, cache, f"{name}.attn")
+    def forward(self, h, bias=None, cache: dict | None = None, name: str = "blocks.0",
+                qkv: torch.Tensor | None = None):
+        """``qkv``: the attention projection of LN(h) when the caller already has it."""
+        if qkv is None:
+            qkv = self.attn.project(self.ln_attn(h))
+        h = h + self.attn(qkv, bias, cache, f"{name}.attn")
         h = h + self.mlp(self.ln_mlp(h))
         if cache is not None:
             cache[f"{name}.resid_post"] = h
@@ -168,7 +191,7 @@ class Encoder(nn.Module):
         self.cfg = cfg
         d = cfg.d_model
         self.embed = (nn.Embedding(cfg.vocab_size, d) if cfg.vocab_size
-                      else nn.Linear(cfg.in_channels, d))
+                      else Linear(cfg.in_channels, d))
         self.cls = nn.Parameter(torch.zeros(d)) if cfg.pooling == "cls" else None
         positions = cfg.max_len + (cfg.pooling == "cls")
         pe = sinusoidal_table(positions, d) if cfg.positional == "sinusoidal" else torch.zeros(positions, d)
@@ -180,9 +203,9 @@ class Encoder(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_final = nn.LayerNorm(d)
         features = 4 * d if cfg.head == "pair_mlp" else d
-        self.head = (nn.Linear(d, cfg.n_classes) if cfg.head == "linear" else
-                     nn.Sequential(nn.Linear(features, d), nn.GELU(), nn.Linear(d, cfg.n_classes)))
-        self.decoder = nn.Linear(d, cfg.recon_classes if cfg.recon_classes else 1)
+        self.head = (Linear(d, cfg.n_classes) if cfg.head == "linear" else
+                     nn.Sequential(Linear(features, d), nn.GELU(), Linear(d, cfg.n_classes)))
+        self.decoder = Linear(d, cfg.recon_classes if cfg.recon_classes else 1)
         self.reset_parameters()
 
     def reset_parameters(self, groups: tuple[str, ...] = PARAMETER_GROUPS) -> None:
@@ -221,9 +244,23 @@ class Encoder(nn.Module):
         return [(n, p) for n, p in self.named_parameters() if self.group_of(n) == group]
 
     # ----------------------------------------------------------------- forward
+    def tabulates_first_qkv(self, x: torch.Tensor) -> bool:
+        """Whether :meth:`encode` computes the first block's Q, K, V by table (see the module doc)."""
+        return (self.cfg.vocab_size > 0 and self.cls is None and x.dim() == 2
+                and 2 * self.cfg.vocab_size <= x.shape[0])
+
+    def first_qkv(self, x: torch.Tensor) -> torch.Tensor:
+        """Q, K, V of the first block from the table T[v n + t] = LN(E_v + P_t) W_QKV^T, gathered
+        at row x_bt n + t for every (b, t); equals ``blocks[0].attn.project(LN(E[x] + P))``."""
+        n = x.shape[1]
+        block = self.blocks[0]
+        inputs = (self.embed.weight[:, None, :] + self.pe[:n]).flatten(0, 1)
+        table = block.attn.project(block.ln_attn(inputs))
+        return gather_rows(table, x * n + torch.arange(n, device=x.device))
+
     def encode(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
         """Hidden states LN(h_L), shape (batch, n, d) (n + 1 with a CLS token)."""
-        h = self.embed(x)
+        h = gather_rows(self.embed.weight, x) if self.cfg.vocab_size else self.embed(x)
         if self.cls is not None:
             h = torch.cat([self.cls.expand(h.shape[0], 1, -1), h], dim=1)
         n = h.shape[1]
@@ -233,8 +270,9 @@ class Encoder(nn.Module):
         bias = None if self.bias is None else self.bias[:, :n, :n]
         if cache is not None:
             cache["embed"] = h
+        qkv = self.first_qkv(x) if cache is None and self.tabulates_first_qkv(x) else None
         for i, block in enumerate(self.blocks):
-            h = block(h, bias, cache, f"blocks.{i}")
+            h = block(h, bias, cache, f"blocks.{i}", qkv if i == 0 else None)
         h = self.ln_final(h)
         if cache is not None:
             cache["final"] = h

@@ -31,6 +31,7 @@ import torch.distributed as dist
 from torch import nn
 from tqdm.auto import tqdm
 
+from spt_theory.cpu import tune_allocator
 from spt_theory.io import InputError, atomic_write
 from spt_theory.model import PARAMETER_GROUPS, Encoder
 from spt_theory.objectives import (bernoulli_mask, mask_continuous, mask_tokens, masked_l1_loss,
@@ -299,8 +300,10 @@ def train_stage(model: Encoder, data: Dataset, stage: Stage, seed: int, stage_di
     ``loss_fn`` replaces :func:`stage_loss` on ``data`` (``data`` then only supplies ``x_train``
     and ``y_train``, on the device where the loss is computed).  ``max_steps`` ends the stage after
     that many optimizer steps: the last epoch is cut short and recorded as an epoch.  ``runtime``:
-    see :class:`Runtime`; only its main rank writes checkpoints.
+    see :class:`Runtime`; only its main rank writes checkpoints.  The process's allocator is tuned
+    for training (:func:`spt_theory.cpu.tune_allocator`).
     """
+    tune_allocator()
     if loss_fn is None:  # walk data (N, L): every position needs a row of the positional table
         for name in ("x_train", "x_test"):
             length = getattr(data, name).shape[1]

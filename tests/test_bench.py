@@ -2,7 +2,9 @@
 
 import torch
 
-from spt_theory.bench import BenchSize, TorchLayerModel, compare, interleaved_times
+from spt_theory import cpu
+from spt_theory.bench import (MODELS, BenchSize, TorchLayerModel, UntabulatedEncoder, compare, interleaved_times,
+                              matmul_peak_gflops)
 from spt_theory.model import Encoder
 
 TINY = BenchSize("tiny", n=8, d_model=16, n_heads=2, d_ff=32, batch=4, vocab=5)
@@ -33,5 +35,28 @@ def test_interleaved_times_alternates_and_counts():
 def test_compare_reports_the_fields_the_issue_names():
     torch.manual_seed(0)
     r = compare(TINY, repetitions=2, inner=1, peak=1.0)
-    assert r["speedup_vs_torch_layer"] > 0
+    assert set(MODELS) <= r.keys()
+    assert r["speedup_vs_torch_layer"] == r["spt_theory"]["speedup_vs_torch_layer"] > 0
+    assert r["torch_layer"]["speedup_vs_torch_layer"] == 1.0
+    assert r["torch_layer"]["paired_speedup"]["median"] == 1.0
     assert r["spt_theory"]["peak_fraction"] == r["spt_theory"]["gflops"]
+    assert r["table_used"] is False  # batch 4 < 2 x vocab 6
+
+
+def test_peaks_include_torch_mm_and_onednn():
+    peaks = matmul_peak_gflops(size=64, repetitions=2)
+    assert "torch_mm" in peaks and all(v > 0 for v in peaks.values())
+    assert ("onednn" in peaks) == cpu.onednn_available()
+
+
+def test_ablation_models_compute_the_same_function():
+    cfg = TINY.model_config()
+    torch.manual_seed(0)
+    ours = Encoder(cfg)
+    untabulated = UntabulatedEncoder(cfg)
+    untabulated.load_state_dict(ours.state_dict())
+    x = torch.randint(0, 5, (16, 8), generator=torch.Generator().manual_seed(0))
+    assert ours.tabulates_first_qkv(x) and not untabulated.tabulates_first_qkv(x)
+    assert torch.allclose(ours(x), untabulated(x), atol=1e-5)
+    with cpu.torch_linear():
+        assert torch.allclose(ours(x), untabulated(x), atol=1e-5)

@@ -5,7 +5,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-import torch
 
 from spt_theory import figures
 from spt_theory.experiments import Budget, WalkData
@@ -16,13 +15,7 @@ TINY_MODEL = dict(d_model=16, n_heads=2, d_ff=32)
 DRAWN = [name for name in figures.FIGURES if name != "lra_table"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models train ~20x faster on one intra-op thread when the machine is busy."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -97,3 +97,36 @@ def test_reset_parameters_touches_only_the_named_groups():
     for name, p in model.named_parameters():
         changed = not torch.equal(p, before[name])
         assert changed == (model.group_of(name) == "mlp"), name
+
+
+@pytest.mark.parametrize("n_layers", [1, 2])
+def test_tabulated_first_projection_equals_the_direct_one(n_layers):
+    """Batch >= 2 * vocab: Q, K, V of block 0 come from the (token, position) table; the logits,
+    the reconstruction and every parameter gradient equal those of the direct computation."""
+    model = make(n_layers=n_layers, head="mlp").double()
+    x = tokens(batch=2 * CFG.vocab_size)
+    assert model.tabulates_first_qkv(x)
+    direct = model.blocks[0].attn.project(model.blocks[0].ln_attn(model.embed(x) + model.pe[:12]))
+    assert torch.allclose(model.first_qkv(x), direct, atol=1e-13)
+    for run in (model.forward, model.reconstruct):
+        model.zero_grad()
+        tabulated = run(x)
+        tabulated.square().sum().backward()
+        table_grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+        model.zero_grad()
+        explicit = run(x, cache={})  # the cache path never tabulates
+        explicit.square().sum().backward()
+        assert torch.allclose(tabulated, explicit, atol=1e-12)
+        assert table_grads.keys() == {n for n, p in model.named_parameters() if p.grad is not None}
+        for name, grad in table_grads.items():
+            assert torch.allclose(grad, dict(model.named_parameters())[name].grad, atol=1e-11), name
+
+
+@pytest.mark.parametrize("overrides, batch, expected", [
+    ({}, 12, True), ({}, 11, False), ({"pooling": "cls"}, 12, False),
+    ({"vocab_size": 0, "in_channels": 2, "recon_classes": 0}, 64, False),
+])
+def test_tabulation_only_where_it_is_exact_and_smaller(overrides, batch, expected):
+    model = make(**overrides)
+    x = torch.randn(batch, 12, 2) if overrides.get("vocab_size") == 0 else tokens(batch=batch)
+    assert model.tabulates_first_qkv(x) is expected

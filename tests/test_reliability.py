@@ -105,14 +105,6 @@ def _weights_and_optimizer(ckpt: dict) -> dict:
     return {"model": ckpt["model"], "optimizer": ckpt["optimizer"]}
 
 
-@pytest.fixture
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @dataclass
 class CliRun:
     """One finished command line: its result, its folder (cache, JSON, data) and run arguments."""
@@ -154,7 +146,7 @@ def _train_in_process(argv: list[str], folder: Path, capsys) -> None:
 
 
 def test_same_seed_gives_identical_metrics_and_weights_different_seed_differs(cli_runs, tmp_path, capsys,
-                                                                              one_thread):
+                                                                              one_torch_thread):
     """Run ``a`` in its own process; ``b`` (same seed) and ``c`` (seed 1) here, after other tests."""
     reference = cli_runs["reference"]
     assert reference.result.returncode == 0, reference.result.stderr
@@ -179,7 +171,7 @@ def test_same_seed_gives_identical_metrics_and_weights_different_seed_differs(cl
 
 # ------------------------------------------------------------------------ 2. kill and resume
 
-def test_cli_killed_at_a_random_step_resumes_to_the_uninterrupted_result(cli_runs, tmp_path, capsys, one_thread):
+def test_cli_killed_at_a_random_step_resumes_to_the_uninterrupted_result(cli_runs, tmp_path, capsys, one_torch_thread):
     folder, argv = cli_runs["reference"].folder, cli_runs["reference"].argv
     assert cli_runs["reference"].result.returncode == 0, cli_runs["reference"].result.stderr
     stages = _stage_dirs(tmp_path / "cache", argv)
@@ -231,7 +223,7 @@ train_stage(initial_model(spec), walk.build(), spec.stages[0], 0, Path(sys.argv[
 """
 
 
-def test_kill_during_step_checkpoints_resumes_bit_identically(tmp_path, one_thread):
+def test_kill_during_step_checkpoints_resumes_bit_identically(tmp_path, one_torch_thread):
     """``last.pt`` rewritten after every step: the kill usually lands inside a checkpoint write."""
     from spt_theory.experiments import WalkData
     walk = WalkData(vocab=5, length=12, p=0.9, n_train=192, n_test=32)  # 48 steps per epoch
@@ -569,7 +561,7 @@ def test_cli_divergence_names_the_step_and_keeps_the_last_good_checkpoint(cli_ru
 
 @pytest.mark.parametrize("fault", [math.nan, math.inf])
 def test_injected_non_finite_loss_stops_at_its_step_keeping_a_resumable_checkpoint(
-        fault, tmp_path, tiny_walk, tiny_model_overrides, one_thread):
+        fault, tmp_path, tiny_walk, tiny_model_overrides, one_torch_thread):
     """96 examples, batch 16: 6 steps per epoch.  Step 9 (epoch 2) is poisoned; with a checkpoint
     every 2 steps the last good one holds 8 steps, bit-identical to a clean run cut there, and a
     rerun from it ends where an uninterrupted run ends."""

@@ -12,7 +12,7 @@ import torch
 from spt_theory import theory
 from spt_theory.checks.theory import (
     TOLERANCE, aligned_toeplitz, bilinear_autograd, blind_patterns, loss_after_attention_change, off_uniform_growth,
-    random_instance, random_instances, rec_autograd, relative_error, single_threaded, sup_autograd,
+    random_instance, random_instances, rec_autograd, relative_error, sup_autograd,
     toeplitz_boundary_cases, toeplitz_projection, uniform_bilinear_point, walk_monte_carlo,
 )
 from spt_theory.claims import Context
@@ -20,10 +20,7 @@ from spt_theory.claims import Context
 F64 = torch.float64
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    with single_threaded():
-        yield
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _gen(seed: int) -> torch.Generator:

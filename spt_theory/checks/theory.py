@@ -21,7 +21,6 @@ import itertools
 import math
 import random
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -31,6 +30,7 @@ from torch import Tensor
 
 from spt_theory import symbolic, theory
 from spt_theory.claims import Context, Measurement, claim
+from spt_theory.cpu import intra_op_threads
 from synthetic.walk import generate_walk, histogram_distributions, sequence_probability
 
 TOLERANCE = 1e-10
@@ -42,19 +42,14 @@ LOSS_KINDS = ("bce", "ce", "mse")
 SYMBOLIC_NS = (2, 3, 4, 5)
 
 
-@contextmanager
-def single_threaded() -> Iterator[None]:
-    """Run torch on one intra-op thread inside the block, then restore the previous count.
+def single_threaded():
+    """Run torch on one intra-op thread inside the block (or decorated function), then restore.
 
     The theory checks use tensors of at most a few thousand entries, for which intra-op threads
     only add synchronisation: on a busy 2-core machine they made these checks ~60x slower.
+    (Through :func:`spt_theory.cpu.intra_op_threads`, so later training keeps its speed.)
     """
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+    return intra_op_threads(1)
 
 
 # --------------------------------------------------------------------------- problem instances
