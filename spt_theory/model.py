@@ -14,7 +14,7 @@ Attention of one head: S = (h W_Q)(h W_K)^T / sqrt(d_h) + B, A = row-softmax(S),
 with B an optional fixed bias (ALiBi-style distance penalty B_ij = -m |i - j|).
 
 Linear layers are :class:`spt_theory.cpu.Linear` (``nn.Linear`` computed by oneDNN on the CPU).
-For token input the first block's Q, K, V projection is tabulated when the batch is larger than
+For token input the first block's Q, K, V projection is tabulated when the batch is at least
 twice the vocabulary: LN(E_v + P_t) W_QKV^T depends only on the token v and the position t, so it
 is computed for the V x n table and gathered, which is exact and does V n rows of work instead of
 B n (``Encoder.first_qkv``).
