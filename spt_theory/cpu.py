@@ -1,4 +1,5 @@
-"""Fast float32 training on the CPU: oneDNN matmuls for linear layers, and a reusing allocator.
+"""Fast float32 training on the CPU: oneDNN linear layers, thread changes that keep MKL's dynamic
+threading, and an allocator that reuses activation memory.
 
 **Linear layers.**  torch computes a float32 ``F.linear`` on the CPU with MKL's sgemm.  On AMD
 processors MKL takes a slower code path (on this project's Zen 5 machine: about 200 GFLOP/s on two
@@ -11,8 +12,9 @@ runs AVX-512 kernels at about 420 GFLOP/s on the same matrices.  :func:`linear` 
 with oneDNN, in IEEE float32 (no reduced-precision math mode): the results equal ``F.linear``'s
 up to float32 rounding.  oneDNN is fast when the left operand is row-major, so the weight gradient
 transposes whichever of X and dY is narrower (min(K, N) columns) and computes dW^T = X^T dY or
-dW = dY^T X from it; with X^T it also gets db = dY^T 1 from the same product.  On other devices, other dtypes, under autocast or torch.compile, or when the
-op is missing, :func:`linear` is ``F.linear``; :func:`torch_linear` switches the fast path off (for comparisons).
+dW = dY^T X from it; with X^T it also gets db = dY^T 1 from the same product.  On other devices,
+for other dtypes, under autocast or torch.compile, or when the op is missing, :func:`linear` is
+``F.linear``; :func:`torch_linear` switches the fast path off (for comparisons).
 
 **Threads.**  ``torch.set_num_threads`` also switches MKL's dynamic threading off, for the rest of
 the process: MKL calls made inside torch's own parallel regions (the small GEMMs of the CPU flash

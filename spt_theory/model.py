@@ -145,7 +145,8 @@ class Attention(nn.Module):
     def forward(self, qkv: torch.Tensor, bias: torch.Tensor | None = None,
                 cache: dict | None = None, name: str = "attn") -> torch.Tensor:
         b, n, d = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
-        q, k, v = qkv.view(b, n, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)
+        # split, not unbind: the backward then concatenates dQ, dK, dV in place of stack + copy
+        q, k, v = (t.unflatten(-1, (self.n_heads, self.d_head)).transpose(1, 2) for t in qkv.split(d, dim=-1))
         if cache is None:
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
         else:
