@@ -31,6 +31,7 @@ them back in on the next allocation; a training step allocates tens of such acti
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import sys
 from collections.abc import Iterator
@@ -145,10 +146,12 @@ def torch_linear():
         _enabled = before
 
 
+@functools.cache
 def _openmp_set_num_threads():
-    """libgomp's ``omp_set_num_threads`` as loaded by torch, or None (other OpenMP runtimes)."""
-    candidates = [None, os.path.join(os.path.dirname(torch.__file__), "lib", "libgomp.so.1")]
-    for library in candidates:
+    """``omp_set_num_threads`` of the process or of torch's bundled libgomp, or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    for library in (None, os.path.join(os.path.dirname(torch.__file__), "lib", "libgomp.so.1")):
         try:
             return ctypes.CDLL(library).omp_set_num_threads
         except (OSError, AttributeError):
@@ -157,14 +160,15 @@ def _openmp_set_num_threads():
 
 
 def set_intra_op_threads(n: int) -> None:
-    """torch's intra-op thread count, set through OpenMP so MKL keeps its dynamic threading."""
+    """torch's intra-op thread count, set through OpenMP so MKL keeps its dynamic threading;
+    ``torch.set_num_threads`` where the OpenMP call does not reach torch (another runtime)."""
     if n < 1:
         raise ValueError(f"threads: must be >= 1, got {n}")
-    setter = _openmp_set_num_threads() if sys.platform.startswith("linux") else None
-    if setter is None or not torch.backends.openmp.is_available():
-        torch.set_num_threads(n)
-    else:
+    setter = _openmp_set_num_threads()
+    if setter is not None:
         setter(n)
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)
 
 
 @contextmanager
