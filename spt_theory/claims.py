@@ -10,7 +10,7 @@ figure and compares it with a threshold.  Layers register their claims with :fun
         return at_most(err, 1e-10)
 
 Claim ids start with a letter naming the layer: ``T`` theory, ``E`` synthetic experiments,
-``X`` mechanism controls beyond the paper.  Check modules live in :mod:`spt_theory.checks`.
+``X`` mechanism controls beyond the paper, ``L`` LRA evidence.  Check modules live in :mod:`spt_theory.checks`.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ class Context:
     seeds: tuple[int, ...] = (0,)
     cache_dir: Path = Path("runs")
     progress: bool = True
+    lra_evidence: Path = Path(__file__).resolve().parents[1] / "figures" / "lra"
+    """Where the committed LRA sweep summaries lie (claims L*)."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,13 @@ is encoded and pooled on its own to u and v, and logits = W_2 GELU(W_1 [u, v, u 
 Attention of one head: S = (h W_Q)(h W_K)^T / sqrt(d_h) + B, A = row-softmax(S), Y = A (h W_V),
 with B an optional fixed bias (ALiBi-style distance penalty B_ij = -m |i - j|).
 
+Padding: every forward takes an optional ``valid`` mask (batch, n), True at real tokens.  Padded
+keys are then masked in attention (B_ij = -inf where j is padding; each row keeps its real keys,
+so padded queries stay finite and never reach a real position) and the pooled vector ignores them:
+``mean`` is (1 / |R|) sum_{i in R} h_i over the real positions R, ``max`` the max over R, ``last``
+the last real position; ``mean_all`` is the mean over all n positions, padding included (the
+official LRA Pathfinder readout).  A padded batch thus gives the outputs of its unpadded examples.
+
 Linear layers are :class:`spt_theory.cpu.Linear` (``nn.Linear`` computed by oneDNN on the CPU).
 For token input the first block's Q, K, V projection is tabulated when the batch is at least
 twice the vocabulary: LN(E_v + P_t) W_QKV^T depends only on the token v and the position t, so it
@@ -42,7 +49,7 @@ from torch import nn
 from spt_theory.cpu import Linear, linear
 
 PARAMETER_GROUPS = ("qk", "vo", "mlp", "norm", "embed", "head", "decoder")
-POOLINGS = ("mean", "max", "cls", "last")
+POOLINGS = ("mean", "mean_all", "max", "cls", "last")
 HEADS = ("linear", "mlp", "pair_mlp")
 POSITIONALS = ("sinusoidal", "none")
 ATTENTION_BIASES = ("none", "alibi")
@@ -124,6 +131,16 @@ def gather_rows(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return F.embedding(index, table)
 
 
+def attention_mask(bias: torch.Tensor | None, valid: torch.Tensor | None) -> torch.Tensor | None:
+    """What attention adds to its scores: the fixed ``bias`` (heads, n, n) and, where ``valid``
+    (batch, n) is given, -inf at padded keys: a bool mask (batch, 1, 1, n) without a bias, else
+    the float bias (batch, heads, n, n) with -inf at padded keys."""
+    if valid is None:
+        return bias
+    keys = valid[:, None, None, :]
+    return keys if bias is None else bias.masked_fill(~keys, -math.inf)
+
+
 class Attention(nn.Module):
     """Multi-head self-attention with separate W_Q W_K (group ``qk``) and W_V W_O (group ``vo``).
 
@@ -144,6 +161,8 @@ class Attention(nn.Module):
 
     def forward(self, qkv: torch.Tensor, bias: torch.Tensor | None = None,
                 cache: dict | None = None, name: str = "attn") -> torch.Tensor:
+        """``bias``: added to the scores, float (broadcast to (batch, heads, n, n)), or a bool mask
+        with True where attention is allowed (:func:`attention_mask`)."""
         b, n, d = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
         # split, not unbind: the backward then concatenates dQ, dK, dV in place of stack + copy
         q, k, v = (t.unflatten(-1, (self.n_heads, self.d_head)).transpose(1, 2) for t in qkv.split(d, dim=-1))
@@ -152,7 +171,8 @@ class Attention(nn.Module):
         else:
             scores = q @ k.transpose(-1, -2) / math.sqrt(self.d_head)
             if bias is not None:
-                scores = scores + bias
+                scores = (scores.masked_fill(~bias, -math.inf) if bias.dtype == torch.bool
+                          else scores + bias)
             if scores.requires_grad:
                 scores.retain_grad()
             pattern = scores.softmax(dim=-1)
@@ -259,16 +279,19 @@ class Encoder(nn.Module):
         table = block.attn.project(block.ln_attn(inputs))
         return gather_rows(table, x * n + torch.arange(n, device=x.device))
 
-    def encode(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
-        """Hidden states LN(h_L), shape (batch, n, d) (n + 1 with a CLS token)."""
+    def encode(self, x: torch.Tensor, cache: dict | None = None,
+               valid: torch.Tensor | None = None) -> torch.Tensor:
+        """Hidden states LN(h_L), shape (batch, n, d) (n + 1 with a CLS token); ``valid``
+        (batch, n): True at real tokens, padded keys masked in attention (module doc)."""
         h = gather_rows(self.embed.weight, x) if self.cfg.vocab_size else self.embed(x)
         if self.cls is not None:
             h = torch.cat([self.cls.expand(h.shape[0], 1, -1), h], dim=1)
+            valid = None if valid is None else self.with_cls(valid)
         n = h.shape[1]
         if n > self.pe.shape[0]:
             raise ValueError(f"sequence length {n} exceeds the positional table ({self.pe.shape[0]})")
         h = h + self.pe[:n]
-        bias = None if self.bias is None else self.bias[:, :n, :n]
+        bias = attention_mask(None if self.bias is None else self.bias[:, :n, :n], valid)
         if cache is not None:
             cache["embed"] = h
         qkv = self.first_qkv(x) if cache is None and self.tabulates_first_qkv(x) else None
@@ -279,22 +302,41 @@ class Encoder(nn.Module):
             cache["final"] = h
         return h
 
-    def pool(self, h: torch.Tensor) -> torch.Tensor:
-        """z = (1/n) sum_i h_i (mean), max_i h_i, h_0 (CLS) or h_{n-1} (last)."""
-        if self.cfg.pooling == "mean":
-            return h.mean(dim=1)
-        if self.cfg.pooling == "max":
-            return h.max(dim=1).values
-        return h[:, 0] if self.cfg.pooling == "cls" else h[:, -1]
+    def with_cls(self, valid: torch.Tensor) -> torch.Tensor:
+        """``valid`` with the CLS position (always real) prepended, when the model has one."""
+        return valid if self.cls is None else F.pad(valid, (1, 0), value=True)
 
-    def forward(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
-        """Class logits, shape (batch, n_classes).
+    def pool(self, h: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
+        """z = (1/|R|) sum_{i in R} h_i (mean), (1/n) sum_i h_i (mean_all), max_{i in R} h_i, h_0
+        (CLS) or h_{max R} (last), with R the real positions (all n when ``valid`` is None)."""
+        pooling = self.cfg.pooling
+        if pooling == "cls":
+            return h[:, 0]
+        if valid is None or pooling == "mean_all":
+            if pooling in ("mean", "mean_all"):
+                return h.mean(dim=1)
+            return h.max(dim=1).values if pooling == "max" else h[:, -1]
+        valid = self.with_cls(valid)
+        if pooling == "mean":
+            weights = valid.to(h.dtype).unsqueeze(-1)
+            return (h * weights).sum(dim=1) / weights.sum(dim=1)
+        if pooling == "max":
+            return h.masked_fill(~valid.unsqueeze(-1), -math.inf).max(dim=1).values
+        last = valid.shape[1] - 1 - valid.flip(1).to(torch.int8).argmax(dim=1)
+        return h[torch.arange(len(h), device=h.device), last]
+
+    def forward(self, x: torch.Tensor, cache: dict | None = None,
+                valid: torch.Tensor | None = None) -> torch.Tensor:
+        """Class logits, shape (batch, n_classes); ``valid`` as in :meth:`encode` ((batch, 2, n)
+        for pairs).
 
         With the ``pair_mlp`` head ``x`` is (batch, 2, n, ...): both documents are encoded as one
         batch of 2 * batch sequences, pooled to u, v, and the head sees [u, v, u - v, u * v].
         """
         pair = self.cfg.head == "pair_mlp"
-        z = self.pool(self.encode(x.flatten(0, 1) if pair else x, cache))
+        if pair:
+            x, valid = x.flatten(0, 1), None if valid is None else valid.flatten(0, 1)
+        z = self.pool(self.encode(x, cache, valid), valid)
         if pair:
             u, v = z.unflatten(0, (-1, 2)).unbind(1)
             z = torch.cat([u, v, u - v, u * v], dim=-1)
@@ -302,15 +344,17 @@ class Encoder(nn.Module):
             cache["pooled"] = z
         return self.head(z)
 
-    def reconstruct(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
+    def reconstruct(self, x: torch.Tensor, cache: dict | None = None,
+                    valid: torch.Tensor | None = None) -> torch.Tensor:
         """Per-position reconstruction outputs, shape (batch, n, recon_classes or 1)."""
-        h = self.encode(x, cache)
+        h = self.encode(x, cache, valid)
         if self.cls is not None:
             h = h[:, 1:]
         return self.decoder(h)
 
-    def run_with_cache(self, x: torch.Tensor, reconstruct: bool = False) -> tuple[torch.Tensor, dict]:
+    def run_with_cache(self, x: torch.Tensor, reconstruct: bool = False,
+                       valid: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
         """Forward through the explicit attention path; returns (output, cache of named activations)."""
         cache: dict = {}
-        out = self.reconstruct(x, cache) if reconstruct else self.forward(x, cache)
+        out = (self.reconstruct(x, cache, valid) if reconstruct else self.forward(x, cache, valid))
         return out, cache

@@ -22,19 +22,48 @@ def offsets(n: int) -> torch.Tensor:
 
 
 @torch.no_grad()
-def attention_patterns(model: Encoder, x: torch.Tensor) -> list[torch.Tensor]:
-    """A of every layer, each (batch, heads, n, n), through the explicit attention path."""
+def attention_patterns(model: Encoder, x: torch.Tensor, valid: torch.Tensor | None = None) -> list[torch.Tensor]:
+    """A of every layer, each (batch, heads, n, n), through the explicit attention path
+    (``valid``: the padding mask, see :meth:`Encoder.encode`)."""
     was_training = model.training
     model.eval()
-    _, cache = model.run_with_cache(x)
+    _, cache = model.run_with_cache(x, valid=valid)
     model.train(was_training)
     return [cache[f"blocks.{i}.attn.pattern"] for i in range(model.cfg.n_layers)]
 
 
-def band_mass(pattern: torch.Tensor, width: int = 2) -> float:
-    """(1 / n) sum_i sum_{j : |i-j| <= width} A_ij, averaged over batch and heads."""
-    band = (offsets(pattern.shape[-1]) <= width).to(pattern.dtype)
-    return (pattern * band).sum(-1).mean().item()
+def offset_mass(pattern: torch.Tensor, valid: torch.Tensor | None = None) -> tuple[torch.Tensor, int]:
+    """Attention summed by offset: M_h(delta) = sum_b sum_{i in R_b} A[b, h, i, i + delta] for
+    delta = j - i = -(n-1)..(n-1), shape (heads, 2n - 1), and the number of queries summed,
+    sum_b |R_b| (R_b: the real positions of example b; all n when ``valid`` is None).
+
+    M_h(delta) / queries is head h's *attention share at offset delta*: the mass a query puts on
+    the key delta positions away, averaged over queries.  Sums (not means) so that batches of
+    different lengths accumulate.
+    """
+    b, h, n, _ = pattern.shape
+    if valid is not None:
+        pattern = pattern * valid[:, None, :, None].to(pattern.dtype)
+    idx = torch.arange(n, device=pattern.device)
+    delta = (idx[None, :] - idx[:, None]) + (n - 1)
+    sums = torch.zeros(h, 2 * n - 1, dtype=pattern.dtype, device=pattern.device)
+    sums.index_add_(1, delta.flatten(), pattern.sum(0).flatten(1))
+    return sums, b * n if valid is None else int(valid.sum())
+
+
+def uniform_pattern(valid: torch.Tensor) -> torch.Tensor:
+    """Uniform attention over the real keys, A_ij = 1{j real} / |R|, shape (batch, 1, n, n)."""
+    keys = valid.to(torch.float32)
+    return (keys / keys.sum(-1, keepdim=True))[:, None, None, :].expand(-1, 1, valid.shape[1], -1)
+
+
+def band_mass(pattern: torch.Tensor, width: int = 2, valid: torch.Tensor | None = None) -> float:
+    """(1 / |R|) sum_{i in R} sum_{j : |i-j| <= width} A_ij, averaged over batch and heads: the
+    attention shares of :func:`offset_mass` summed over |delta| <= width."""
+    sums, queries = offset_mass(pattern, valid)
+    n = pattern.shape[-1]
+    near = torch.arange(-(n - 1), n, device=sums.device).abs() <= width
+    return (sums[:, near].sum() / (queries * sums.shape[0])).item()
 
 
 def uniform_band_mass(n: int, width: int = 2) -> float:

@@ -180,25 +180,42 @@ def stage_loss(model: Encoder, data: Dataset, stage: Stage, x: torch.Tensor, y: 
 
 @torch.no_grad()
 def accuracy(model: Encoder, x: torch.Tensor, y: torch.Tensor, batch_size: int = 500,
-             continuous: bool = False, *, inputs: Callable[[torch.Tensor], torch.Tensor] | None = None,
-             runtime: Runtime = Runtime()) -> float:
-    """Share of ``x`` classified correctly (eval mode, fused attention, the runtime's autocast).
-
-    ``inputs`` maps a batch of ``x`` to the model's input; by default ``x`` itself, or the
-    channels [x, 0] when ``continuous``.
-    """
+             continuous: bool = False) -> float:
+    """Share of ``x`` classified correctly (eval mode, fused attention); continuous ``x`` is fed
+    as the channels [x, 0]."""
     model.eval()
     correct = 0
     for start in range(0, len(x), batch_size):
         xb = x[start:start + batch_size]
-        if inputs is not None:
-            xb = inputs(xb)
-        elif continuous:
+        if continuous:
             xb = mask_continuous(xb, torch.zeros_like(xb, dtype=torch.bool))
-        with runtime.autocast_context():
-            correct += (model(xb).argmax(-1) == y[start:start + batch_size]).sum().item()
+        correct += (model(xb).argmax(-1) == y[start:start + batch_size]).sum().item()
     model.train()
     return correct / max(len(x), 1)
+
+
+BUCKET_BATCHES = 50
+"""Batches per length bucket (:func:`epoch_batches`)."""
+
+
+def epoch_batches(n: int, batch_size: int, generator: torch.Generator,
+                  lengths: torch.Tensor | None = None) -> list[torch.Tensor]:
+    """The batches of one epoch over examples 0..n-1, each example exactly once.
+
+    Without ``lengths``: consecutive slices of a random permutation.  With ``lengths`` (length
+    bucketing): the permutation is cut into buckets of ``BUCKET_BATCHES * batch_size`` examples,
+    each bucket is sorted by length (stable) and sliced into batches, and the batches are put in
+    a random order; a batch then holds examples of similar length, so cutting it to its longest
+    leaves little padding.  Both draw only from ``generator``, and both give ceil(n / batch_size)
+    batches.
+    """
+    order = torch.randperm(n, generator=generator)
+    if lengths is None:
+        return list(order.split(batch_size))
+    batches = []
+    for bucket in order.split(BUCKET_BATCHES * batch_size):
+        batches += bucket[torch.argsort(lengths[bucket], stable=True)].split(batch_size)
+    return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
 
 
 def make_optimizer(model: Encoder, stage: Stage) -> torch.optim.AdamW:
@@ -292,7 +309,8 @@ def train_stage(model: Encoder, data: Dataset, stage: Stage, seed: int, stage_di
                 epoch_metrics: Callable[[Encoder], dict] | None = None, meta: dict | None = None,
                 checkpoint_every: int = 200, progress: bool = True,
                 stop_after_steps: int | None = None, loss_fn: LossFn | None = None,
-                max_steps: int | None = None, runtime: Runtime = Runtime()) -> list[dict]:
+                max_steps: int | None = None, runtime: Runtime = Runtime(),
+                lengths: torch.Tensor | None = None) -> list[dict]:
     """Train ``model`` for ``stage.epochs`` epochs, resuming from ``stage_dir`` if it has checkpoints.
 
     Returns the per-epoch history: ``{"epoch", "loss", "seconds", **epoch_metrics(model)}``.
@@ -300,8 +318,9 @@ def train_stage(model: Encoder, data: Dataset, stage: Stage, seed: int, stage_di
     ``loss_fn`` replaces :func:`stage_loss` on ``data`` (``data`` then only supplies ``x_train``
     and ``y_train``, on the device where the loss is computed).  ``max_steps`` ends the stage after
     that many optimizer steps: the last epoch is cut short and recorded as an epoch.  ``runtime``:
-    see :class:`Runtime`; only its main rank writes checkpoints.  The process's allocator is tuned
-    for training (:func:`spt_theory.cpu.tune_allocator`).
+    see :class:`Runtime`; only its main rank writes checkpoints.  ``lengths`` (one per training
+    example, on the CPU): batches come from length-sorted buckets (:func:`epoch_batches`).  The
+    process's allocator is tuned for training (:func:`spt_theory.cpu.tune_allocator`).
     """
     tune_allocator()
     if loss_fn is None:  # walk data (N, L): every position needs a row of the positional table
@@ -337,11 +356,10 @@ def train_stage(model: Encoder, data: Dataset, stage: Stage, seed: int, stage_di
     while state.epoch < epochs:
         start = time.perf_counter()
         epoch_steps = min(steps_per_epoch, total - state.epoch * steps_per_epoch)
-        order = torch.randperm(n, generator=_generator(seed, 1, state.epoch))
+        batches = epoch_batches(n, stage.batch_size, _generator(seed, 1, state.epoch), lengths)
         while state.step_in_epoch < epoch_steps:
             step = state.epoch * steps_per_epoch + state.step_in_epoch
-            idx = order[state.step_in_epoch * stage.batch_size:(state.step_in_epoch + 1) * stage.batch_size]
-            idx = runtime.shard(idx)
+            idx = runtime.shard(batches[state.step_in_epoch])
             for group in optimizer.param_groups:
                 group["lr"] = _learning_rate(stage, step)
             with runtime.autocast_context():

@@ -1,6 +1,7 @@
 """``python -m spt_theory.verify``: check every claim and print one row per claim.
 
-Layers 1 (exact theory, claims T*) and 2 (synthetic experiments, E*; mechanism controls, X*).
+Layers 1 (exact theory, claims T*) and 2 (synthetic experiments, E*; mechanism controls, X*),
+and the LRA evidence (L*), read from the committed sweep results in figures/lra/ (not retrained).
 Quick mode runs on a laptop CPU in minutes; ``--full`` runs the paper-sized experiments over
 several seeds.  Trained runs are cached under ``--cache-dir`` by a hash of their full config, so
 a second verify (and ``python -m spt_theory.figures``) reuses them.
@@ -66,7 +67,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="python -m spt_theory.verify",
         description="Check every claim of spt-theory: the gradient lemmas T1-T6 (symbolic, "
                     "autograd, negative controls), the synthetic experiments E1-E9 and the "
-                    "mechanism controls X*. One row per claim: id, PASS/FAIL, statement, "
+                    "mechanism controls X* and the LRA evidence L* (read from figures/lra/). One row per claim: id, PASS/FAIL, statement, "
                     "measured figure, threshold, method. Exit 1 if any claim fails.")
     p.add_argument("--only", nargs="+", metavar="ID",
                    help="check only these claims (ids or prefixes: T, E3, X)")
@@ -81,6 +82,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="also write the report as JSON to PATH")
     p.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR",
                    help="where trained runs are cached by config hash (default: ./runs)")
+    p.add_argument("--lra-evidence", type=Path, default=Context.lra_evidence, metavar="DIR",
+                   help="committed LRA sweep summaries read by the L claims (default: figures/lra)")
     p.add_argument("--list", action="store_true", help="list the claims and exit")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     return p.parse_args(argv)
@@ -110,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{c.id:<4} {c.section:<28} {c.statement}")
         return 0
     seeds = tuple(args.seeds) if args.seeds else ((0, 1, 2) if args.full else (0,))
-    ctx = Context(full=args.full, seeds=seeds, cache_dir=args.cache_dir,
+    ctx = Context(full=args.full, seeds=seeds, cache_dir=args.cache_dir, lra_evidence=args.lra_evidence,
                   progress=not args.no_progress and sys.stderr.isatty())
     width = 58
     mode = "full" if args.full else "quick"

@@ -25,6 +25,7 @@ from typing import Union
 from tqdm import tqdm
 
 from spt_theory.io import InputError, atomic_write
+from synthetic.provenance import write_marker
 
 OPERATORS = ("[MIN", "[MAX", "[MED", "[SM")
 CLOSE = "]"
@@ -204,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, rows in splits.items():
         path = write_split(args.out / f"basic_{name}.tsv", rows)
         print(f"wrote {len(rows)} trees to {path}")
+    write_marker(args.out, "synthetic.listops", {k: v for k, v in vars(args).items() if k != "out"})
     return 0
 
 

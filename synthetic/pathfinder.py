@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +29,7 @@ from PIL import Image, ImageDraw
 from tqdm import tqdm
 
 from spt_theory.io import InputError, atomic_write
+from synthetic.provenance import write_marker
 
 SUPERSAMPLE = 4
 MAX_ATTEMPTS = 1000
@@ -219,6 +220,7 @@ def write_dataset(out: str | Path, n: int, seed: int = 0, style: PathfinderStyle
             text = "".join(lines)
             atomic_write(root / f"metadata/{folder}.npy", lambda tmp: tmp.write_text(text))
             lines = []
+    write_marker(root, "synthetic.pathfinder", {"n": n, "seed": seed, **asdict(style)})
     return root
 
 
@@ -235,11 +237,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=32, help="image side in pixels (default 32)")
     parser.add_argument("--contour-length", type=int, default=14,
                         help="segments per long path (default 14, LRA's hard setting)")
+    parser.add_argument("--distractors", type=int, default=PathfinderStyle.distractors,
+                        help=f"short distractor paths per image (default {PathfinderStyle.distractors})")
+    parser.add_argument("--distractor-length", type=int, default=PathfinderStyle.distractor_length,
+                        help=f"segments per distractor (default {PathfinderStyle.distractor_length})")
     parser.add_argument("--per-folder", type=int, default=1000, help="images per imgs/<k> folder (1000)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     args = parser.parse_args(argv)
     try:
-        style = PathfinderStyle(size=args.size, contour_length=args.contour_length)
+        style = PathfinderStyle(size=args.size, contour_length=args.contour_length,
+                                distractors=args.distractors, distractor_length=args.distractor_length)
         root = write_dataset(args.out, args.n, args.seed, style, args.per_folder, progress=True)
     except InputError as error:
         parser.exit(2, f"error: {error}\n")

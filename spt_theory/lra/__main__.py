@@ -6,6 +6,9 @@ Commands::
     pretrain  SPT only (keeps every epoch's checkpoint; finetune/confirm reuse it)
     finetune  SPT (reused if already run) then supervised from its best-validation checkpoint
     scratch   supervised from random init only
+    sweep     the paper's ablations as one resumable grid (cells x seeds), table and figure
+    probe     attention of a run's checkpoints (init, scratch, SPT, finetuned): share by offset,
+              band mass against uniform, 2-D neighbours (images), Toeplitz fit of PE-PE scores
     report    table of the result JSONs against the LRA reference numbers
 
 Examples::
@@ -17,6 +20,9 @@ Examples::
     python -m spt_theory.lra confirm --task text --data-dir ~/lra --tiny --max-steps 3
     python -m spt_theory.lra confirm --task listops --data-dir D --set d_model=128 --set warmup_steps=500
     torchrun --nproc_per_node 8 -m spt_theory.lra confirm --task retrieval --data-dir ~/lra
+    python -m spt_theory.lra sweep --task listops --data-dir D --layers 1 --grid recipe=scratch,spt \
+        --grid freeze=none,qk --cell recipe=spt,keep=qk --seeds 0 1 2
+    python -m spt_theory.lra probe runs/lra/results/listops
     python -m spt_theory.lra report --results runs/lra/results
 
 --data-dir is the root holding the release layout of each task: listops-1000/basic_*.tsv,
@@ -44,7 +50,11 @@ from pathlib import Path
 
 from spt_theory.io import InputError
 from spt_theory.lra.configs import TASKS
+from spt_theory.lra.probe import format_probe, probe_files
+from spt_theory.lra.probe import __doc__ as probe_module_doc
 from spt_theory.lra.report import format_report, load_results
+from spt_theory.lra.sweep import __doc__ as sweep_module_doc
+from spt_theory.lra.sweep import cells, draw, format_summary, sweep
 from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, LRARun, RunOptions
 from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
 from spt_theory.model import PARAMETER_GROUPS
@@ -56,6 +66,14 @@ COMMANDS = {
     "finetune": "SPT (cached if done) then supervised finetuning from the best-validation checkpoint",
     "scratch": "supervised training from random init only",
 }
+
+
+def sweep_doc() -> str:
+    return sweep_module_doc.split("\n", 1)[1].strip()
+
+
+def probe_doc() -> str:
+    return probe_module_doc.split("\n", 1)[1].strip()
 
 
 def _groups(text: str) -> tuple[str, ...]:
@@ -116,6 +134,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     common = _run_arguments()
     for name, help_text in COMMANDS.items():
         commands.add_parser(name, parents=[common], help=help_text, description=help_text)
+    sweep = commands.add_parser("sweep", parents=[common], help="ablation grid over seeds: table and figure",
+                                description=sweep_doc(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    sweep.add_argument("--grid", action="append", default=[], metavar="AXIS=V1,V2",
+                       help="an axis and its values; the sweep runs the product of all --grid axes")
+    sweep.add_argument("--cell", action="append", default=[], metavar="AXIS=V,AXIS=V",
+                       help="one more cell (axes joined by commas), e.g. recipe=spt,keep=qk")
+    sweep.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="seeds of every cell (0 1 2)")
+    sweep.add_argument("--name", default="sweep", help="summary name: OUT/sweeps/<task>-<name>.json (sweep)")
+    sweep.add_argument("--probe-limit", type=int, help="probe only the first N test examples (default all)")
+    probe = commands.add_parser("probe", help="attention probes of the checkpoints behind result JSONs",
+                                description=probe_doc(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    probe.add_argument("target", type=Path, metavar="RESULT_OR_FOLDER",
+                       help="a scratch/spt result JSON, or a folder searched recursively for them")
+    probe.add_argument("--limit", type=int, help="probe only the first N test examples (default all)")
     report = commands.add_parser("report", help="table of result JSONs against the LRA reference numbers",
                                  description="Table of result JSONs against the LRA reference numbers.")
     report.add_argument("--results", type=Path, default=Path("runs/lra/results"),
@@ -136,9 +168,23 @@ def execute(args: argparse.Namespace) -> None:
     if args.command == "report":
         print(format_report(load_results(args.results)))
         return
+    if args.command == "probe":
+        if args.limit is not None and args.limit < 1:
+            raise InputError(f"--limit must be >= 1, got {args.limit}")
+        for report in probe_files(args.target, args.limit):
+            print(format_probe(report))
+        return
     options = options_from(args)
     runtime = runtime_from_env(args.device)
     try:
+        if args.command == "sweep":
+            summary = sweep(options, cells(args.grid, args.cell), args.seeds, runtime, args.name,
+                            args.probe_limit)
+            print(format_summary(summary))
+            if runtime.main:
+                for path in draw(summary, options.out / "sweeps" / f"{options.task}-{args.name}"):
+                    print(f"wrote {path}", file=sys.stderr)
+            return
         run = LRARun(options, runtime)
         if args.command == "confirm":
             run.confirm()

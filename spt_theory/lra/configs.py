@@ -18,7 +18,10 @@ TASKS = ("listops", "text", "retrieval", "image", "pathfinder")
 HEADS = ("linear", "mlp", "pair_mlp")
 """``linear`` on the pooled vector; ``mlp`` Linear-GELU-Linear on it; ``pair_mlp`` (Retrieval):
 each document pooled to u, v, then [u, v, u-v, u*v] -> Linear -> GELU -> Linear."""
-POOLINGS = ("mean", "max")
+POOLINGS = ("mean", "mean_all", "max", "cls")
+"""``mean``: over the real tokens (Amos et al.; the theory's readout); ``mean_all``: over every
+position, padding included (the official LRA Pathfinder head); ``max``; ``cls``: a prepended token
+(the official LRA ListOps, Text, Image and Retrieval heads)."""
 MASKINGS = ("token", "pixel")
 """``token``: a masked id becomes ``<mask>``; ``pixel``: input becomes [value*(1-m), m]."""
 PRETRAIN_LOSSES = ("ce", "l1")
@@ -48,6 +51,16 @@ class LRAConfig:
     vocab_size: int
     max_steps: int | None = None
     """Stop each training phase after this many optimizer steps (None: run the epochs)."""
+    mask_padding: bool = True
+    """Padded keys masked in attention and ignored by the pooling, as the official LRA
+    Transformer does (False: padding attended and pooled like a token, as Amos et al.'s code)."""
+    bucket: bool = True
+    """Batches drawn from length-sorted buckets and cut to the batch's longest real example
+    (token tasks with masked padding; the same examples every epoch)."""
+    resolution: int = 32
+    """Pathfinder: the image side (the release has 32; the generator also writes 16, 24, ...)."""
+    contour_length: int = 14
+    """Pathfinder: the contour length of the data folder (14 is LRA's hard setting)."""
 
     def __post_init__(self):
         _choice(self, "task", TASKS)
@@ -56,7 +69,8 @@ class LRAConfig:
         _choice(self, "masking", MASKINGS)
         _choice(self, "pretrain_loss", PRETRAIN_LOSSES)
         for name in ("layers", "d_model", "heads", "ff", "lr_finetune", "lr_pretrain",
-                     "pretrain_epochs", "batch_size", "max_length", "vocab_size"):
+                     "pretrain_epochs", "batch_size", "max_length", "vocab_size", "resolution",
+                     "contour_length"):
             _positive(self, name)
         if self.d_model % self.heads:
             _fail(self, "d_model", f"must be divisible by heads ({self.heads})")
@@ -70,6 +84,12 @@ class LRAConfig:
             _fail(self, "max_steps", "must be positive or None")
         if self.pretrain_loss == "l1" and self.masking != "pixel":
             _fail(self, "pretrain_loss", "l1 needs pixel masking (continuous inputs)")
+
+    @property
+    def trims_padding(self) -> bool:
+        """Whether a batch may be cut to its longest real example without changing any output:
+        padding masked, and a readout that ignores it."""
+        return self.masking == "token" and self.mask_padding and self.pooling != "mean_all"
 
     @property
     def two_documents(self) -> bool:

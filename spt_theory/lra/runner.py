@@ -42,7 +42,7 @@ import spt_theory
 from spt_theory.experiments import config_hash
 from spt_theory.io import InputError, write_json
 from spt_theory.lra.configs import LRAConfig, config_for, tiny
-from spt_theory.lra.data import LRAData, load_task_data
+from spt_theory.lra.data import LRAData, data_source, load_task_data, real_lengths
 from spt_theory.lra.task import LRATask
 from spt_theory.model import Encoder
 from spt_theory.training import Runtime, Stage, load_checkpoint, load_groups, train_stage
@@ -104,11 +104,27 @@ def apply_overrides(config: LRAConfig, overrides: tuple[tuple[str, str], ...]) -
         current = getattr(config, name)
         kind = int if current is None else type(current)  # max_steps is the only optional field
         try:
-            value = None if current is None and text.lower() == "none" else kind(text)
+            value = (None if current is None and text.lower() == "none" else
+                     _boolean(text) if kind is bool else kind(text))
         except ValueError:
             raise InputError(f"--set {name}={text}: not a valid {kind.__name__}") from None
         config = replace(config, **{name: value})
     return config
+
+
+def _boolean(text: str) -> bool:
+    """'true' / 'false' (also 1 / 0, yes / no), case-insensitive; ValueError otherwise."""
+    words = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+    if text.lower() not in words:
+        raise ValueError(text)
+    return words[text.lower()]
+
+
+def padding(config: LRAConfig) -> dict:
+    """How padding is handled (recorded in every result and cache key): padded keys masked in
+    attention, the readout, and whether batches come from length buckets cut to their longest."""
+    return {"masked": config.mask_padding and config.masking == "token", "pooling": config.pooling,
+            "bucketed": config.bucket and config.trims_padding}
 
 
 def pretrain_stage(source: LRAConfig) -> Stage:
@@ -145,11 +161,12 @@ class LRARun:
 
     options: RunOptions
     runtime: Runtime = field(default_factory=Runtime)
+    data_cache: dict = field(default_factory=dict)
+    """Loaded data by (task, folder, config): runs of one process (a sweep) may share it."""
 
     def __post_init__(self):
         self.config = resolve_config(self.options.task, self.options)
         self.source = resolve_config(self.options.pretrain_task or self.options.task, self.options)
-        self._data: dict[tuple[str, Path], tuple[LRAData, str]] = {}
 
     # ------------------------------------------------------------------------------- recipes
     def pretrain(self) -> Pretrained:
@@ -157,21 +174,20 @@ class LRARun:
         stage = pretrain_stage(self.source)
         key = config_hash({"objective": "spt", "data": fingerprint, "model": dataclasses.asdict(model_config),
                            "seed": self.options.seed, "stage": dataclasses.asdict(replace(stage, epochs=0)),
-                           "max_steps": self.source.max_steps})
+                           "max_steps": self.source.max_steps, "padding": padding(self.source)})
 
         def metrics(model: Encoder) -> dict:
             return {"val_loss": task.reconstruction_loss(model, data.x_val, stage, self.runtime)}
 
-        model = self._initial_model(model_config)
+        model = self.initial_model(model_config)
         self._say(f"SPT pretraining on {self.source.task} ({_budget(stage, self.source)}) -> cache {key}")
-        history = self._train(model, data, stage, task, key, self.options.seed * 1000, metrics,
-                              self.source.max_steps)
+        history = self._train(model, data, stage, task, key, self.options.seed * 1000, metrics)
         best = min(history, key=lambda record: _finite_or_inf(record["val_loss"]))["epoch"]
         pretrained = Pretrained(key, history, best, self._stage_dir(key) / f"epoch_{best}.pt")
         self._write("pretrain", key, {
             "pretrain_task": self.source.task, "pretrain_config": dataclasses.asdict(self.source),
             "stages": [dataclasses.asdict(stage)], "model": dataclasses.asdict(model_config),
-            "data": self._describe(data, fingerprint, self.source.task),
+            "data": self.describe_data(data, fingerprint, self.source, self._pretrain_dir),
             "metrics": {"best_epoch": best, "best_val_loss": history[best - 1]["val_loss"],
                         "final_val_loss": history[-1]["val_loss"], "epochs_run": len(history),
                         "train_seconds": _seconds(history)},
@@ -187,8 +203,8 @@ class LRARun:
         key = config_hash({"objective": "supervised", "data": fingerprint,
                            "model": dataclasses.asdict(model_config), "seed": self.options.seed,
                            "stage": dataclasses.asdict(replace(stage, epochs=0)),
-                           "max_steps": self.config.max_steps, "init": init})
-        model = self._initial_model(model_config)
+                           "max_steps": self.config.max_steps, "init": init, "padding": padding(self.config)})
+        model = self.initial_model(model_config)
         if pretrained:
             load_groups(model, load_checkpoint(pretrained.checkpoint)["model"], keep, pretrained.checkpoint)
 
@@ -198,14 +214,13 @@ class LRARun:
 
         kind = "spt" if pretrained else "scratch"
         self._say(f"{kind}: supervised on {self.config.task} ({_budget(stage, self.config)}) -> cache {key}")
-        history = self._train(model, data, stage, task, key, self.options.seed * 1000 + 1, metrics,
-                              self.config.max_steps)
+        history = self._train(model, data, stage, task, key, self.options.seed * 1000 + 1, metrics)
         best = max(history, key=lambda record: record["val_accuracy"])
         result = {
             "stages": ([dataclasses.asdict(pretrain_stage(self.source))] if pretrained else [])
                       + [dataclasses.asdict(stage)],
             "model": dataclasses.asdict(model_config), "n_parameters": sum(p.numel() for p in model.parameters()),
-            "data": self._describe(data, fingerprint, self.config.task),
+            "data": self.describe_data(data, fingerprint, self.config, self.options.data_dir),
             "metrics": {"test_accuracy": best["test_accuracy"], "val_accuracy": best["val_accuracy"],
                         "best_epoch": best["epoch"], "final_test_accuracy": history[-1]["test_accuracy"],
                         "epochs_run": len(history), "train_seconds": _seconds(history)},
@@ -216,8 +231,7 @@ class LRARun:
                                     "epochs_run": len(pretrained.history),
                                     "train_seconds": _seconds(pretrained.history),
                                     "best_val_loss": pretrained.history[pretrained.best_epoch - 1]["val_loss"]})
-        self._write(kind, key, result)
-        return result
+        return self._write(kind, key, result)
 
     def finetune(self) -> dict:
         """``pretrain`` (reloaded if cached), then finetuning from its best checkpoint."""
@@ -248,6 +262,15 @@ class LRARun:
     def _pretrain_dir(self) -> Path:
         return self.options.pretrain_data_dir or self.options.data_dir
 
+    def setup_target(self):
+        """(data, fingerprint, task, model config) of the finetuned task."""
+        return self._setup(self.config, self.options.data_dir)
+
+    def setup_source(self):
+        """(data, fingerprint, task, model config) of the pretraining task (the finetuned task's
+        architecture reading the pretraining data)."""
+        return self._setup(self.source, self._pretrain_dir)
+
     def _setup(self, config: LRAConfig, data_dir: Path):
         """(data, fingerprint, task, model config) of ``config``'s task, with the target's architecture."""
         data, fingerprint = self._load(config, data_dir)
@@ -256,13 +279,14 @@ class LRARun:
 
     def _load(self, config: LRAConfig, data_dir: Path) -> tuple[LRAData, str]:
         """The task's data on the runtime's device, and its content fingerprint (read once)."""
-        where = (config.task, Path(data_dir))
-        if where not in self._data:
+        where = (config.task, Path(data_dir), config.max_length, config.resolution, config.contour_length,
+                 str(self.runtime.device))
+        if where not in self.data_cache:
             data = load_task_data(config, data_dir)
-            self._data[where] = (data.to(self.runtime.device), data.fingerprint())
-        return self._data[where]
+            self.data_cache[where] = (data.to(self.runtime.device), data.fingerprint())
+        return self.data_cache[where]
 
-    def _initial_model(self, model_config) -> Encoder:
+    def initial_model(self, model_config) -> Encoder:
         """The random init of ``seed`` (made on the CPU, so it is the same on every device)."""
         torch.manual_seed(self.options.seed)
         return Encoder(model_config).to(self.runtime.device)
@@ -270,32 +294,55 @@ class LRARun:
     def _stage_dir(self, key: str) -> Path:
         return self.options.out / "cache" / key
 
-    def _train(self, model, data, stage, task, key, seed, metrics, max_steps) -> list[dict]:
+    def _train(self, model, data, stage, task: LRATask, key, seed, metrics) -> list[dict]:
         meta = {"task": self.config.task, "options": _jsonable(self.options), "stage": dataclasses.asdict(stage)}
+        lengths = (real_lengths(data.x_train, data.vocab.pad_id).cpu() if padding(task.config)["bucketed"]
+                   else None)
         return train_stage(model, data, stage, seed, self._stage_dir(key), epoch_metrics=metrics,
                            meta=meta, checkpoint_every=self.options.checkpoint_every,
-                           progress=self.options.progress, loss_fn=task.loss, max_steps=max_steps,
-                           runtime=self.runtime)
+                           progress=self.options.progress, loss_fn=task.loss,
+                           max_steps=task.config.max_steps, runtime=self.runtime, lengths=lengths)
 
-    def _describe(self, data: LRAData, fingerprint: str, task: str) -> dict:
-        return {"task": task, "fingerprint": fingerprint, "width": data.width,
-                "n_train": len(data.y_train), "n_val": len(data.y_val), "n_test": len(data.y_test)}
+    def describe_data(self, data: LRAData, fingerprint: str, config: LRAConfig, data_dir: Path) -> dict:
+        lengths = real_lengths(data.x_train, data.vocab.pad_id).float()
+        return {"task": config.task, "fingerprint": fingerprint, "width": data.width,
+                "n_train": len(data.y_train), "n_val": len(data.y_val), "n_test": len(data.y_test),
+                "mean_length": round(lengths.mean().item(), 1), "padding": padding(config),
+                "source": data_source(config, data_dir)}
 
-    def _write(self, kind: str, key: str, result: dict) -> None:
-        if not self.runtime.main:
-            return
-        path = self.options.out / "results" / self.config.task / f"{kind}-{key}.json"
-        write_json(path, {"kind": kind, "task": self.config.task, "seed": self.options.seed,
-                          "options": _jsonable(self.options), "config": dataclasses.asdict(self.config),
-                          **result, "cache": key,
-                          "runtime": {"device": str(self.runtime.device), "autocast_bf16": self.runtime.autocast,
-                                      "world_size": self.runtime.world_size},
-                          "versions": versions(), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
-        self._say(f"wrote {path}")
+    def _write(self, kind: str, key: str, result: dict) -> dict:
+        """The full result (options, config, seed, versions, ``result``); written by the main rank."""
+        full = {"kind": kind, "task": self.config.task, "seed": self.options.seed,
+                "options": _jsonable(self.options), "config": dataclasses.asdict(self.config),
+                **result, "cache": key,
+                "runtime": {"device": str(self.runtime.device), "autocast_bf16": self.runtime.autocast,
+                            "world_size": self.runtime.world_size},
+                "versions": versions(), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        if self.runtime.main:
+            path = self.options.out / "results" / self.config.task / f"{kind}-{key}.json"
+            write_json(path, full)
+            self._say(f"wrote {path}")
+        return full
 
     def _say(self, message: str) -> None:
         if self.runtime.main:
             print(message, file=sys.stderr, flush=True)
+
+
+def options_from_json(options: dict, **changes) -> RunOptions:
+    """The :class:`RunOptions` a result JSON recorded (``changes`` replace fields, e.g. progress)."""
+    known = {f.name: f for f in dataclasses.fields(RunOptions)}
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise InputError(f"result options: unknown field {unknown[0]!r} (written by another version?)")
+    values = {}
+    for name, value in {**options, **changes}.items():
+        if name in ("data_dir", "out", "pretrain_data_dir") and value is not None:
+            value = Path(value)
+        elif isinstance(value, list):
+            value = tuple(tuple(v) if isinstance(v, list) else v for v in value)
+        values[name] = value
+    return RunOptions(**values)
 
 
 def _jsonable(options: RunOptions) -> dict:

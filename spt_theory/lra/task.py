@@ -10,6 +10,11 @@ is the two channels [u_i (1 - m_i), m_i] (all m_i = 0 for classification).  Imag
 L1 on normalised pixels, (1 / |M|) sum_{i in M} |decoder(h_i) - u_i|; Pathfinder a 256-way CE on
 p_i.  Retrieval's pairs (batch, 2, n) are classified by the ``pair_mlp`` head; for SPT each
 document is a sequence of its own.  Supervised training: CE(head(pool(h)), y).
+
+Padding (token tasks): the model gets ``valid = x != <pad>`` so padded keys are masked and the
+readout ignores them (:mod:`spt_theory.model`), unless ``mask_padding`` is off.  When that leaves
+every output unchanged (``LRAConfig.trims_padding``) a batch is first cut to its longest real
+example, and evaluation runs in length order, so no step computes over padding it does not need.
 """
 
 from __future__ import annotations
@@ -20,11 +25,12 @@ from dataclasses import dataclass
 import torch
 
 from spt_theory.lra.configs import LRAConfig
+from spt_theory.lra.data import real_lengths
 from spt_theory.lra.readers import Vocabulary
 from spt_theory.model import Encoder, ModelConfig
 from spt_theory.objectives import (bernoulli_mask, mask_continuous, mask_tokens, masked_l1_loss,
                                    masked_token_loss, supervised_loss)
-from spt_theory.training import Runtime, Stage, accuracy
+from spt_theory.training import Runtime, Stage
 
 PIXEL_MAX = 255.0
 PIXEL_CHANNELS = 2
@@ -61,23 +67,57 @@ class LRATask:
             mask = torch.zeros_like(x, dtype=torch.bool)
         return mask_continuous(x.float() / PIXEL_MAX, mask)
 
+    def valid(self, x: torch.Tensor) -> torch.Tensor | None:
+        """True at the real tokens of ``x`` (the model's padding mask); None where nothing is
+        masked (pixel inputs, or ``mask_padding`` off)."""
+        if self.vocab.pad_id is None or not self.config.mask_padding:
+            return None
+        return x != self.vocab.pad_id
+
+    def trim(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` cut to its longest real example when that changes no output (module doc)."""
+        if not self.config.trims_padding:
+            return x
+        longest = int((x != self.vocab.pad_id).any(dim=tuple(range(x.dim() - 1))).nonzero().max()) + 1
+        return x[..., :longest]
+
+    def logits(self, model: Encoder, x: torch.Tensor) -> torch.Tensor:
+        """Class logits of ids ``x`` (cut to its longest example first)."""
+        x = self.trim(x)
+        return model(self.inputs(x), valid=self.valid(x))
+
     def loss(self, model: Encoder, stage: Stage, x: torch.Tensor, y: torch.Tensor,
              mask_generator: torch.Generator) -> torch.Tensor:
         """The training loss of a batch (a :data:`~spt_theory.training.LossFn`)."""
         if stage.objective == "supervised":
-            return supervised_loss(model(self.inputs(x)), y)
+            return supervised_loss(self.logits(model, x), y)
         if self.config.two_documents:
             x = x.flatten(0, 1)
+        x = self.trim(x)
         mask = bernoulli_mask(tuple(x.shape), stage.mask_ratio, mask_generator).to(x.device)
         if self.vocab.pad_id is not None:
             mask &= x != self.vocab.pad_id
-        prediction = model.reconstruct(self.inputs(x, mask)).float()
+        prediction = model.reconstruct(self.inputs(x, mask), valid=self.valid(x)).float()
         if self.config.pretrain_loss == "l1":
             return masked_l1_loss(prediction, x.float() / PIXEL_MAX, mask)
         return masked_token_loss(prediction, x, mask)
 
+    def batches(self, x: torch.Tensor) -> list[torch.Tensor]:
+        """Evaluation batches of ``x``'s indices, in length order when padding is trimmed."""
+        order = (torch.argsort(real_lengths(x, self.vocab.pad_id), stable=True) if self.config.trims_padding
+                 else torch.arange(len(x), device=x.device))
+        return list(order.split(EVAL_BATCH))
+
+    @torch.no_grad()
     def accuracy(self, model: Encoder, x: torch.Tensor, y: torch.Tensor, runtime: Runtime) -> float:
-        return accuracy(model, x, y, EVAL_BATCH, inputs=self.inputs, runtime=runtime)
+        """Share of ``x`` classified correctly (eval mode, the runtime's autocast)."""
+        model.eval()
+        correct = 0
+        for index in self.batches(x):
+            with runtime.autocast_context():
+                correct += (self.logits(model, x[index]).argmax(-1) == y[index]).sum().item()
+        model.train()
+        return correct / max(len(x), 1)
 
     @torch.no_grad()
     def reconstruction_loss(self, model: Encoder, x: torch.Tensor, stage: Stage, runtime: Runtime,
@@ -86,9 +126,8 @@ class LRATask:
         model.eval()
         generator = torch.Generator().manual_seed(seed)
         total = 0.0
-        for start in range(0, len(x), EVAL_BATCH):
-            xb = x[start:start + EVAL_BATCH]
+        for index in self.batches(x):
             with runtime.autocast_context():
-                total += self.loss(model, stage, xb, None, generator).item() * len(xb)
+                total += self.loss(model, stage, x[index], None, generator).item() * len(index)
         model.train()
         return total / len(x) if len(x) else math.nan

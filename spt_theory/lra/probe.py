@@ -1,0 +1,195 @@
+"""``python -m spt_theory.lra probe RESULT_OR_FOLDER``: the attention mechanism of LRA checkpoints.
+
+For each result JSON (a ``scratch`` or ``spt`` run of :mod:`spt_theory.lra.runner`) the probe
+loads the checkpoints the run went through, at the epochs its metrics were read:
+
+- ``init``: the random initialisation of the run's seed (rebuilt, as the runner builds it);
+- ``scratch``: the supervised checkpoint of a scratch run at its best validation epoch;
+- ``spt``: the SPT checkpoint an ``spt`` run finetuned from (best validation masked loss),
+  probed on the test split of the data it was pretrained on;
+- ``finetuned``: the supervised checkpoint of an ``spt`` run at its best validation epoch;
+
+and measures over the test split (padding masked as in training), per layer, with the probes of
+:mod:`spt_theory.probes`:
+
+- the attention share by offset, s_h(delta) = mean over real queries i of A_h[i, i + delta]
+  (:func:`~spt_theory.probes.offset_mass`), kept for |delta| <= ``MAX_OFFSET``;
+- band mass, sum_{|delta| <= 2} s(delta), against its value under uniform attention over the
+  real keys (the ratio is 1 for attention blind to position);
+- for pixel tasks also the 2-D neighbour share, s(-1) + s(1) + s(-W) + s(W) for an image of
+  width W in raster order (the pixel's left, right, upper and lower neighbours), against uniform;
+- the Toeplitz fit of the PE-PE score block (:func:`~spt_theory.probes.pe_toeplitz_fit`).
+
+Results go to ``<out>/probes/<task>/<kind>-<cache key>.json`` (recomputed only when missing)
+and a table on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import torch
+
+from spt_theory.io import InputError, write_json
+from spt_theory.lra.runner import LRARun, options_from_json
+from spt_theory.lra.task import LRATask
+from spt_theory.model import Encoder
+from spt_theory.probes import band_mass, offset_mass, pe_toeplitz_fit, uniform_pattern
+from spt_theory.training import load_checkpoint, load_model_state
+
+MAX_OFFSET = 40
+BAND = 2
+PROBE_VERSION = 1
+
+
+def result_files(target: str | Path) -> list[Path]:
+    """The scratch / spt result JSONs at ``target`` (one file, or a folder searched recursively)."""
+    target = Path(target)
+    if target.is_file():
+        return [target]
+    if not target.is_dir():
+        raise InputError(f"{target}: no such result file or folder")
+    found = [p for p in sorted(target.rglob("*.json")) if _kind(p) in ("scratch", "spt")]
+    if not found:
+        raise InputError(f"{target}: no scratch/spt result JSON found")
+    return found
+
+
+def _kind(path: Path) -> str | None:
+    try:
+        result = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return result.get("kind") if isinstance(result, dict) else None
+
+
+def read_result(path: Path) -> dict:
+    try:
+        result = json.loads(path.read_text())
+        if result["kind"] not in ("scratch", "spt"):
+            raise KeyError("kind")
+        result["metrics"]["best_epoch"], result["cache"], result["options"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"{path}: not a readable result JSON ({error})") from None
+    except (KeyError, TypeError) as error:
+        raise InputError(f"{path}: not a scratch/spt result JSON (field {error} missing)") from None
+    return result
+
+
+def checkpoints(run: LRARun, result: dict) -> list[tuple[str, Path | None]]:
+    """(label, checkpoint) pairs of the run behind ``result``; None stands for the initialisation."""
+    own = run.options.out / "cache" / result["cache"] / f"epoch_{result['metrics']['best_epoch']}.pt"
+    if result["kind"] == "scratch":
+        return [("init", None), ("scratch", own)]
+    pretrained = result["pretrain"]
+    spt = run.options.out / "cache" / pretrained["cache"] / f"epoch_{pretrained['best_epoch']}.pt"
+    return [("init", None), ("spt", spt), ("finetuned", own)]
+
+
+@torch.no_grad()
+def attention_statistics(model: Encoder, task: LRATask, x: torch.Tensor, limit: int | None = None) -> list[dict]:
+    """Per layer: share by offset, band mass and (pixel tasks) 2-D neighbour share, each with its
+    value under uniform attention, over the examples ``x`` (the first ``limit`` of them)."""
+    x = x[:limit] if limit else x
+    width = x.shape[-1]
+    totals = [torch.zeros(model.cfg.n_heads, 2 * width - 1, dtype=torch.float64) for _ in model.blocks]
+    uniform_total = torch.zeros(1, 2 * width - 1, dtype=torch.float64)
+    queries = 0
+    model.eval()
+    for index in task.batches(x):
+        xb = task.trim(x[index])
+        valid = task.valid(xb)
+        _, cache = model.run_with_cache(task.inputs(xb), valid=valid)
+        n = xb.shape[-1]
+        centre = slice(width - n, width + n - 1)
+        for layer, total in enumerate(totals):
+            pattern = cache[f"blocks.{layer}.attn.pattern"]
+            pattern = pattern[:, :, 1:, 1:] if model.cls is not None else pattern  # tokens only
+            sums, count = offset_mass(pattern.double(), valid)
+            total[:, centre] += sums
+        real = valid if valid is not None else torch.ones(xb.shape[:2], dtype=torch.bool)
+        sums, count = offset_mass(uniform_pattern(real).double(), real)
+        uniform_total[:, centre] += sums
+        queries += count
+    deltas = torch.arange(-(width - 1), width)
+    uniform = uniform_total[0] / queries
+    layers = []
+    for layer, total in enumerate(totals):
+        share = total / queries  # (heads, 2 width - 1)
+        mean = share.mean(0)
+        stats = {"layer": layer,
+                 "offset_share": _by_offset(deltas, mean), "uniform_offset_share": _by_offset(deltas, uniform),
+                 "offset_share_per_head": [_by_offset(deltas, s) for s in share],
+                 "band_mass": _window(deltas, mean, BAND), "uniform_band_mass": _window(deltas, uniform, BAND)}
+        stats["band_ratio"] = stats["band_mass"] / stats["uniform_band_mass"]
+        if not task.tokens:
+            side = math.isqrt(width)
+            grid = (-side, -1, 1, side)
+            stats["grid_neighbour_share"] = sum(float(mean[deltas == d]) for d in grid)
+            stats["uniform_grid_neighbour_share"] = sum(float(uniform[deltas == d]) for d in grid)
+            stats["grid_ratio"] = stats["grid_neighbour_share"] / stats["uniform_grid_neighbour_share"]
+        fit = pe_toeplitz_fit(model, layer)
+        stats["pe_toeplitz"] = {"r2": fit["r2"], "heads_peaked_near": fit["heads_peaked_near"],
+                                "peak_offsets": [h["peak_offset"] for h in fit["heads"]]}
+        layers.append(stats)
+    return layers
+
+
+def _by_offset(deltas: torch.Tensor, share: torch.Tensor) -> dict[str, float]:
+    near = deltas.abs() <= MAX_OFFSET
+    return {str(int(d)): round(float(s), 6) for d, s in zip(deltas[near], share[near])}
+
+
+def _window(deltas: torch.Tensor, share: torch.Tensor, width: int) -> float:
+    return float(share[deltas.abs() <= width].sum())
+
+
+def probe_result(result: dict, limit: int | None = None, data_cache: dict | None = None) -> dict:
+    """The probe of one run's result (cached in ``<out>/probes/``; recomputed when missing)."""
+    run = LRARun(options_from_json(result["options"], progress=False), data_cache=data_cache or {})
+    out = run.options.out / "probes" / result["task"] / f"{result['kind']}-{result['cache']}.json"
+    if out.exists():
+        cached = json.loads(out.read_text())
+        if cached.get("version") == PROBE_VERSION and cached.get("limit") == limit:
+            return cached
+    probes = []
+    for label, checkpoint in checkpoints(run, result):
+        # the SPT checkpoint is probed on the data it was pretrained on (another task's, if so)
+        data, _, task, model_config = run.setup_source() if label == "spt" else run.setup_target()
+        model = run.initial_model(model_config)
+        if checkpoint is not None:
+            if not checkpoint.exists():
+                raise InputError(f"checkpoint {checkpoint} of the {result['kind']} run {result['cache']} is "
+                                 f"missing (was the cache moved or pruned?)")
+            load_model_state(model, load_checkpoint(checkpoint)["model"], checkpoint)
+        probes.append({"checkpoint": label, "path": None if checkpoint is None else str(checkpoint),
+                       "layers": attention_statistics(model, task, data.x_test, limit)})
+    report = {"version": PROBE_VERSION, "task": result["task"], "kind": result["kind"],
+              "seed": result["seed"], "cache": result["cache"], "options": result["options"],
+              "test_accuracy": result["metrics"]["test_accuracy"], "limit": limit,
+              "n_examples": min(limit or len(data.x_test), len(data.x_test)), "probes": probes,
+              "pretrain_task": result.get("pretrain_task")}
+    write_json(out, report)
+    return report
+
+
+def probe_files(target: str | Path, limit: int | None = None) -> list[dict]:
+    """Probe every result JSON at ``target`` (a file or a folder)."""
+    return [probe_result(read_result(path), limit) for path in result_files(target)]
+
+
+def format_probe(report: dict) -> str:
+    """One line per (checkpoint, layer): band mass vs uniform, 2-D neighbours, Toeplitz fit."""
+    lines = [f"{report['task']} {report['kind']} seed {report['seed']} ({report['n_examples']} test examples, "
+             f"test acc {100 * report['test_accuracy']:.2f}%):"]
+    for probe in report["probes"]:
+        for stats in probe["layers"]:
+            grid = (f"  2-D neighbours {stats['grid_neighbour_share']:.4f} ({stats['grid_ratio']:.2f}x uniform)"
+                    if "grid_ratio" in stats else "")
+            shares = " ".join(f"{d}:{stats['offset_share'][str(d)]:.3f}" for d in (-2, -1, 0, 1, 2))
+            lines.append(f"  {probe['checkpoint']:<9} layer {stats['layer']}: band mass {stats['band_mass']:.4f} "
+                         f"({stats['band_ratio']:.2f}x uniform {stats['uniform_band_mass']:.4f}){grid}  "
+                         f"share by offset [{shares}]  PE-PE Toeplitz R2 {stats['pe_toeplitz']['r2']:.2f}")
+    return "\n".join(lines)

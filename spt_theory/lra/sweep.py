@@ -1,0 +1,272 @@
+"""``python -m spt_theory.lra sweep``: the paper's ablations on one LRA task as one resumable grid.
+
+A *cell* fixes the axes below; every cell runs for every seed (cached stages are reloaded, so a
+killed sweep resumes and a finished one only re-reads), each run is probed
+(:mod:`spt_theory.lra.probe`), and the sweep writes one summary JSON (mean ± sd over seeds per
+cell, with every seed's value and result file) and one figure.
+
+Axes (``--grid AXIS=V1,V2`` takes the product; ``--cell AXIS=V,AXIS=V`` adds one cell):
+
+=================  ====================================================================
+``recipe``         ``scratch`` (supervised from init) or ``spt`` (SPT, then finetuning)
+``pretrain_epochs`` SPT epochs (spt cells)
+``layers``         Transformer layers
+``freeze``         groups fixed during supervised training, ``+``-joined, or ``none``
+                   (``qk`` in a scratch cell: attention frozen at its random init)
+``keep``           groups taken from the SPT checkpoint, ``+``-joined, or ``all`` (the
+                   encoder) (``qk``: hybrid initialisation)
+``pretrain_task``  the task whose data SPT reads, or ``self``
+=================  ====================================================================
+
+Axes that mean nothing for a recipe (``keep``, ``pretrain_epochs``, ``pretrain_task`` for
+``scratch``) must keep their defaults in that cell; duplicates are run once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import statistics
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from spt_theory.io import InputError, write_json
+from spt_theory.lra.configs import TASKS
+from spt_theory.lra.probe import probe_result
+from spt_theory.lra.runner import ENCODER_GROUPS, LRARun, RunOptions, versions
+from spt_theory.model import PARAMETER_GROUPS
+
+AXES = ("recipe", "pretrain_epochs", "layers", "freeze", "keep", "pretrain_task")
+DEFAULTS = {"recipe": "spt", "pretrain_epochs": None, "layers": None, "freeze": "none", "keep": "all",
+            "pretrain_task": "self"}
+PRETRAIN_ONLY = ("pretrain_epochs", "keep", "pretrain_task")
+RECIPES = ("scratch", "spt")
+
+
+def _groups(axis: str, text: str) -> str:
+    if text in ("none", "all"):
+        if (axis, text) in (("freeze", "none"), ("keep", "all")):
+            return text
+        raise InputError(f"{axis}={text}: not a value of {axis} (use groups joined by '+')")
+    for group in text.split("+"):
+        if group not in PARAMETER_GROUPS:
+            raise InputError(f"{axis}={text}: unknown group {group!r}; groups: {', '.join(PARAMETER_GROUPS)}")
+    return text
+
+
+def parse_value(axis: str, text: str):
+    """One axis value from the command line, validated."""
+    text = text.strip()
+    if axis == "recipe":
+        if text not in RECIPES:
+            raise InputError(f"recipe={text}: must be one of {', '.join(RECIPES)}")
+        return text
+    if axis in ("pretrain_epochs", "layers"):
+        try:
+            value = int(text)
+        except ValueError:
+            raise InputError(f"{axis}={text}: not an integer") from None
+        if value < 1:
+            raise InputError(f"{axis}={text}: must be >= 1")
+        return value
+    if axis in ("freeze", "keep"):
+        return _groups(axis, text)
+    if text != "self" and text not in TASKS:
+        raise InputError(f"pretrain_task={text}: must be self or one of {', '.join(TASKS)}")
+    return text
+
+
+def _split(spec: str, what: str) -> tuple[str, str]:
+    axis, sep, values = spec.partition("=")
+    if not sep or axis.strip() not in AXES:
+        raise InputError(f"{what} {spec!r}: expected AXIS=VALUE with AXIS one of {', '.join(AXES)}")
+    return axis.strip(), values
+
+
+def cells(grid: list[str], extra: list[str]) -> list[dict]:
+    """The product of the ``--grid`` axes plus the ``--cell`` cells, each a full dict of axes,
+    normalised (scratch cells drop the SPT-only axes) and without duplicates, in order."""
+    axes = {}
+    for spec in grid:
+        axis, values = _split(spec, "--grid")
+        if axis in axes:
+            raise InputError(f"--grid {axis} given twice")
+        axes[axis] = [parse_value(axis, v) for v in values.split(",") if v.strip()]
+        if not axes[axis]:
+            raise InputError(f"--grid {spec!r}: no values")
+    found = [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())] if axes else []
+    for spec in extra:
+        cell = {}
+        for part in spec.split(","):
+            axis, value = _split(part, "--cell")
+            cell[axis] = parse_value(axis, value)
+        found.append(cell)
+    if not found:
+        raise InputError("a sweep needs at least one --grid or --cell")
+    unique = []
+    for cell in found:
+        full = {**DEFAULTS, **cell}
+        if full["recipe"] == "scratch":
+            full.update({axis: DEFAULTS[axis] for axis in PRETRAIN_ONLY})
+        if full not in unique:
+            unique.append(full)
+    return unique
+
+
+def label(cell: dict) -> str:
+    """A cell in words: its recipe and every axis that differs from the default."""
+    parts = [cell["recipe"]] + [f"{axis}={cell[axis]}" for axis in AXES[1:]
+                                if cell[axis] != DEFAULTS[axis]]
+    return " ".join(parts)
+
+
+def cell_options(base: RunOptions, cell: dict, seed: int) -> RunOptions:
+    """The run options of one cell and seed."""
+    changes = {"seed": seed, "freeze": () if cell["freeze"] == "none" else tuple(cell["freeze"].split("+")),
+               "keep": ENCODER_GROUPS if cell["keep"] == "all" else tuple(cell["keep"].split("+")),
+               "pretrain_task": None if cell["pretrain_task"] == "self" else cell["pretrain_task"]}
+    if cell["layers"] is not None:
+        changes["layers"] = cell["layers"]
+    if cell["pretrain_epochs"] is not None:
+        changes["pretrain_epochs"] = cell["pretrain_epochs"]
+    return replace(base, **changes)
+
+
+def run_cell(base: RunOptions, cell: dict, seed: int, runtime, probe_limit: int | None,
+             data_cache: dict) -> dict:
+    """Train (or reload) one cell at one seed and probe it; the figures the summary keeps."""
+    run = LRARun(cell_options(base, cell, seed), runtime, data_cache)
+    if cell["recipe"] == "scratch":
+        result = run.supervised(None)
+    else:
+        run.check_transfer()
+        result = run.supervised(run.pretrain())
+    probe = probe_result(result, probe_limit, data_cache)
+    stats = {p["checkpoint"]: p["layers"][0] for p in probe["probes"]}
+    trained = stats["scratch" if cell["recipe"] == "scratch" else "finetuned"]
+    record = {"seed": seed, "test_accuracy": result["metrics"]["test_accuracy"],
+              "val_accuracy": result["metrics"]["val_accuracy"], "best_epoch": result["metrics"]["best_epoch"],
+              "train_seconds": result["metrics"]["train_seconds"], "cache": result["cache"],
+              "band_ratio": trained["band_ratio"], "init_band_ratio": stats["init"]["band_ratio"]}
+    if "grid_ratio" in trained:
+        record.update(grid_ratio=trained["grid_ratio"], init_grid_ratio=stats["init"]["grid_ratio"])
+    if "spt" in stats:
+        record["spt_band_ratio"] = stats["spt"]["band_ratio"]
+        if "grid_ratio" in stats["spt"]:
+            record["spt_grid_ratio"] = stats["spt"]["grid_ratio"]
+        record["pretrain_seconds"] = result["pretrain"]["train_seconds"]
+    return record
+
+
+def spread(values: list[float]) -> dict:
+    """Per-seed values, their mean and sample standard deviation (0 for one value)."""
+    return {"per_seed": [round(v, 5) for v in values], "mean": round(statistics.fmean(values), 5),
+            "std": round(statistics.stdev(values), 5) if len(values) > 1 else 0.0}
+
+
+def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, name: str,
+          probe_limit: int | None = None) -> dict:
+    """Run every cell at every seed; write and return the summary (``out/sweeps/<task>-<name>.json``)."""
+    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
+        raise InputError(f"--seeds: need distinct seeds >= 0, got {seeds}")
+    start = time.perf_counter()
+    data_cache: dict = {}
+    by_cell: list[list[dict]] = [[] for _ in grid_cells]
+    for seed in seeds:  # seed by seed, so an interrupted sweep has whole seeds to show
+        for records, cell in zip(by_cell, grid_cells):
+            records.append(run_cell(base, cell, seed, runtime, probe_limit, data_cache))
+    rows = []
+    for cell, records in zip(grid_cells, by_cell):
+        row = {"label": label(cell), "cell": cell, "runs": records}
+        for metric in ("test_accuracy", "band_ratio", "grid_ratio", "spt_band_ratio", "spt_grid_ratio"):
+            if metric in records[0]:
+                row[metric] = spread([r[metric] for r in records])
+        rows.append(row)
+    run = LRARun(base, runtime, data_cache)
+    data, fingerprint, _, _ = run.setup_target()
+    summary = {"task": base.task, "name": name, "seeds": seeds, "options": _options(base),
+               "config": dataclasses.asdict(run.config),
+               "data": run.describe_data(data, fingerprint, run.config, base.data_dir), "cells": rows,
+               "sweep_seconds": round(time.perf_counter() - start, 1), "versions": versions(),
+               "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    path = base.out / "sweeps" / f"{base.task}-{name}.json"
+    write_json(path, summary)
+    return summary
+
+
+def _options(base: RunOptions) -> dict:
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in base.__dict__.items()}
+
+
+def format_summary(summary: dict) -> str:
+    """The results table: one row per cell, mean ± sd over seeds."""
+    proximity = "grid_ratio" if any("grid_ratio" in row for row in summary["cells"]) else "band_ratio"
+    what = "2-D neighbours / uniform" if proximity == "grid_ratio" else "band mass / uniform"
+    header = f"{'cell':<44} {'test acc % (mean ± sd)':>24}  {what + ' (trained)':>30}  {'(SPT ckpt)':>11}"
+    lines = [f"{summary['task']}: seeds {summary['seeds']}, {summary['data']['n_train']} train / "
+             f"{summary['data']['n_test']} test examples", header, "-" * len(header)]
+    for row in summary["cells"]:
+        acc = row["test_accuracy"]
+        ratio = row.get(proximity)
+        spt = row.get("spt_" + proximity)
+        lines.append(f"{row['label']:<44} {100 * acc['mean']:>15.2f} ± {100 * acc['std']:<6.2f}  "
+                     f"{ratio['mean']:>24.2f} ± {ratio['std']:<4.2f}" +
+                     (f"  {spt['mean']:>6.2f} ± {spt['std']:.2f}" if spt else ""))
+    return "\n".join(lines)
+
+
+def draw(summary: dict, path: Path) -> list[Path]:
+    """The sweep's figure: test accuracy per cell (bars: mean, dots: seeds) and the proximity of
+    its attention (band mass or 2-D neighbour share over its uniform value) after training and,
+    for SPT cells, at the SPT checkpoint.  Writes ``path`` as PNG and PDF."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from spt_theory.io import atomic_write
+
+    rows = summary["cells"]
+    proximity = "grid_ratio" if any("grid_ratio" in row for row in rows) else "band_ratio"
+    legend = {"after supervised training", "SPT checkpoint"}  # each label once
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 0.5 * len(rows) + 2.2), sharey=True)
+    ys = list(range(len(rows)))[::-1]
+    for y, row in zip(ys, rows):
+        acc = row["test_accuracy"]
+        left.barh(y, 100 * acc["mean"], xerr=100 * acc["std"], color="#4c72b0" if row["cell"]["recipe"] == "spt"
+                  else "#999999", alpha=0.8)
+        left.plot([100 * v for v in acc["per_seed"]], [y] * len(acc["per_seed"]), "k.", ms=5)
+        ratio = row[proximity]
+        right.plot(ratio["per_seed"], [y + 0.12] * len(ratio["per_seed"]), "o", color="#4c72b0", ms=4,
+                   label=_once(legend, "after supervised training"))
+        spt = row.get("spt_" + proximity)
+        if spt:
+            right.plot(spt["per_seed"], [y - 0.12] * len(spt["per_seed"]), "s", color="#dd8452", ms=4,
+                       label=_once(legend, "SPT checkpoint"))
+    left.set_yticks(ys, [row["label"] for row in rows], fontsize=8)
+    left.set_xlabel("test accuracy (%)")
+    chance = 100 / summary["config"]["num_classes"]
+    left.axvline(chance, color="k", lw=0.8, ls=":")
+    right.axvline(1.0, color="k", lw=0.8, ls=":")
+    right.set_xscale("log")
+    right.set_xlabel(("2-D neighbour share" if proximity == "grid_ratio" else "band mass |i-j|<=2")
+                     + " / uniform (log)")
+    right.legend(fontsize=7, loc="lower right")
+    fig.suptitle(f"{summary['task']}: {len(summary['seeds'])} seeds, width {summary['data']['width']}, "
+                 f"{summary['data']['n_train']} train; dotted: chance / uniform", fontsize=9)
+    fig.tight_layout()
+    written = []
+    for suffix in (".png", ".pdf"):
+        target = path.with_suffix(suffix)
+        atomic_write(target, lambda tmp, fmt=suffix[1:]: fig.savefig(tmp, format=fmt, dpi=130))
+        written.append(target)
+    plt.close(fig)
+    return written
+
+
+def _once(labels: set[str], text: str) -> str | None:
+    """``text`` the first time it is asked for (a legend entry), None after."""
+    if text in labels:
+        labels.discard(text)
+        return text
+    return None
