@@ -107,9 +107,12 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as err:  # WalkTask's own validation
             raise InputError(str(err)) from None
         result = run(spec, args.cache_dir, progress=not args.no_progress)
-    except (InputError, TrainingDiverged) as err:
+    except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except TrainingDiverged as err:  # a result of the run, not bad input: the LRA runner's code too
+        print(f"error: training diverged: {err}", file=sys.stderr)
+        return 1
     for k, history in enumerate(result.history):
         stage = spec.stages[k]
         for record in history:

@@ -76,6 +76,31 @@ def probe_doc() -> str:
     return probe_module_doc.split("\n", 1)[1].strip()
 
 
+def _seed(text: str) -> int:
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {seed}")
+    return seed
+
+
+IGNORED = {"scratch": ("epochs", "keep", "pretrain_task", "pretrain_data_dir"),
+           "pretrain": ("finetune_epochs", "freeze", "keep"),
+           "sweep": ("seed",)}
+"""Options a command has no use for: giving one is an error, not silently ignored."""
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """InputError naming an option the command would ignore."""
+    for name in IGNORED.get(args.command, ()):
+        if getattr(args, name) is not None:
+            why = {"scratch": "it has no SPT stage", "pretrain": "it has no supervised stage",
+                   "sweep": "use --seeds"}[args.command]
+            raise InputError(f"--{name.replace('_', '-')} does nothing in '{args.command}' ({why})")
+
+
 def _groups(text: str) -> tuple[str, ...]:
     groups = tuple(g for g in text.split(",") if g)
     for group in groups:
@@ -103,7 +128,7 @@ def _run_arguments() -> argparse.ArgumentParser:
     g = p.add_argument_group("budget and model")
     g.add_argument("--layers", type=int, help="Transformer layers (default: the task's; 1 for the 1-layer ablation)")
     g.add_argument("--epochs", type=int, help="SPT pretraining epochs (default: the task's, e.g. ListOps 100)")
-    g.add_argument("--finetune-epochs", type=int, default=DEFAULT_FINETUNE_EPOCHS,
+    g.add_argument("--finetune-epochs", type=int,
                    help=f"supervised epochs, scratch and finetuning alike (default {DEFAULT_FINETUNE_EPOCHS})")
     g.add_argument("--max-steps", type=int, help="end each training stage after this many optimizer steps")
     g.add_argument("--tiny", action="store_true", help="CPU-test sizes: width 16, batch 4, 3 steps per stage")
@@ -111,12 +136,12 @@ def _run_arguments() -> argparse.ArgumentParser:
                    metavar="FIELD=VALUE",
                    help="override a task config field (repeatable), e.g. d_model=128, heads=4, ff=256, "
                         "batch_size=64, warmup_steps=500, lr_pretrain=1e-3, mask_ratio=0.15")
-    g.add_argument("--seed", type=int, default=0, help="model init, batch order and masks (default 0)")
+    g.add_argument("--seed", type=_seed, help="model init, batch order and masks (default 0)")
     g = p.add_argument_group("ablations (supervised stage)")
-    g.add_argument("--freeze", type=_groups, default=(), metavar="GROUPS",
+    g.add_argument("--freeze", type=_groups, metavar="GROUPS",
                    help="comma-separated parameter groups kept fixed during supervised training, "
                         "e.g. qk (attention frozen at init; in 'finetune' at the SPT values)")
-    g.add_argument("--keep", type=_groups, default=ENCODER_GROUPS, metavar="GROUPS",
+    g.add_argument("--keep", type=_groups, metavar="GROUPS",
                    help=f"groups copied from the SPT checkpoint, the rest fresh (hybrid init; default "
                         f"{','.join(ENCODER_GROUPS)}; e.g. qk). Groups: {','.join(PARAMETER_GROUPS)}")
     g = p.add_argument_group("output and runtime")
@@ -156,11 +181,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def options_from(args: argparse.Namespace) -> RunOptions:
+    check_options(args)
     return RunOptions(task=args.task, data_dir=args.data_dir, pretrain_task=args.pretrain_task,
                       pretrain_data_dir=args.pretrain_data_dir, layers=args.layers,
-                      pretrain_epochs=args.epochs, finetune_epochs=args.finetune_epochs,
-                      max_steps=args.max_steps, seed=args.seed, out=args.out, tiny=args.tiny,
-                      overrides=tuple(args.overrides), freeze=args.freeze, keep=args.keep,
+                      pretrain_epochs=args.epochs,
+                      finetune_epochs=DEFAULT_FINETUNE_EPOCHS if args.finetune_epochs is None else args.finetune_epochs,
+                      max_steps=args.max_steps, seed=args.seed or 0, out=args.out, tiny=args.tiny,
+                      overrides=tuple(args.overrides), freeze=args.freeze or (),
+                      keep=ENCODER_GROUPS if args.keep is None else args.keep,
                       checkpoint_every=args.checkpoint_every, progress=not args.no_progress)
 
 

@@ -1,23 +1,27 @@
 """``python -m spt_theory.lra report``: result JSONs as a table against the LRA reference numbers.
 
 One row per finished ``scratch`` / ``spt`` run found (recursively) under the results folder:
-task, recipe, ablation settings, seed, test accuracy at the best validation epoch, the Transformer
-trained from scratch in the LRA paper (Tay et al.) and the difference.  Below it, for every setting
-run both ways, the SPT gain over scratch.
+task, recipe, ablation settings, seed, the data (generated here or a release copy, its content
+fingerprint and test size), test accuracy at the best validation epoch, the Transformer trained
+from scratch in the LRA paper (Tay et al.) and the difference, which is shown only for runs at
+the reference's setting (release data, the task's paper config): a number from generated or
+smaller data is not comparable with it.  Below it, for every setting run both ways, the SPT gain
+over scratch.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 from spt_theory.io import InputError
-from spt_theory.lra.configs import TASKS
+from spt_theory.lra.configs import TASKS, config_for
 
 REFERENCE = {"listops": 36.37, "text": 64.27, "retrieval": 57.46, "image": 42.44, "pathfinder": 71.40}
 """Test accuracy (%) of the Transformer trained from scratch, LRA paper (Tay et al.)."""
 RECIPES = ("scratch", "spt")
-COLUMNS = ("task", "recipe", "setting", "seed", "epochs", "test acc %", "LRA ref %", "vs ref")
+COLUMNS = ("task", "recipe", "setting", "seed", "epochs", "data", "n test", "test acc %", "LRA ref %", "vs ref")
 
 
 def load_results(folder: str | Path) -> list[dict]:
@@ -58,7 +62,29 @@ def setting(result: dict) -> str:
         parts.append("freeze " + "+".join(options["freeze"]))
     if options.get("tiny"):
         parts.append("tiny")
+    data = result.get("data", {})
+    if "mean_length" in data:
+        parts.append(f"len {data['mean_length']:.0f}/{data['width']}, {data['n_train']} train")
+    padding = data.get("padding", {})
+    if padding and (padding["pooling"] != "mean" or not padding["masked"]) and result["config"]["masking"] == "token":
+        parts.append(f"pool {padding['pooling']}" + ("" if padding["masked"] else ", padding unmasked"))
     return ", ".join(parts)
+
+
+def data_origin(result: dict) -> str:
+    """'generated <fingerprint>' or 'release <fingerprint>' ('?' for results written before the
+    data source was recorded)."""
+    data = result.get("data", {})
+    origin = data.get("source", {}).get("origin", "?")
+    return f"{origin} {data.get('fingerprint', '?')[:8]}"
+
+
+def at_reference_setting(result: dict) -> bool:
+    """Release data and the task's paper config (no size, layer or training override)."""
+    paper = dataclasses.asdict(config_for(result["task"]))
+    config = {**result["config"], "max_steps": paper["max_steps"]}
+    return (result.get("data", {}).get("source", {}).get("origin") == "release"
+            and all(config.get(k) == v for k, v in paper.items()))
 
 
 def rows(results: list[dict]) -> list[tuple[str, ...]]:
@@ -66,8 +92,10 @@ def rows(results: list[dict]) -> list[tuple[str, ...]]:
     table = []
     for r in ordered:
         accuracy, reference = 100 * r["metrics"]["test_accuracy"], REFERENCE[r["task"]]
+        versus = f"{accuracy - reference:+.2f}" if at_reference_setting(r) else "-"
         table.append((r["task"], r["kind"], setting(r), str(r["seed"]), str(r["metrics"]["epochs_run"]),
-                      f"{accuracy:.2f}", f"{reference:.2f}", f"{accuracy - reference:+.2f}"))
+                      data_origin(r), str(r.get("data", {}).get("n_test", "?")), f"{accuracy:.2f}",
+                      f"{reference:.2f}", versus))
     return table
 
 
@@ -100,5 +128,6 @@ def format_report(results: list[dict]) -> str:
     if pairs:
         lines += ["", "SPT vs scratch (same data, model, seed and supervised stage):"] + pairs
     lines += ["", "LRA ref: Transformer from scratch, Tay et al. (ListOps 36.37, Text 64.27, Retrieval 57.46, "
-              "Image 42.44, Pathfinder 71.40); test acc at the best validation epoch."]
+              "Image 42.44, Pathfinder 71.40); test acc at the best validation epoch; 'vs ref' only for "
+              "runs at the reference's setting (release data, the task's paper config)."]
     return "\n".join(lines)
