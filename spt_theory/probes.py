@@ -59,7 +59,10 @@ def uniform_pattern(valid: torch.Tensor) -> torch.Tensor:
 
 def band_mass(pattern: torch.Tensor, width: int = 2, valid: torch.Tensor | None = None) -> float:
     """(1 / |R|) sum_{i in R} sum_{j : |i-j| <= width} A_ij, averaged over batch and heads: the
-    attention shares of :func:`offset_mass` summed over |delta| <= width."""
+    attention shares of :func:`offset_mass` summed over |delta| <= width.  ``pattern`` (..., n, n)
+    (any leading axes, e.g. heads only) when ``valid`` is None, else (batch, heads, n, n)."""
+    if valid is None:
+        pattern = pattern.reshape(-1, 1, *pattern.shape[-2:])
     sums, queries = offset_mass(pattern, valid)
     n = pattern.shape[-1]
     near = torch.arange(-(n - 1), n, device=sums.device).abs() <= width

@@ -12,7 +12,7 @@ from spt_theory.experiments import Budget, WalkData
 TINY_DATA = WalkData(vocab=5, length=12, p=0.9, n_train=96, n_test=32)
 TINY_BUDGET = Budget(scratch_epochs=2, pretrain_epochs=2, finetune_epochs=1, batch_size=32)
 TINY_MODEL = dict(d_model=16, n_heads=2, d_ff=32)
-DRAWN = [name for name in figures.FIGURES if name != "lra_table"]
+DRAWN = [name for name in figures.FIGURES if name not in ("lra_table", "lra_evidence")]
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -132,3 +132,26 @@ def test_control_runs_match_verify():
     assert entries, "controls module present but no control run found"
     for _, name in entries:
         assert figures.control_spec(ctx, name, 0) == controls.control_spec(name, 0)
+
+
+def test_lra_evidence_redraws_committed_sweeps_or_skips(context, tmp_path):
+    out = tmp_path / "figs"
+    with pytest.raises(figures.FigureSkipped, match="no committed LRA sweep"):
+        figures.lra_evidence(figures.dataclasses.replace(context, out=out))
+    (out / "lra").mkdir(parents=True)
+    summary = {"task": "listops", "seeds": [0, 1], "config": {"num_classes": 10},
+               "data": {"width": 40, "n_train": 100},
+               "cells": [{"label": "scratch", "cell": {"recipe": "scratch"},
+                          "test_accuracy": {"per_seed": [0.2, 0.3], "mean": 0.25, "std": 0.07},
+                          "band_ratio": {"per_seed": [1.0, 1.1], "mean": 1.05, "std": 0.07}},
+                         {"label": "spt", "cell": {"recipe": "spt"},
+                          "test_accuracy": {"per_seed": [0.4, 0.5], "mean": 0.45, "std": 0.07},
+                          "band_ratio": {"per_seed": [2.0, 2.2], "mean": 2.1, "std": 0.1},
+                          "spt_band_ratio": {"per_seed": [5.0, 6.0], "mean": 5.5, "std": 0.7}}]}
+    (out / "lra/listops.json").write_text(json.dumps(summary))
+    paths = figures.lra_evidence(figures.dataclasses.replace(context, out=out))
+    assert sorted(p.name for p in paths) == ["listops.pdf", "listops.png"]
+    assert (out / "lra/listops.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (out / "lra/listops.json").write_text(json.dumps({"task": "listops"}))
+    with pytest.raises(figures.InputError, match="not an LRA sweep summary"):
+        figures.lra_evidence(figures.dataclasses.replace(context, out=out))

@@ -223,6 +223,7 @@ def draw(summary: dict, path: Path) -> list[Path]:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
     from spt_theory.io import atomic_write
 
@@ -249,6 +250,8 @@ def draw(summary: dict, path: Path) -> list[Path]:
     left.axvline(chance, color="k", lw=0.8, ls=":")
     right.axvline(1.0, color="k", lw=0.8, ls=":")
     right.set_xscale("log")
+    right.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    right.xaxis.set_minor_formatter(NullFormatter())
     right.set_xlabel(("2-D neighbour share" if proximity == "grid_ratio" else "band mass |i-j|<=2")
                      + " / uniform (log)")
     right.legend(fontsize=7, loc="lower right")
