@@ -295,7 +295,7 @@ class LRARun:
         return self.options.out / "cache" / key
 
     def _train(self, model, data, stage, task: LRATask, key, seed, metrics) -> list[dict]:
-        meta = {"task": self.config.task, "options": _jsonable(self.options), "stage": dataclasses.asdict(stage)}
+        meta = {"task": self.config.task, "options": options_json(self.options), "stage": dataclasses.asdict(stage)}
         lengths = (real_lengths(data.x_train, data.vocab.pad_id).cpu() if padding(task.config)["bucketed"]
                    else None)
         return train_stage(model, data, stage, seed, self._stage_dir(key), epoch_metrics=metrics,
@@ -313,7 +313,7 @@ class LRARun:
     def _write(self, kind: str, key: str, result: dict) -> dict:
         """The full result (options, config, seed, versions, ``result``); written by the main rank."""
         full = {"kind": kind, "task": self.config.task, "seed": self.options.seed,
-                "options": _jsonable(self.options), "config": dataclasses.asdict(self.config),
+                "options": options_json(self.options), "config": dataclasses.asdict(self.config),
                 **result, "cache": key,
                 "runtime": {"device": str(self.runtime.device), "autocast_bf16": self.runtime.autocast,
                             "world_size": self.runtime.world_size},
@@ -345,7 +345,8 @@ def options_from_json(options: dict, **changes) -> RunOptions:
     return RunOptions(**values)
 
 
-def _jsonable(options: RunOptions) -> dict:
+def options_json(options: RunOptions) -> dict:
+    """The options as JSON values (paths as strings); :func:`options_from_json` reads them back."""
     return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(options).items()}
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from spt_theory.io import InputError, write_json
 from spt_theory.lra.configs import TASKS
 from spt_theory.lra.probe import probe_result
-from spt_theory.lra.runner import ENCODER_GROUPS, LRARun, RunOptions, versions
+from spt_theory.lra.runner import ENCODER_GROUPS, LRARun, RunOptions, options_json, versions
 from spt_theory.model import PARAMETER_GROUPS
 
 AXES = ("recipe", "pretrain_epochs", "layers", "freeze", "keep", "pretrain_task")
@@ -185,7 +185,7 @@ def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, n
         rows.append(row)
     run = LRARun(base, runtime, data_cache)
     data, fingerprint, _, _ = run.setup_target()
-    summary = {"task": base.task, "name": name, "seeds": seeds, "options": _options(base),
+    summary = {"task": base.task, "name": name, "seeds": seeds, "options": options_json(base),
                "config": dataclasses.asdict(run.config),
                "data": run.describe_data(data, fingerprint, run.config, base.data_dir), "cells": rows,
                "sweep_seconds": round(time.perf_counter() - start, 1), "versions": versions(),
@@ -193,10 +193,6 @@ def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, n
     path = base.out / "sweeps" / f"{base.task}-{name}.json"
     write_json(path, summary)
     return summary
-
-
-def _options(base: RunOptions) -> dict:
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in base.__dict__.items()}
 
 
 def format_summary(summary: dict) -> str:
