@@ -159,10 +159,17 @@ def _show(text: bytes | str | int) -> str:
 
 
 def _tsv_rows(path: Path, columns: Sequence[str]) -> Iterator[tuple[int, list[bytes]]]:
-    """``(line number, fields)`` of a tab-separated file; a header whose first field is
-    ``columns[0]`` is skipped; a line with the wrong number of fields raises InputError."""
+    """``(line number, fields)`` of a tab-separated file (``\\n`` or ``\\r\\n`` line endings); a
+    header whose first field is ``columns[0]`` is skipped, and so are blank lines at the end of the
+    file; a blank line before a row, or a line with the wrong number of fields, raises InputError."""
+    blank = None  # the first of the blank lines seen since the last row
     with path.open("rb") as file:
         for number, line in enumerate(file, 1):
+            if not line.rstrip(b"\r\n"):
+                blank = blank or number
+                continue
+            if blank is not None:
+                raise InputError(f"{path}:{blank}: blank line between rows")
             row = line.rstrip(b"\r\n").split(b"\t")
             if number == 1 and row[0].strip().lower() == columns[0].lower().encode():
                 continue
@@ -224,7 +231,29 @@ def tokenize_listops(source: bytes | str) -> np.ndarray:
         raise ValueError(f"unknown token {bad!r}")
     if not len(ids):
         raise ValueError("empty expression")
+    _check_nesting(source, ids)
     return ids
+
+
+_LISTOPS_OPENERS = np.array([LISTOPS_VOCAB.tokens.index(symbol) for symbol in LISTOPS_SYMBOLS[10:14]], dtype=np.int8)
+_LISTOPS_CLOSE = LISTOPS_VOCAB.tokens.index("]")
+
+
+def _check_nesting(source: bytes, ids: np.ndarray) -> None:
+    """ValueError unless the parentheses balance, every operator is closed by its own ``]`` and
+    the tokens form one expression (vectorised: running depths, no parse tree)."""
+    codes = np.frombuffer(source, dtype=np.uint8)
+    parens = np.cumsum((codes == ord("(")).astype(np.int64) - (codes == ord(")")))
+    if len(parens) and (parens.min() < 0 or parens[-1] != 0):
+        raise ValueError("unbalanced parentheses: " + ("a ')' closes nothing" if parens.min() < 0 else
+                                                       f"{parens[-1]} '(' never closed"))
+    depth = np.cumsum(np.isin(ids, _LISTOPS_OPENERS).astype(np.int64) - (ids == _LISTOPS_CLOSE))
+    if depth.min() < 0:
+        raise ValueError(f"a ']' closes no operator (token {int(np.argmax(depth < 0)) + 1})")
+    if depth[-1] > 0:
+        raise ValueError(f"missing ']': {depth[-1]} operator(s) never closed")
+    if (depth[:-1] == 0).any():
+        raise ValueError(f"unexpected token after the end of the expression (token {int(np.argmax(depth == 0)) + 2})")
 
 
 def _listops_ids(source: bytes) -> np.ndarray | None:

@@ -1,0 +1,132 @@
+"""Issue 17: the ListOps generator's impossible windows, checkpoint retention, file modes, stale
+temporary files, ListOps file format, CIFAR pickles from Python 3, probes without masked tokens,
+``--threads``, two processes on one cache, disk trouble and checkpoint format versions."""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+import pickle
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from spt_theory import io as spt_io
+from spt_theory import train as train_cli
+from spt_theory import experiments
+from spt_theory import verify as verify_cli
+from spt_theory.experiments import Budget, recipe, run, stage_key
+from spt_theory.io import atomic_write, write_json
+from spt_theory.lra import __main__ as lra_cli
+from spt_theory.lra import runner as runner_module
+from spt_theory.lra.readers import load_cifar_batch, read_listops
+from spt_theory.lra.task import LRATask
+from spt_theory.model import Encoder
+from spt_theory.probes import gradient_proximity_shares
+from spt_theory.training import Stage, load_checkpoint, train_stage
+from synthetic import listops
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+WALK = ["--vocab", "5", "--length", "12", "--p", "0.9", "--n-train", "64", "--n-test", "32",
+        "--d-model", "16", "--heads", "2", "--batch-size", "32", "--no-progress"]
+
+
+def _one_error_line(stderr: str, *names) -> str:
+    assert "Traceback" not in stderr, stderr
+    lines = [line for line in stderr.strip().splitlines() if not line.startswith("waiting for")]
+    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
+    for name in names:
+        assert str(name) in lines[0], (name, lines[0])
+    return lines[0]
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+
+
+def _python(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=REPO, env=ENV, text=True, capture_output=True,
+                          timeout=timeout)
+
+
+# ------------------------------------------------------------------ 1. ListOps: impossible windows
+
+@pytest.mark.parametrize("args, possible", [(["--min-len", "1", "--max-len", "3", "--train", "50"], 0),
+                                            (["--min-len", "0", "--max-len", "5", "--train", "500"], 410)])
+def test_listops_window_with_too_few_trees_stops_with_one_line(args, possible, tmp_path):
+    out = tmp_path / "out"
+    result = _python("-m", "synthetic.listops", "--out", str(out), *args, "--val", "5", "--test", "5",
+                     timeout=60)
+    assert result.returncode == 2
+    _one_error_line(result.stderr, f"only {possible} distinct trees", "--min-len", "--max-len")
+    assert not out.exists()
+
+
+def test_listops_count_of_distinct_trees_matches_enumeration():
+    assert listops.count_trees(0, 2) == 10  # the digits
+    assert listops.count_trees(0, 5) == 10 + 4 * 10**2  # plus one operator over two digits
+    assert listops.count_trees(4, 6) == 4 * 10**3  # length 5: one operator over three digits
+    # a window exactly as large as asked for is filled (every tree drawn, none twice)
+    rows = listops.generate_splits({"train": 410}, 0, 5, seed=0)["train"]
+    assert len({source for source, _ in rows}) == 410
+
+
+# ------------------------------------------------------------------ 8. ListOps file format
+
+def test_listops_writer_uses_the_release_crlf_line_endings(tmp_path):
+    path = listops.write_split(tmp_path / "basic_train.tsv", [("( ( ( [MAX 2 ) 9 ) ] )", 9), ("4", 4)])
+    assert path.read_bytes() == b"Source\tTarget\r\n( ( ( [MAX 2 ) 9 ) ] )\t9\r\n4\t4\r\n"
+    split = read_listops(_listops_dir(tmp_path, path.read_bytes()), "train")
+    assert split.labels.tolist() == [9, 4]
+
+
+def _listops_dir(root: Path, content: bytes) -> Path:
+    folder = root / "data" / "listops-1000"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "basic_train.tsv").write_bytes(content)
+    return root / "data"
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n"])
+def test_listops_reader_accepts_trailing_blank_lines(ending, tmp_path):
+    content = ending.join([b"Source\tTarget", b"( ( [MAX 2 ) 9 ] )\t9", b"( ( [MIN 2 ) 9 ] )\t2", b"", b""])
+    split = read_listops(_listops_dir(tmp_path, content), "train")
+    assert split.labels.tolist() == [9, 2]
+
+
+@pytest.mark.parametrize("source, line, words", [
+    ("( ( [MAX 2 ) 9 )", 3, "missing ']'"),               # operator never closed
+    ("( ( [MAX 2 ) 9 ] ] )", 3, "']'"),                   # one ']' too many
+    ("( ( [MAX 2 ) 9 ]", 3, "parenthes"),                 # '(' never closed
+    ("( [MAX 2 ) 9 ] ) )", 3, "parenthes"),               # ')' without '('
+    ("[MAX 2 9 ] 4", 3, "after the end"),                 # two expressions
+    ("", 3, "empty"),
+])
+def test_listops_reader_rejects_unbalanced_sources_naming_file_and_line(source, line, words, tmp_path):
+    content = f"Source\tTarget\n( ( [MIN 2 ) 9 ] )\t2\n{source}\t3\n".encode()
+    with pytest.raises(spt_io.InputError) as error:
+        read_listops(_listops_dir(tmp_path, content), "train")
+    assert f"basic_train.tsv:{line}:" in str(error.value) and words in str(error.value)
+
+
+def test_listops_reader_rejects_a_blank_line_between_rows(tmp_path):
+    content = b"Source\tTarget\n( ( [MIN 2 ) 9 ] )\t2\n\n( ( [MAX 2 ) 9 ] )\t9\n"
+    with pytest.raises(spt_io.InputError, match=r"basic_train.tsv:3: blank line"):
+        read_listops(_listops_dir(tmp_path, content), "train")
+
+
+def test_generated_listops_reads_back(tmp_path):
+    splits = listops.generate_splits({"train": 20}, 5, 60, seed=1)
+    listops.write_split(tmp_path / "data" / "listops-1000" / "basic_train.tsv", splits["train"])
+    split = read_listops(tmp_path / "data", "train")
+    assert split.labels.tolist() == [label for _, label in splits["train"]]
+
+
