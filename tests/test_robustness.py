@@ -130,3 +130,65 @@ def test_generated_listops_reads_back(tmp_path):
     assert split.labels.tolist() == [label for _, label in splits["train"]]
 
 
+# ------------------------------------------------------------------ 9. CIFAR pickles of Python 3
+
+def _cifar_batch(n: int = 4) -> dict:
+    rng = np.random.default_rng(0)
+    return {"batch_label": "training batch 1 of 5", "labels": [int(v) for v in rng.integers(0, 10, n)],
+            "data": rng.integers(0, 256, size=(n, 3072), dtype=np.uint8),
+            "filenames": [f"img_{i}.png" for i in range(n)]}
+
+
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+@pytest.mark.parametrize("bytes_keys", [False, True])
+def test_cifar_batches_pickled_by_python3_with_any_protocol_load(protocol, bytes_keys, tmp_path):
+    batch = _cifar_batch()
+    if bytes_keys:  # the release's own keys are bytes
+        batch = {key.encode(): value for key, value in batch.items()}
+    path = tmp_path / "data_batch_1"
+    path.write_bytes(pickle.dumps(batch, protocol=protocol))
+    data, labels = load_cifar_batch(path)
+    reference = _cifar_batch()
+    assert np.array_equal(data, reference["data"]) and labels.tolist() == reference["labels"]
+
+
+class _Exploit:
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+@pytest.mark.parametrize("protocol", [2, 5])
+def test_cifar_loader_still_refuses_code(protocol, tmp_path):
+    marker = tmp_path / "side_effect"
+    path = tmp_path / "data_batch_1"
+    path.write_bytes(pickle.dumps({"data": _Exploit(marker), "labels": [1]}, protocol=protocol))
+    with pytest.raises(spt_io.InputError, match="refusing to load global"):
+        load_cifar_batch(path)
+    assert not marker.exists()
+
+
+class _Call:
+    def __init__(self, function, *args):
+        self.function, self.args = function, args
+
+    def __reduce__(self):
+        return self.function, self.args
+
+
+@pytest.mark.parametrize("call", [
+    _Call(__import__("codecs").encode, "abc", "rot13"),
+    _Call(__import__("codecs").encode, b"x\x9c\x03\x00\x00\x00\x00\x01", "zlib_codec"),
+    _Call((np._core if hasattr(np, "_core") else np.core).numeric._frombuffer,
+          b"\x00" * 8, np.dtype("O"), (1,), "C"),
+])
+def test_cifar_loader_refuses_misused_allowed_globals(call, tmp_path):
+    """_codecs.encode only turns text into latin-1 bytes; _frombuffer never builds an object array."""
+    path = tmp_path / "data_batch_1"
+    path.write_bytes(pickle.dumps({"data": call, "labels": [1]}, protocol=2))
+    with pytest.raises(spt_io.InputError, match="data_batch_1"):
+        load_cifar_batch(path)
+
+

@@ -361,9 +361,32 @@ def read_retrieval(data_dir: str | Path, split: str, max_len: int = RETRIEVAL_MA
 # ------------------------------------------------------------------------------------------ Image
 
 CIFAR_BATCHES = {"train": tuple(f"data_batch_{i}" for i in range(1, 6)), "test": ("test_batch",)}
+
+
+def _latin1_bytes(text, encoding="utf-8"):
+    """What Python 3 pickles a ``bytes`` object into under protocols 0-2 (``_codecs.encode(text,
+    "latin1")``), and nothing else ``codecs.encode`` could do (other codecs decompress or run)."""
+    if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
+        raise pickle.UnpicklingError(f"refusing _codecs.encode of a {type(text).__name__} with codec "
+                                     f"{encoding!r} (only latin1 text to bytes)")
+    return text.encode("latin-1")
+
+
+def _array_from_buffer(buffer, dtype, shape, order):
+    """numpy's pickle-protocol-5 constructor (``_frombuffer``), for plain (non-object) arrays only."""
+    if not isinstance(buffer, (bytes, bytearray, pickle.PickleBuffer)):
+        raise pickle.UnpicklingError(f"refusing _frombuffer of a {type(buffer).__name__}")
+    if not isinstance(dtype, np.dtype) or dtype.hasobject or order not in ("C", "F"):
+        raise pickle.UnpicklingError(f"refusing _frombuffer with dtype {dtype!r}, order {order!r}")
+    return np.frombuffer(buffer, dtype=dtype).reshape(shape, order=order)
+
+
 _NUMPY_GLOBALS = {
     ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
     ("numpy._core.multiarray", "_reconstruct"): _reconstruct,
+    ("numpy.core.numeric", "_frombuffer"): _array_from_buffer,  # protocol 5 (numpy >= 1.16)
+    ("numpy._core.numeric", "_frombuffer"): _array_from_buffer,
+    ("_codecs", "encode"): _latin1_bytes,  # bytes under protocols 0-2 written by Python 3
     ("numpy", "ndarray"): np.ndarray,
     ("numpy", "dtype"): np.dtype,
 }
