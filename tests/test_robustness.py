@@ -192,3 +192,17 @@ def test_cifar_loader_refuses_misused_allowed_globals(call, tmp_path):
         load_cifar_batch(path)
 
 
+# ------------------------------------------------------------------ 10. probes
+
+def test_gradient_shares_are_finite_when_an_example_has_no_masked_token(tiny_walk, tiny_model_overrides):
+    data = tiny_walk.build()
+    torch.manual_seed(0)
+    model = Encoder(tiny_walk.model_config(**tiny_model_overrides))
+    x, y = data.x_train[:16], data.y_train[:16]
+    # 12 tokens at ratio 0.05: about half of the examples have no masked token
+    shares = gradient_proximity_shares(model, x, y, mask_id=tiny_walk.vocab, mask_ratio=0.05)
+    for objective in ("supervised", "spt"):
+        for value in shares[objective].values():
+            assert np.isfinite(value) and 0.0 <= value <= 1.0, shares
+
+
