@@ -130,6 +130,55 @@ def test_generated_listops_reads_back(tmp_path):
     assert split.labels.tolist() == [label for _, label in splits["train"]]
 
 
+# ------------------------------------------------------------------ 5. file modes
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_atomic_write_honours_the_umask(umask, tmp_path):
+    previous = os.umask(umask)
+    try:
+        path = write_json(tmp_path / "r.json", {"a": 1})
+        plain = tmp_path / "plain"
+        plain.write_text("x")
+    finally:
+        os.umask(previous)
+    assert path.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+# ------------------------------------------------------------------ 6. stale temporary files
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_write_removes_temp_files_of_dead_writers_but_not_of_live_ones(tmp_path):
+    dead = tmp_path / f".epoch_3.pt.{_dead_pid()}.abc123de.tmp"
+    live_other = tmp_path / f".run.json.{os.getppid()}.zz9_abcd.tmp"  # a live process (pytest's parent)
+    own = tmp_path / f".r.json.{os.getpid()}.q1q1q1q1.tmp"  # this process, e.g. another thread's write
+    legacy_old, legacy_new = tmp_path / ".r.json.k2j3l4m5.tmp", tmp_path / ".r.json.m5n6o7p8.tmp"
+    unrelated = tmp_path / ".notes.tmp"  # not named like a temp file of atomic_write
+    for path in (dead, live_other, own, legacy_old, legacy_new, unrelated):
+        path.write_bytes(b"partial")
+    old = time.time() - 2 * spt_io.LEGACY_TEMP_AGE_S
+    os.utime(legacy_old, (old, old))
+    write_json(tmp_path / "r.json", {"a": 1})
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([p.name for p in (live_other, own, legacy_new, unrelated)] + ["r.json"])
+
+
+def test_sigkill_mid_write_leaves_a_temp_file_that_the_next_start_removes(tmp_path):
+    """A real process killed inside atomic_write; the next training start in that folder cleans up."""
+    script = (f"import os, signal; from spt_theory.io import atomic_write\n"
+              f"def write(tmp):\n    tmp.write_bytes(b'half'); os.kill(os.getpid(), signal.SIGKILL)\n"
+              f"atomic_write({str(tmp_path / 'epoch_1.pt')!r}, write)\n")
+    result = _python("-c", script)
+    assert result.returncode == -9
+    (leftover,) = tmp_path.glob(".epoch_1.pt.*.tmp")
+    removed = spt_io.remove_stale_temps(tmp_path)
+    assert removed == [leftover] and not leftover.exists()
+
+
 # ------------------------------------------------------------------ 9. CIFAR pickles of Python 3
 
 def _cifar_batch(n: int = 4) -> dict:
