@@ -82,6 +82,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR",
                    help="where trained runs are cached by config hash (default: ./runs)")
     p.add_argument("--list", action="store_true", help="list the claims and exit")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="torch intra-op threads (default: torch's choice); 1 is much faster for "
+                        "these small models on a busy machine")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     return p.parse_args(argv)
 
@@ -102,9 +105,15 @@ def main(argv: list[str] | None = None) -> int:
         claims = select(all_claims(), args.only)
         if args.seeds is not None and any(s < 0 for s in args.seeds):
             raise InputError("--seeds: seeds must be non-negative integers")
+        if args.threads is not None and args.threads < 1:
+            raise InputError(f"--threads: must be >= 1, got {args.threads}")
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if args.threads is not None:
+        from spt_theory import cpu
+
+        cpu.set_intra_op_threads(args.threads)
     if args.list:
         for c in claims:
             print(f"{c.id:<4} {c.section:<28} {c.statement}")

@@ -255,3 +255,19 @@ def test_gradient_shares_are_finite_when_an_example_has_no_masked_token(tiny_wal
             assert np.isfinite(value) and 0.0 <= value <= 1.0, shares
 
 
+# ------------------------------------------------------------------ 11. --threads
+
+def test_train_and_verify_take_threads(monkeypatch, tmp_path, capsys):
+    calls = []
+    monkeypatch.setattr("spt_theory.cpu.set_intra_op_threads", calls.append)
+    assert verify_cli.main(["--list", "--threads", "1"]) == 0
+    assert train_cli.main([*WALK, "--mode", "scratch", "--epochs", "1", "--threads", "2",
+                           "--cache-dir", str(tmp_path / "c")]) == 0
+    assert calls == [1, 2]
+    capsys.readouterr()
+    for main in (verify_cli.main, train_cli.main):
+        assert main(["--threads", "0", "--cache-dir", str(tmp_path / "c0")]) == 2
+        _one_error_line(capsys.readouterr().err, "--threads")
+    assert not (tmp_path / "c0").exists()
+
+
