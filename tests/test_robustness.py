@@ -271,3 +271,225 @@ def test_train_and_verify_take_threads(monkeypatch, tmp_path, capsys):
     assert not (tmp_path / "c0").exists()
 
 
+# ------------------------------------------------------------------ 3. checkpoint retention
+
+def _tiny_stage_run(tiny_walk, tiny_model_overrides, folder, epochs=4, val_losses=None, **kwargs):
+    data = tiny_walk.build()
+    torch.manual_seed(0)
+    model = Encoder(tiny_walk.model_config(**tiny_model_overrides))
+    values = iter(val_losses or [])
+    metrics = (lambda m: {"val_loss": next(values)}) if val_losses else None
+    return train_stage(model, data, Stage("spt", epochs, batch_size=48), 0, folder, progress=False,
+                       epoch_metrics=metrics, **kwargs), model
+
+
+def _pt(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("*.pt"))
+
+
+def test_pretraining_keeps_the_last_and_the_best_epoch_by_default(tiny_walk, tiny_model_overrides, tmp_path):
+    history, _ = _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "s", val_losses=[3.0, 1.0, 2.0, 4.0])
+    assert [r["val_loss"] for r in history] == [3.0, 1.0, 2.0, 4.0]
+    assert _pt(tmp_path / "s") == ["epoch_2.pt", "epoch_4.pt"]
+    _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "a", val_losses=[3.0, 1.0, 2.0, 4.0],
+                    keep_checkpoints="all")
+    assert _pt(tmp_path / "a") == [f"epoch_{e}.pt" for e in (1, 2, 3, 4)]
+    _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "n")  # no validation metric: the last
+    assert _pt(tmp_path / "n") == ["epoch_4.pt"]
+
+
+def test_keep_all_from_the_environment(tiny_walk, tiny_model_overrides, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPT_KEEP_CHECKPOINTS", "all")
+    _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path, epochs=2)
+    assert _pt(tmp_path) == ["epoch_1.pt", "epoch_2.pt"]
+    monkeypatch.setenv("SPT_KEEP_CHECKPOINTS", "some")
+    with pytest.raises(spt_io.InputError, match="SPT_KEEP_CHECKPOINTS"):
+        _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "x", epochs=2)
+
+
+def test_resume_after_a_kill_with_pruned_checkpoints_matches_the_uninterrupted_run(
+        tiny_walk, tiny_model_overrides, tmp_path):
+    losses = [3.0, 1.0, 2.0, 4.0]
+    reference, ref_model = _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "ref", val_losses=losses)
+    # killed in epoch 3 (2 steps per epoch: after step 5), then resumed by a new call
+    _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "k", val_losses=losses, stop_after_steps=5)
+    assert _pt(tmp_path / "k") == ["epoch_2.pt", "last.pt"]  # epoch 2: the best and the last so far
+    resumed, model = _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "k", val_losses=losses[2:])
+    strip = lambda h: [{k: v for k, v in r.items() if k != "seconds"} for r in h]  # noqa: E731
+    assert strip(resumed) == strip(reference) and _pt(tmp_path / "k") == ["epoch_2.pt", "epoch_4.pt"]
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), ref_model.state_dict().values()))
+
+
+def test_a_shorter_run_in_a_longer_runs_folder_never_deletes_the_longer_ones(
+        tiny_walk, tiny_model_overrides, tmp_path):
+    _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path, epochs=4, val_losses=[3.0, 1.0, 2.0, 4.0])
+    _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path, epochs=3, val_losses=[3.0, 1.0, 2.0])
+    assert _pt(tmp_path) == ["epoch_2.pt", "epoch_3.pt", "epoch_4.pt"]
+
+
+def test_walk_experiments_keep_every_epoch_they_reuse(tiny_walk, tiny_model_overrides, tmp_path, monkeypatch):
+    """E9 loads epochs 1, 2, 4 of one pretraining; X6 reads every epoch of a stage."""
+    budget = Budget(pretrain_epochs=4, finetune_epochs=1, batch_size=48)
+    long = run(recipe("sweep_4", tiny_walk, 0, budget, **tiny_model_overrides), tmp_path, progress=False)
+    folder = tmp_path / stage_key(long.spec, 0)
+    assert _pt(folder) == [f"epoch_{e}.pt" for e in (1, 2, 3, 4)]
+    calls = []
+    real = experiments.train_stage
+    monkeypatch.setattr(experiments, "train_stage", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
+    run(recipe("sweep_2", tiny_walk, 0, budget, **tiny_model_overrides), tmp_path, progress=False)
+    assert [stage.objective for stage in calls] == ["supervised"]  # the pretraining was reused
+
+
+def _lra_listops(root: Path) -> Path:
+    for split, rows in listops.generate_splits({"train": 24, "val": 8, "test": 8}, 5, 40, seed=0).items():
+        listops.write_split(root / f"listops-1000/basic_{split}.tsv", rows)
+    return root
+
+
+def test_lra_finetunes_from_the_best_epoch_which_is_kept(tmp_path, monkeypatch, capsys):
+    val_losses = iter([0.5, 0.2, 0.9])
+    monkeypatch.setattr(LRATask, "reconstruction_loss", lambda *args, **kwargs: next(val_losses))
+    data = _lra_listops(tmp_path / "data")
+    out = tmp_path / "out"
+    assert lra_cli.main(["finetune", "--task", "listops", "--tiny", "--epochs", "3", "--max-steps", "18",
+                         "--data-dir", str(data), "--out", str(out), "--no-progress"]) == 0
+    (pretrain,) = [json.loads(p.read_text()) for p in (out / "results").rglob("pretrain-*.json")]
+    assert pretrain["metrics"]["best_epoch"] == 2
+    assert _pt(out / "cache" / pretrain["cache"]) == ["epoch_2.pt", "epoch_3.pt"]
+    capsys.readouterr()
+    # a rerun reloads everything: nothing retrained, same results
+    assert lra_cli.main(["finetune", "--task", "listops", "--tiny", "--epochs", "3", "--max-steps", "18",
+                         "--data-dir", str(data), "--out", str(out), "--no-progress"]) == 0
+
+
+# ------------------------------------------------------------------ guarantees: two processes
+
+def test_directory_lock_excludes_a_second_process_and_is_released_on_kill(tmp_path):
+    folder = tmp_path / "stage"
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import sys, time; from spt_theory.io import directory_lock\n"
+                               f"with directory_lock({str(folder)!r}):\n"
+                               "    print('held', flush=True); time.sleep(600)\n"],
+                              cwd=REPO, env=ENV, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        probe = ("import fcntl, os, sys\n"
+                 f"fd = os.open({str(tmp_path / '.stage.lock')!r}, os.O_RDWR)\n"
+                 "try:\n    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); print('free')\n"
+                 "except BlockingIOError:\n    print('busy')\n")
+        assert _python("-c", probe).stdout.strip() == "busy"
+        holder.kill()
+        holder.wait()
+        with spt_io.directory_lock(folder, wait_message=False):  # a killed holder's lock is taken over
+            assert _python("-c", probe).stdout.strip() == "busy"
+        assert not (tmp_path / ".stage.lock").exists()  # removed by its last holder
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_directory_lock_admits_one_holder_at_a_time_while_holders_remove_the_file(tmp_path):
+    """Threads (each lock is its own open file, so they exclude each other as processes do) taking
+    the lock in turns: the file is removed and recreated between holders, never two inside."""
+    import threading
+
+    inside, most, errors = [0], [0], []
+    guard = threading.Lock()
+
+    def worker():
+        try:
+            for _ in range(40):
+                with spt_io.directory_lock(tmp_path / "stage", wait_message=False):
+                    with guard:
+                        inside[0] += 1
+                        most[0] = max(most[0], inside[0])
+                    time.sleep(0.0005)
+                    with guard:
+                        inside[0] -= 1
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and most[0] == 1 and not (tmp_path / ".stage.lock").exists()
+
+
+def test_two_cli_runs_on_one_cache_train_each_stage_once(tmp_path):
+    """Two `train` processes started together on one cache: one trains, the other waits and reloads."""
+    argv = [*WALK, "--mode", "spt", "--epochs", "2", "--finetune-epochs", "2", "--cache-dir", str(tmp_path / "c")]
+    trace = ("import sys, spt_theory.training as t\n"  # print every checkpoint written
+             "real = t.save_checkpoint\n"
+             "def traced(path, *args):\n"
+             "    print('SAVED', path.parent.name, path.name, flush=True)\n"
+             "    return real(path, *args)\n"
+             "t.save_checkpoint = traced\n"
+             "from spt_theory.train import main\n"
+             f"sys.exit(main({argv!r} + ['--json', sys.argv[1]]))\n")
+    processes = [subprocess.Popen([sys.executable, "-c", trace, str(tmp_path / f"{i}.json")], cwd=REPO, env=ENV,
+                                  text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(2)]
+    results = [p.communicate(timeout=300) + (p.returncode,) for p in processes]
+    assert [code for *_, code in results] == [0, 0], results
+    summaries = [json.loads((tmp_path / f"{i}.json").read_text()) for i in range(2)]
+    strip = lambda s: [[{k: v for k, v in r.items() if k != "seconds"} for r in h] for h in s["history"]]  # noqa: E731
+    assert strip(summaries[0]) == strip(summaries[1])
+    spec = train_cli.build_spec(train_cli.parse_args(argv))
+    saved = sorted(line for out, *_ in results for line in out.splitlines() if line.startswith("SAVED"))
+    expected = sorted(f"SAVED {stage_key(spec, k)} epoch_{e}.pt" for k in range(2) for e in (1, 2))
+    assert saved == expected  # every checkpoint written once: no stage trained twice
+    for k in range(2):
+        folder = tmp_path / "c" / stage_key(spec, k)
+        assert [load_checkpoint(folder / f"epoch_{e}.pt")["epoch"] for e in (1, 2)] == [1, 2]
+
+
+def test_train_stage_takes_the_lock_and_a_waiter_reloads_the_finished_stage(tiny_walk, tiny_model_overrides,
+                                                                           tmp_path, monkeypatch):
+    seen = []
+    real_lock = spt_io.directory_lock
+
+    def recording_lock(directory, **kwargs):
+        seen.append(Path(directory))
+        return real_lock(directory, **kwargs)
+
+    monkeypatch.setattr("spt_theory.training.directory_lock", recording_lock)
+    first, model1 = _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "s", epochs=2)
+    calls = []
+    monkeypatch.setattr("spt_theory.training.save_checkpoint", lambda *a, **k: calls.append(a))
+    second, model2 = _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "s", epochs=2)
+    assert seen == [tmp_path / "s"] * 2 and calls == [] and second == first
+    assert all(torch.equal(a, b) for a, b in zip(model1.state_dict().values(), model2.state_dict().values()))
+
+
+# ------------------------------------------------------------------ guarantees: checkpoint formats
+
+def _old_format_checkpoint(path: Path, **changes) -> None:
+    """A checkpoint as the previous commit wrote it (no format field), with ``changes``."""
+    ckpt = torch.load(path, weights_only=True)
+    ckpt.pop("format", None)
+    ckpt.update(changes)
+    torch.save(ckpt, path)
+
+
+def test_checkpoint_without_a_format_loads_as_format_1_and_resumes(tmp_path, capsys):
+    base = [*WALK, "--mode", "scratch", "--cache-dir", str(tmp_path / "c")]
+    argv = [*base, "--epochs", "2"]
+    assert train_cli.main([*base, "--epochs", "1"]) == 0
+    (folder,) = [p for p in (tmp_path / "c").iterdir() if p.is_dir()]
+    _old_format_checkpoint(folder / "epoch_1.pt")
+    assert load_checkpoint(folder / "epoch_1.pt")["format"] == 1
+    assert train_cli.main(argv) == 0
+    assert load_checkpoint(folder / "epoch_2.pt")["format"] >= 2
+
+
+@pytest.mark.parametrize("change, words", [({"format": 99}, "format 99"),
+                                           ({"format": "x"}, "format 'x'")])
+def test_checkpoint_of_an_unknown_format_is_refused_naming_it(change, words, tmp_path, capsys):
+    argv = [*WALK, "--mode", "scratch", "--epochs", "1", "--cache-dir", str(tmp_path / "c")]
+    assert train_cli.main(argv) == 0
+    (folder,) = [p for p in (tmp_path / "c").iterdir() if p.is_dir()]
+    _old_format_checkpoint(folder / "epoch_1.pt", **change)
+    capsys.readouterr()
+    assert train_cli.main(argv) == 2
+    _one_error_line(capsys.readouterr().err, "epoch_1.pt", words)
