@@ -125,7 +125,11 @@ def main(argv: list[str] | None = None) -> int:
                                 if isinstance(value, float) and key != "seconds")
             print(f"stage {k} {stage.objective:<10} epoch {record['epoch']:>3}  {figures}")
     if args.json:
-        write_json(args.json, {"spec": asdict(spec), "history": result.history, "final": result.final})
+        try:
+            write_json(args.json, {"spec": asdict(spec), "history": result.history, "final": result.final})
+        except InputError as err:  # a read-only or full output folder
+            print(f"error: {err}", file=sys.stderr)
+            return 2
     return 0
 
 

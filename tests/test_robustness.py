@@ -462,6 +462,108 @@ def test_train_stage_takes_the_lock_and_a_waiter_reloads_the_finished_stage(tiny
     assert all(torch.equal(a, b) for a, b in zip(model1.state_dict().values(), model2.state_dict().values()))
 
 
+# ------------------------------------------------------------------ guarantees: disk trouble
+
+def _fail_on(monkeypatch, name: str, error: OSError, after: int = 0):
+    """Make the ``after``-th and later ``torch.save`` calls to a file named ``name*`` fail."""
+    real = torch.save
+    count = {"n": 0}
+
+    def failing(obj, f, *args, **kwargs):
+        if Path(f).name.startswith(f".{name}"):
+            count["n"] += 1
+            if count["n"] > after:
+                raise error
+        return real(obj, f, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "save", failing)
+
+
+def test_full_disk_during_a_checkpoint_write_one_line_exit_2_then_resume(tmp_path, monkeypatch, capsys):
+    argv = [*WALK, "--mode", "scratch", "--epochs", "3", "--cache-dir", str(tmp_path / "c")]
+    _fail_on(monkeypatch, "epoch_2.pt", OSError(errno.ENOSPC, "No space left on device"))
+    assert train_cli.main(argv) == 2
+    line = _one_error_line(capsys.readouterr().err, "epoch_2.pt", "No space left on device")
+    (folder,) = [p for p in (tmp_path / "c").iterdir() if p.is_dir()]
+    assert _pt(folder) == ["epoch_1.pt"] and load_checkpoint(folder / "epoch_1.pt")["epoch"] == 1, line
+    assert not list(folder.glob(".*.tmp"))
+    monkeypatch.undo()  # space freed
+    assert train_cli.main(argv + ["--json", str(tmp_path / "s.json")]) == 0
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert [r["epoch"] for r in summary["history"][0]] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("where", ["cache", "json"])
+def test_read_only_cache_or_output_one_line_exit_2(where, tmp_path, monkeypatch, capsys):
+    """A read-only folder (root ignores modes, so the refusal is injected at the system calls)."""
+    target = tmp_path / ("c" if where == "cache" else "out")
+    real_mkdir, real_mkstemp = Path.mkdir, spt_io.tempfile.mkstemp
+
+    def refuse(path: Path):
+        if str(path).startswith(str(target)):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+
+    def mkdir(self, *args, **kwargs):
+        refuse(self)
+        return real_mkdir(self, *args, **kwargs)
+
+    def mkstemp(*args, dir=None, **kwargs):
+        refuse(Path(dir))
+        return real_mkstemp(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    monkeypatch.setattr(spt_io.tempfile, "mkstemp", mkstemp)
+    argv = [*WALK, "--mode", "scratch", "--epochs", "1", "--cache-dir", str(tmp_path / "c"),
+            "--json", str(tmp_path / "out" / "s.json")]
+    assert train_cli.main(argv) == 2
+    _one_error_line(capsys.readouterr().err, target, "Read-only file system")
+
+
+def test_lra_full_disk_one_line_exit_2(tmp_path, monkeypatch, capsys):
+    data = _lra_listops(tmp_path / "data")
+    _fail_on(monkeypatch, "epoch_1.pt", OSError(errno.ENOSPC, "No space left on device"))
+    assert lra_cli.main(["scratch", "--task", "listops", "--tiny", "--epochs", "2", "--data-dir", str(data),
+                         "--out", str(tmp_path / "out"), "--no-progress"]) == 2
+    err = capsys.readouterr().err  # the runner's progress lines, then one error line
+    _one_error_line("\n".join(line for line in err.splitlines() if not line.startswith("scratch: ")),
+                    "epoch_1.pt", "No space left on device")
+
+
+def test_verify_full_disk_one_line_exit_2(tmp_path, monkeypatch, capsys):
+    _fail_on(monkeypatch, "epoch_1.pt", OSError(errno.ENOSPC, "No space left on device"))
+    monkeypatch.setattr(verify_cli, "all_claims", lambda: [_training_claim(tmp_path)])
+    assert verify_cli.main(["--cache-dir", str(tmp_path / "c"), "--no-progress"]) == 2
+    out = capsys.readouterr()
+    _one_error_line(out.err, "epoch_1.pt", "No space left on device")
+
+
+def test_figures_full_disk_one_line_exit_2(tmp_path, monkeypatch, capsys):
+    from spt_theory import figures
+
+    def draw(ctx):
+        return [atomic_write(ctx.out / "f.json", lambda tmp: (_ for _ in ()).throw(
+            OSError(errno.ENOSPC, "No space left on device")))]
+
+    monkeypatch.setitem(figures.FIGURES, "attention_maps", figures.Figure("attention_maps", draw, "E4", "-"))
+    assert figures.main(["--only", "attention_maps", "--out", str(tmp_path / "fig"),
+                         "--cache-dir", str(tmp_path / "c")]) == 2
+    _one_error_line(capsys.readouterr().err, "f.json", "No space left on device")
+    assert _files(tmp_path / "fig") == []
+
+
+def _training_claim(tmp_path):
+    from spt_theory.claims import Claim, Measurement
+    from spt_theory.experiments import WalkData
+
+    def check(ctx):
+        data = WalkData(vocab=5, length=12, p=0.9, n_train=48, n_test=16)
+        run(recipe("scratch", data, 0, Budget(scratch_epochs=1, batch_size=48), d_model=16, n_heads=2, d_ff=32),
+            ctx.cache_dir, progress=False)
+        return Measurement(1.0, "-", True)
+
+    return Claim("E0", "a tiny training", "test", "train once", check)
+
+
 # ------------------------------------------------------------------ guarantees: checkpoint formats
 
 def _old_format_checkpoint(path: Path, **changes) -> None:
