@@ -111,8 +111,10 @@ def remove_stale_temps(folder: str | os.PathLike, now: float | None = None) -> l
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp_path)`` and move the finished file onto ``path`` atomically.
 
-    The file gets mode ``0666 & ~umask``.  An OSError while writing (no space, read-only folder)
-    becomes a :class:`StorageError` naming ``path``; the previous file at ``path`` stays intact.
+    The file gets mode ``0666 & ~umask``.  An OSError while writing (no space, read-only folder),
+    or an error raised while handling one, becomes a :class:`StorageError` naming ``path``; the
+    previous file at ``path`` stays intact.  (``write`` should write through a Python file object:
+    C++ writers such as ``torch.save(obj, path)`` lose the OSError.)
     """
     path = Path(path)
     make_dirs(path.parent)
@@ -126,13 +128,25 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
         os.chmod(tmp, 0o666 & ~_umask())
         write(Path(tmp))
         os.replace(tmp, path)
-    except OSError as error:
+    except BaseException as error:
         Path(tmp).unlink(missing_ok=True)
-        raise storage_error(path, error) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        cause = _os_error(error)
+        if cause is not None:
+            raise storage_error(path, cause) from None
         raise
     return path
+
+
+def _os_error(error: BaseException) -> OSError | None:
+    """``error`` or the OSError it was raised while handling (torch.save reports a failed write
+    to a Python file as a RuntimeError whose context is the OSError), else None."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, OSError):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
 
 
 @contextlib.contextmanager

@@ -230,7 +230,14 @@ def save_checkpoint(path: Path, model: Encoder, optimizer, state: StageState, me
     payload = {"format": CHECKPOINT_FORMAT, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
                "epoch": state.epoch, "step_in_epoch": state.step_in_epoch,
                "loss_sum": state.loss_sum, "history": state.history, "meta": meta}
-    atomic_write(path, lambda tmp: torch.save(payload, tmp))
+    atomic_write(path, lambda tmp: _save_to_file(payload, tmp))
+
+
+def _save_to_file(payload: dict, path: Path) -> None:
+    """torch.save through a Python file, so that a full disk surfaces as an OSError (ENOSPC),
+    not as the C++ writer's bare RuntimeError."""
+    with open(path, "wb") as file:
+        torch.save(payload, file)
 
 
 CHECKPOINT_KEYS = ("model", "optimizer", "epoch", "step_in_epoch", "loss_sum", "history")
