@@ -5,7 +5,6 @@ temporary files, ListOps file format, CIFAR pickles from Python 3, probes withou
 from __future__ import annotations
 
 import errno
-import io
 import json
 import os
 import pickle
@@ -25,31 +24,18 @@ from spt_theory import verify as verify_cli
 from spt_theory.experiments import Budget, recipe, run, stage_key
 from spt_theory.io import atomic_write, write_json
 from spt_theory.lra import __main__ as lra_cli
-from spt_theory.lra import runner as runner_module
 from spt_theory.lra.readers import load_cifar_batch, read_listops
 from spt_theory.lra.task import LRATask
 from spt_theory.model import Encoder
 from spt_theory.probes import gradient_proximity_shares
 from spt_theory.training import Stage, load_checkpoint, train_stage
 from synthetic import listops
+from test_reliability import _files, _one_error_line
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 WALK = ["--vocab", "5", "--length", "12", "--p", "0.9", "--n-train", "64", "--n-test", "32",
         "--d-model", "16", "--heads", "2", "--batch-size", "32", "--no-progress"]
-
-
-def _one_error_line(stderr: str, *names) -> str:
-    assert "Traceback" not in stderr, stderr
-    lines = [line for line in stderr.strip().splitlines() if not line.startswith("waiting for")]
-    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
-    for name in names:
-        assert str(name) in lines[0], (name, lines[0])
-    return lines[0]
-
-
-def _files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
 
 
 def _python(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
