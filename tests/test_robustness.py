@@ -50,7 +50,7 @@ def _python(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 def test_listops_window_with_too_few_trees_stops_with_one_line(args, possible, tmp_path):
     out = tmp_path / "out"
     result = _python("-m", "synthetic.listops", "--out", str(out), *args, "--val", "5", "--test", "5",
-                     timeout=60)
+                     timeout=180)
     assert result.returncode == 2
     _one_error_line(result.stderr, f"only {possible} distinct trees", "--min-len", "--max-len")
     assert not out.exists()
