@@ -3,7 +3,8 @@
 A run is a :class:`RunSpec`: the data (:class:`WalkData`), the model (:class:`ModelConfig`), the
 seed and a sequence of training stages.  Stage ``k`` is cached in ``cache_dir/<key_k>/`` where
 ``key_k`` hashes everything it depends on: data, model, seed, the full stages before it, and the
-stage itself *without its epoch count*.  Its directory keeps ``epoch_<e>.pt`` for every epoch, so
+stage itself *without its epoch count*.  Its directory keeps ``epoch_<e>.pt`` for every epoch
+(``keep_checkpoints="all"``: E9 reuses epochs 1, 2, 4, 8 of one pretraining, X6 reads every epoch), so
 the same stage run for fewer epochs (the pretraining-length sweep) or resumed after a kill reuses
 what was trained.  With a constant learning rate after warm-up, epoch ``e`` of a longer run is
 exactly a run of ``e`` epochs.
@@ -158,7 +159,7 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
             meta = {"spec": json.loads(json.dumps(dataclasses.asdict(spec), default=str)), "stage": k,
                     "torch": str(torch.__version__), "python": platform.python_version()}
             history = train_stage(model, stage_data, stage, spec.seed * 1000 + k, stage_dir,
-                                  epoch_metrics=metrics, meta=meta, progress=progress)
+                                  epoch_metrics=metrics, meta=meta, progress=progress, keep_checkpoints="all")
             write_json(stage_dir / "run.json", {**meta, "history": history})
         if stage.epochs == 0:
             history = [{"epoch": 0, **metrics(model)}]

@@ -47,7 +47,7 @@ from matplotlib.colors import LogNorm  # noqa: E402
 from spt_theory.cpu import set_intra_op_threads  # noqa: E402
 from spt_theory.experiments import (Budget, RunResult, RunSpec, WalkData, config_hash,  # noqa: E402
                                     initial_model, recipe, run, stage_key, walk_metrics)
-from spt_theory.io import InputError, atomic_write, write_json  # noqa: E402
+from spt_theory.io import InputError, StorageError, atomic_write, write_json  # noqa: E402
 from spt_theory.probes import (attention_patterns, band_mass, diagonal_profile,  # noqa: E402
                                gradient_proximity_shares, pe_score_block, toeplitz_fit,
                                uniform_band_mass)
@@ -706,6 +706,9 @@ def main(argv: list[str] | None = None) -> int:
         except FigureSkipped as why:
             print(f"{name}: skipped ({why})", flush=True)
             continue
+        except StorageError as err:  # read-only or full cache / output folder: the rest would fail too
+            print(f"error: {err}", file=sys.stderr, flush=True)
+            return 2
         except Exception as err:  # one broken figure must not stop the others
             print(f"error: {name}: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
             failed.append(name)

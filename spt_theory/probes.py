@@ -154,7 +154,8 @@ def gradient_proximity_shares(model: Encoder, x: torch.Tensor, y: torch.Tensor, 
 
     ``expected``: G = the batch mean of dL/dS per head (the systematic gradient that accumulates
     over steps), share averaged over heads; ``per_example``: the share of each example's dL/dS,
-    averaged over examples and heads.  The proximity subspace is spanned by the row-centred
+    averaged over the examples and heads with a non-zero gradient (an example with no masked token
+    has none under the reconstruction loss).  The proximity subspace is spanned by the row-centred
     patterns 1{|i - j| = k}, k = 1..max_offset (:func:`spt_theory.theory.proximity_directions`).
     ``random`` is the share of a Gaussian matrix, about sqrt(K) / n: the chance level.
     """
@@ -164,8 +165,12 @@ def gradient_proximity_shares(model: Encoder, x: torch.Tensor, y: torch.Tensor, 
     for objective in ("supervised", "spt"):
         grad = score_gradients(model, x, y, objective=objective, mask_id=mask_id,
                                mask_ratio=mask_ratio, generator=torch.Generator().manual_seed(seed))
+        has_gradient = grad.flatten(-2).norm(dim=-1) > 0  # (batch, heads)
+        if not has_gradient.any():
+            raise ValueError(f"{objective}: no score gradient in the batch (no masked token at mask "
+                             f"ratio {mask_ratio}): use more examples or a higher ratio")
         shares[objective] = {"expected": proximity_share(grad.mean(0), directions).mean().item(),
-                             "per_example": proximity_share(grad, directions).mean().item()}
+                             "per_example": proximity_share(grad, directions)[has_gradient].mean().item()}
     noise = torch.randn(64, n, n, generator=torch.Generator().manual_seed(seed))
     shares["random"] = proximity_share(noise, directions).mean().item()
     return shares

@@ -19,6 +19,7 @@ import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from spt_theory import cpu
 from spt_theory.experiments import Budget, RunSpec, WalkData, run
 from spt_theory.io import InputError, write_json
 from spt_theory.model import PARAMETER_GROUPS
@@ -85,6 +86,9 @@ def parse_args(argv):
     p.add_argument("--attention-bias", default="none", choices=("none", "alibi"))
     p.add_argument("--cache-dir", type=Path, default=Path("runs"))
     p.add_argument("--json", type=Path, metavar="PATH", help="write this run's summary as JSON")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="torch intra-op threads (default: torch's choice); 1 is much faster for "
+                        "these small models on a busy machine")
     p.add_argument("--no-progress", action="store_true")
     return p.parse_args(argv)
 
@@ -98,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in ("n_train", "n_test"):
             if getattr(args, name) < 1:
                 raise InputError(f"--{name.replace('_', '-')}: must be >= 1")
+        if args.threads is not None and args.threads < 1:
+            raise InputError(f"--threads: must be >= 1, got {args.threads}")
         for name in ("seed", "data_seed"):
             if getattr(args, name) < 0:
                 raise InputError(f"--{name.replace('_', '-')}: must be a non-negative integer, "
@@ -106,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             spec = build_spec(args)
         except ValueError as err:  # WalkTask's own validation
             raise InputError(str(err)) from None
+        if args.threads is not None:
+            cpu.set_intra_op_threads(args.threads)
         result = run(spec, args.cache_dir, progress=not args.no_progress)
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -120,7 +128,11 @@ def main(argv: list[str] | None = None) -> int:
                                 if isinstance(value, float) and key != "seconds")
             print(f"stage {k} {stage.objective:<10} epoch {record['epoch']:>3}  {figures}")
     if args.json:
-        write_json(args.json, {"spec": asdict(spec), "history": result.history, "final": result.final})
+        try:
+            write_json(args.json, {"spec": asdict(spec), "history": result.history, "final": result.final})
+        except InputError as err:  # a read-only or full output folder
+            print(f"error: {err}", file=sys.stderr)
+            return 2
     return 0
 
 

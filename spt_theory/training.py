@@ -8,7 +8,12 @@ the previous stage (the others are freshly initialised: hybrid initialisation).
 of global step ``t`` come from generators seeded by ``(seed, e)`` and ``(seed, t)``, so a run
 resumed from any checkpoint replays exactly the batches an uninterrupted run would see.  A
 checkpoint ``epoch_<e>.pt`` is written (atomically) after every epoch and ``last.pt`` every
-``checkpoint_every`` steps; loading uses ``torch.load(weights_only=True)``.
+``checkpoint_every`` steps; loading uses ``torch.load(weights_only=True)``.  Of the epoch
+checkpoints only the last and the best (:func:`best_epoch`) are kept unless the caller (or
+``SPT_KEEP_CHECKPOINTS=all``) asks for every one; a checkpoint past the stage's epoch count (a longer
+run in the same folder) is never removed.  One process at a time trains a stage folder
+(:func:`spt_theory.io.directory_lock`); another one waits, then reloads what it finished.
+Checkpoints carry a format number (:data:`CHECKPOINT_FORMAT`); one without it is format 1.
 
 The walk task trains on a :class:`Dataset` with :func:`stage_loss`.  Other tasks (LRA) pass their
 own ``loss_fn`` (how to mask, build inputs and score a batch), a ``max_steps`` cap, and a
@@ -20,6 +25,7 @@ an epoch, so the batch order, the checkpoints and the resume logic stay those of
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -32,7 +38,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from spt_theory.cpu import tune_allocator
-from spt_theory.io import InputError, atomic_write
+from spt_theory.io import InputError, atomic_write, directory_lock, make_dirs, remove_stale_temps
 from spt_theory.model import PARAMETER_GROUPS, Encoder
 from spt_theory.objectives import (bernoulli_mask, mask_continuous, mask_tokens, masked_l1_loss,
                                    masked_token_loss, supervised_loss)
@@ -231,11 +237,24 @@ def _learning_rate(stage: Stage, step: int) -> float:
     return stage.lr * min(1.0, (step + 1) / stage.warmup_steps) if stage.warmup_steps else stage.lr
 
 
+CHECKPOINT_FORMAT = 2
+"""Version of the checkpoint layout.  1: the fields of :data:`CHECKPOINT_KEYS` and ``meta``, no
+``format`` field; 2: the same plus ``format``.  Readable: :data:`READABLE_FORMATS`."""
+READABLE_FORMATS = (1, 2)
+
+
 def save_checkpoint(path: Path, model: Encoder, optimizer, state: StageState, meta: dict) -> None:
-    payload = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+    payload = {"format": CHECKPOINT_FORMAT, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
                "epoch": state.epoch, "step_in_epoch": state.step_in_epoch,
                "loss_sum": state.loss_sum, "history": state.history, "meta": meta}
-    atomic_write(path, lambda tmp: torch.save(payload, tmp))
+    atomic_write(path, lambda tmp: _save_to_file(payload, tmp))
+
+
+def _save_to_file(payload: dict, path: Path) -> None:
+    """torch.save through a Python file, so that a full disk surfaces as an OSError (ENOSPC),
+    not as the C++ writer's bare RuntimeError."""
+    with open(path, "wb") as file:
+        torch.save(payload, file)
 
 
 CHECKPOINT_KEYS = ("model", "optimizer", "epoch", "step_in_epoch", "loss_sum", "history")
@@ -255,6 +274,10 @@ def load_checkpoint(path: Path) -> dict:
     if not isinstance(ckpt, dict):
         raise InputError(f"{path}: not an spt-theory checkpoint (holds a {type(ckpt).__name__}, "
                          f"not a dict with {', '.join(CHECKPOINT_KEYS)})")
+    version = ckpt.setdefault("format", 1)
+    if type(version) is not int or version not in READABLE_FORMATS:
+        raise InputError(f"{path}: checkpoint format {version!r}, this version of spt-theory reads formats "
+                         f"{', '.join(map(str, READABLE_FORMATS))}; retrain into another cache folder")
     missing = [key for key in CHECKPOINT_KEYS if key not in ckpt]
     if missing or not isinstance(ckpt["model"], dict):
         raise InputError(f"{path}: not an spt-theory checkpoint (" + (
@@ -305,12 +328,77 @@ def latest_checkpoint(stage_dir: Path, epochs: int) -> Path | None:
     return best
 
 
+KEEP_POLICIES = ("last+best", "all")
+KEEP_ENV = "SPT_KEEP_CHECKPOINTS"
+
+
+def keep_policy(keep: str | None) -> str:
+    """``keep``, or when None the environment's ``SPT_KEEP_CHECKPOINTS``, or ``last+best``."""
+    source = "keep_checkpoints"
+    if keep is None:
+        keep, source = os.environ.get(KEEP_ENV) or "last+best", KEEP_ENV
+    if keep not in KEEP_POLICIES:
+        raise InputError(f"{source}: must be one of {', '.join(KEEP_POLICIES)}, got {keep!r}")
+    return keep
+
+
+def best_epoch(history: list[dict]) -> int | None:
+    """The best epoch of ``history`` as the LRA runner picks it: the lowest ``val_loss`` (a
+    non-finite one counts as +inf), else the highest ``val_accuracy``; the first of ties; None
+    when the records carry neither."""
+    if history and "val_loss" in history[0]:
+        value = lambda r: r["val_loss"] if math.isfinite(r["val_loss"]) else math.inf  # noqa: E731
+        return min(history, key=value)["epoch"]
+    if history and "val_accuracy" in history[0]:
+        return max(history, key=lambda r: r["val_accuracy"])["epoch"]
+    return None
+
+
+def prune_checkpoints(stage_dir: Path, history: list[dict], epochs: int, keep: str) -> None:
+    """Remove the epoch checkpoints that ``keep`` does not need: with ``last+best`` every one
+    but the last of ``history``, its :func:`best_epoch`, and those past ``epochs`` (they belong to
+    a longer run of the same stage)."""
+    if keep == "all" or not history:
+        return
+    needed = {history[-1]["epoch"], best_epoch(history)}
+    for path in stage_dir.glob("epoch_*.pt"):
+        number = path.stem.split("_", 1)[1]
+        if number.isdigit() and int(number) <= epochs and int(number) not in needed:
+            path.unlink(missing_ok=True)
+
+
+def save_epoch(stage_dir: Path, model: Encoder, optimizer, state: StageState, meta: dict,
+               epochs: int, keep: str) -> None:
+    """Write ``epoch_<e>.pt`` of a finished epoch, then drop the epoch checkpoints ``keep`` no
+    longer needs (after the write: a kill in between leaves one checkpoint too many, never none)."""
+    save_checkpoint(stage_dir / f"epoch_{state.epoch}.pt", model, optimizer, state, meta)
+    prune_checkpoints(stage_dir, state.history, epochs, keep)
+
+
 def train_stage(model: Encoder, data: Dataset, stage: Stage, seed: int, stage_dir: Path, *,
-                epoch_metrics: Callable[[Encoder], dict] | None = None, meta: dict | None = None,
-                checkpoint_every: int = 200, progress: bool = True,
-                stop_after_steps: int | None = None, loss_fn: LossFn | None = None,
-                max_steps: int | None = None, runtime: Runtime = Runtime(),
-                lengths: torch.Tensor | None = None) -> list[dict]:
+                keep_checkpoints: str | None = None, runtime: Runtime = Runtime(), **options) -> list[dict]:
+    """Train ``model`` for ``stage.epochs`` epochs, resuming from ``stage_dir`` if it has checkpoints.
+
+    ``keep_checkpoints``: ``last+best`` (default; see :func:`prune_checkpoints`) or ``all``; when
+    None, the environment's ``SPT_KEEP_CHECKPOINTS``.  The main rank holds the folder's lock while
+    the stage trains; a process that had to wait resumes from (or returns) what the other finished.
+    The other keyword arguments are :func:`_train_stage`'s.
+    """
+    keep = keep_policy(keep_checkpoints)
+    stage_dir = Path(stage_dir)
+    with directory_lock(stage_dir) if runtime.main else nullcontext():
+        if runtime.main:
+            remove_stale_temps(stage_dir)
+        runtime.barrier()  # no rank reads a checkpoint before the main one holds the lock
+        return _train_stage(model, data, stage, seed, stage_dir, keep=keep, runtime=runtime, **options)
+
+
+def _train_stage(model: Encoder, data: Dataset, stage: Stage, seed: int, stage_dir: Path, *,
+                 epoch_metrics: Callable[[Encoder], dict] | None = None, meta: dict | None = None,
+                 checkpoint_every: int = 200, progress: bool = True,
+                 stop_after_steps: int | None = None, loss_fn: LossFn | None = None,
+                 max_steps: int | None = None, runtime: Runtime = Runtime(), keep: str = "all",
+                 lengths: torch.Tensor | None = None) -> list[dict]:
     """Train ``model`` for ``stage.epochs`` epochs, resuming from ``stage_dir`` if it has checkpoints.
 
     Returns the per-epoch history: ``{"epoch", "loss", "seconds", **epoch_metrics(model)}``.
@@ -329,7 +417,7 @@ def train_stage(model: Encoder, data: Dataset, stage: Stage, seed: int, stage_di
             if length > model.cfg.max_len:
                 raise InputError(f"{name}: sequence length {length} exceeds the model's positional "
                                  f"table (max_len {model.cfg.max_len})")
-    stage_dir.mkdir(parents=True, exist_ok=True)
+    make_dirs(stage_dir)
     meta = meta or {}
     if loss_fn is None:
         def loss_fn(model, stage, x, y, mask_generator):
@@ -391,7 +479,7 @@ def train_stage(model: Encoder, data: Dataset, stage: Stage, seed: int, stage_di
             record.update(epoch_metrics(model))
         state = StageState(state.epoch + 1, 0, 0.0, state.history + [record])
         if runtime.main:
-            save_checkpoint(stage_dir / f"epoch_{state.epoch}.pt", model, optimizer, state, meta)
+            save_epoch(stage_dir, model, optimizer, state, meta, epochs, keep)
         bar.set_postfix({k: round(v, 3) for k, v in record.items() if isinstance(v, float)})
     if runtime.main:
         (stage_dir / "last.pt").unlink(missing_ok=True)

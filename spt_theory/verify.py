@@ -6,7 +6,8 @@ Quick mode runs on a laptop CPU in minutes; ``--full`` runs the paper-sized expe
 several seeds.  Trained runs are cached under ``--cache-dir`` by a hash of their full config, so
 a second verify (and ``python -m spt_theory.figures``) reuses them.
 
-Exit code: 0 when every selected claim passes, 1 when any fails, 2 on bad arguments.
+Exit code: 0 when every selected claim passes, 1 when any fails, 2 on bad arguments or when the
+cache or the report cannot be written (read-only folder, full disk).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import traceback
 from pathlib import Path
 
 from spt_theory.claims import Claim, Context, Measurement, all_claims
-from spt_theory.io import InputError, write_json
+from spt_theory.io import InputError, StorageError, write_json
 
 
 def _format_measured(value: float | str) -> str:
@@ -44,6 +45,8 @@ def run_claim(claim: Claim, ctx: Context) -> dict:
         m: Measurement = claim.check(ctx)
         status = "PASS" if m.passed else "FAIL"
         row = {"measured": m.measured, "threshold": m.threshold, "details": m.details}
+    except StorageError:  # the cache cannot be written: no later claim can train either
+        raise
     except Exception as exc:  # a broken check must not hide the other claims
         status = "ERROR"
         row = {"measured": f"{type(exc).__name__}: {exc}", "threshold": "-", "details": {
@@ -85,6 +88,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lra-evidence", type=Path, default=Context.lra_evidence, metavar="DIR",
                    help="committed LRA sweep summaries read by the L claims (default: figures/lra)")
     p.add_argument("--list", action="store_true", help="list the claims and exit")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="torch intra-op threads (default: torch's choice); 1 is much faster for "
+                        "these small models on a busy machine")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     return p.parse_args(argv)
 
@@ -105,9 +111,15 @@ def main(argv: list[str] | None = None) -> int:
         claims = select(all_claims(), args.only)
         if args.seeds is not None and any(s < 0 for s in args.seeds):
             raise InputError("--seeds: seeds must be non-negative integers")
+        if args.threads is not None and args.threads < 1:
+            raise InputError(f"--threads: must be >= 1, got {args.threads}")
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if args.threads is not None:
+        from spt_theory import cpu
+
+        cpu.set_intra_op_threads(args.threads)
     if args.list:
         for c in claims:
             print(f"{c.id:<4} {c.section:<28} {c.statement}")
@@ -121,10 +133,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'id':<4} {'stat':<5} {'statement':<{width}}  {'measured':>12}  {'threshold':<16} method")
     start = time.perf_counter()
     rows = []
-    for c in claims:
-        row = run_claim(c, ctx) if c.quick or args.full or args.only else skipped_claim(c)
-        rows.append(row)
-        _print_row(row, width)
+    try:
+        for c in claims:
+            row = run_claim(c, ctx) if c.quick or args.full or args.only else skipped_claim(c)
+            rows.append(row)
+            _print_row(row, width)
+    except StorageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     seconds = time.perf_counter() - start
     failed = [r["id"] for r in rows if r["status"] in ("FAIL", "ERROR")]
     skipped = [r["id"] for r in rows if r["status"] == "SKIP"]
@@ -139,10 +155,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         import torch
 
-        write_json(args.json, {
-            "claims": rows, "seconds": round(seconds, 3), "mode": mode, "seeds": list(seeds),
-            "versions": {"python": platform.python_version(), "torch": torch.__version__},
-        })
+        try:
+            write_json(args.json, {
+                "claims": rows, "seconds": round(seconds, 3), "mode": mode, "seeds": list(seeds),
+                "versions": {"python": platform.python_version(), "torch": torch.__version__},
+            })
+        except StorageError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
     return 1 if failed else 0
 
 

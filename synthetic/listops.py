@@ -6,7 +6,8 @@ digit 0-9; an operator takes 2-10 arguments.  ``MED`` is the median truncated to
 kept trees have ``min_len < length < max_len`` (500 and 2000 in LRA), no tree appears twice (across
 splits too), and the label is the tree's value.
 
-The release writes ``basic_{train,val,test}.tsv`` with a ``Source\\tTarget`` header.  ``Source``
+The release writes ``basic_{train,val,test}.tsv`` with a ``Source\\tTarget`` header and ``\\r\\n``
+line endings (so does :func:`write_split`: generated files are byte-compatible).  ``Source``
 spells an operator node with arguments ``a1 .. ak`` as the left-nested binary tree of the release
 generator, ``((..((op a1) a2) .. ak) ])``, e.g. ``[MAX 2 9 ]`` is ``( ( ( [MAX 2 ) 9 ) ] )``.
 Readers drop the parentheses, leaving the prefix sequence ``[MAX 2 9 ]``.
@@ -17,11 +18,13 @@ Readers drop the parentheses, leaving the prefix sequence ``[MAX 2 9 ]``.
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Union
 
+import numpy as np
 from tqdm import tqdm
 
 from spt_theory.io import InputError, atomic_write
@@ -35,6 +38,11 @@ MAX_DEPTH = 10
 MIN_ARGS, MAX_ARGS = 2, 10
 SPLITS = ("train", "val", "test")
 HEADER = "Source\tTarget"
+NEWLINE = "\r\n"  # the release files' line ending
+COUNT_HORIZON = 200
+""":func:`count_trees` counts lengths up to this one exactly; every length from 16 to it has more
+than ``10**15`` trees, so a window reaching past it holds more trees than anyone can ask for."""
+COUNT_CAP = 10**15
 
 Tree = Union[int, tuple[str, tuple["Tree", ...]]]
 """A digit, or ``(operator, arguments)``."""
@@ -148,6 +156,37 @@ def sample_trees(rng: random.Random, min_len: int, max_len: int) -> Iterator[Tre
             yield tree
 
 
+@functools.lru_cache(maxsize=1)
+def _trees_by_length() -> tuple[int, ...]:
+    """``min(COUNT_CAP, number of trees of length L)`` for L = 0 .. COUNT_HORIZON (root at depth 1).
+
+    A subtree at depth ``d`` is a digit, or (while ``d < MAX_DEPTH``) an operator whose 2-10
+    arguments are subtrees at depth ``d + 1``, adding 2 (the operator and ``]``) to their lengths.
+    Float arithmetic saturated at the cap stays exact below it (all counts are integers < 2**53).
+    """
+    size = COUNT_HORIZON + 1
+    digits = np.zeros(size)
+    digits[1] = len(DIGITS)
+    below = digits.copy()  # trees at depth MAX_DEPTH: digits only
+    for _ in range(MAX_DEPTH - 1):  # depths MAX_DEPTH - 1 .. 1
+        power, forests = below.copy(), np.zeros(size)  # forests: 2-10 subtrees side by side
+        for k in range(2, MAX_ARGS + 1):
+            power = np.minimum(np.convolve(power, below)[:size], COUNT_CAP)
+            if k >= MIN_ARGS:
+                forests = np.minimum(forests + power, COUNT_CAP)
+        here = digits.copy()
+        here[2:] += len(OPERATORS) * forests[:-2]
+        below = np.minimum(here, COUNT_CAP)
+    return tuple(int(v) for v in below)
+
+
+def count_trees(min_len: int, max_len: int) -> int:
+    """Number of distinct trees with ``min_len < length < max_len``, capped at ``COUNT_CAP``."""
+    if max_len - 1 > COUNT_HORIZON:
+        return COUNT_CAP
+    return min(COUNT_CAP, sum(_trees_by_length()[max(min_len + 1, 0):max(max_len, 0)]))
+
+
 def generate_splits(sizes: dict[str, int], min_len: int = 500, max_len: int = 2000, seed: int = 0,
                     progress: bool = False) -> dict[str, list[tuple[str, int]]]:
     """Distinct trees for each split, as ``(source, label)`` rows; deterministic in ``seed``.
@@ -158,6 +197,11 @@ def generate_splits(sizes: dict[str, int], min_len: int = 500, max_len: int = 20
     if any(size < 0 for size in sizes.values()):
         raise InputError(f"split sizes must be >= 0, got {sizes}")
     total = sum(sizes.values())
+    if 0 <= min_len < max_len - 1 and count_trees(min_len, max_len) < total:
+        asked = " + ".join(f"{name} {size}" for name, size in sizes.items())
+        raise InputError(f"--min-len {min_len} --max-len {max_len}: only {count_trees(min_len, max_len)} "
+                         f"distinct trees have a length strictly between them, {total} asked for "
+                         f"({asked}); widen the window or ask for fewer trees")
     seen: set[str] = set()
     rows: list[tuple[str, int]] = []
     stream = sample_trees(random.Random(seed), min_len, max_len)
@@ -177,8 +221,8 @@ def generate_splits(sizes: dict[str, int], min_len: int = 500, max_len: int = 20
 
 
 def write_split(path: Path, rows: list[tuple[str, int]]) -> Path:
-    """Write ``rows`` as a release TSV (header ``Source\\tTarget``), atomically."""
-    text = "".join([HEADER, "\n"] + [f"{source}\t{label}\n" for source, label in rows])
+    """Write ``rows`` as a release TSV (header ``Source\\tTarget``, ``\\r\\n`` line endings), atomically."""
+    text = "".join([HEADER, NEWLINE] + [f"{source}\t{label}{NEWLINE}" for source, label in rows])
     return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 

@@ -159,10 +159,17 @@ def _show(text: bytes | str | int) -> str:
 
 
 def _tsv_rows(path: Path, columns: Sequence[str]) -> Iterator[tuple[int, list[bytes]]]:
-    """``(line number, fields)`` of a tab-separated file; a header whose first field is
-    ``columns[0]`` is skipped; a line with the wrong number of fields raises InputError."""
+    """``(line number, fields)`` of a tab-separated file (``\\n`` or ``\\r\\n`` line endings); a
+    header whose first field is ``columns[0]`` is skipped, and so are blank lines at the end of the
+    file; a blank line before a row, or a line with the wrong number of fields, raises InputError."""
+    blank = None  # the first of the blank lines seen since the last row
     with path.open("rb") as file:
         for number, line in enumerate(file, 1):
+            if not line.rstrip(b"\r\n"):
+                blank = blank or number
+                continue
+            if blank is not None:
+                raise InputError(f"{path}:{blank}: blank line between rows")
             row = line.rstrip(b"\r\n").split(b"\t")
             if number == 1 and row[0].strip().lower() == columns[0].lower().encode():
                 continue
@@ -224,7 +231,29 @@ def tokenize_listops(source: bytes | str) -> np.ndarray:
         raise ValueError(f"unknown token {bad!r}")
     if not len(ids):
         raise ValueError("empty expression")
+    _check_nesting(source, ids)
     return ids
+
+
+_LISTOPS_OPENERS = np.array([LISTOPS_VOCAB.tokens.index(symbol) for symbol in LISTOPS_SYMBOLS[10:14]], dtype=np.int8)
+_LISTOPS_CLOSE = LISTOPS_VOCAB.tokens.index("]")
+
+
+def _check_nesting(source: bytes, ids: np.ndarray) -> None:
+    """ValueError unless the parentheses balance, every operator is closed by its own ``]`` and
+    the tokens form one expression (vectorised: running depths, no parse tree)."""
+    codes = np.frombuffer(source, dtype=np.uint8)
+    parens = np.cumsum((codes == ord("(")).astype(np.int64) - (codes == ord(")")))
+    if len(parens) and (parens.min() < 0 or parens[-1] != 0):
+        raise ValueError("unbalanced parentheses: " + ("a ')' closes nothing" if parens.min() < 0 else
+                                                       f"{parens[-1]} '(' never closed"))
+    depth = np.cumsum(np.isin(ids, _LISTOPS_OPENERS).astype(np.int64) - (ids == _LISTOPS_CLOSE))
+    if depth.min() < 0:
+        raise ValueError(f"a ']' closes no operator (token {int(np.argmax(depth < 0)) + 1})")
+    if depth[-1] > 0:
+        raise ValueError(f"missing ']': {depth[-1]} operator(s) never closed")
+    if (depth[:-1] == 0).any():
+        raise ValueError(f"unexpected token after the end of the expression (token {int(np.argmax(depth == 0)) + 2})")
 
 
 def _listops_ids(source: bytes) -> np.ndarray | None:
@@ -332,9 +361,32 @@ def read_retrieval(data_dir: str | Path, split: str, max_len: int = RETRIEVAL_MA
 # ------------------------------------------------------------------------------------------ Image
 
 CIFAR_BATCHES = {"train": tuple(f"data_batch_{i}" for i in range(1, 6)), "test": ("test_batch",)}
+
+
+def _latin1_bytes(text, encoding="utf-8"):
+    """What Python 3 pickles a ``bytes`` object into under protocols 0-2 (``_codecs.encode(text,
+    "latin1")``), and nothing else ``codecs.encode`` could do (other codecs decompress or run)."""
+    if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
+        raise pickle.UnpicklingError(f"refusing _codecs.encode of a {type(text).__name__} with codec "
+                                     f"{encoding!r} (only latin1 text to bytes)")
+    return text.encode("latin-1")
+
+
+def _array_from_buffer(buffer, dtype, shape, order):
+    """numpy's pickle-protocol-5 constructor (``_frombuffer``), for plain (non-object) arrays only."""
+    if not isinstance(buffer, (bytes, bytearray, pickle.PickleBuffer)):
+        raise pickle.UnpicklingError(f"refusing _frombuffer of a {type(buffer).__name__}")
+    if not isinstance(dtype, np.dtype) or dtype.hasobject or order not in ("C", "F"):
+        raise pickle.UnpicklingError(f"refusing _frombuffer with dtype {dtype!r}, order {order!r}")
+    return np.frombuffer(buffer, dtype=dtype).reshape(shape, order=order)
+
+
 _NUMPY_GLOBALS = {
     ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
     ("numpy._core.multiarray", "_reconstruct"): _reconstruct,
+    ("numpy.core.numeric", "_frombuffer"): _array_from_buffer,  # protocol 5 (numpy >= 1.16)
+    ("numpy._core.numeric", "_frombuffer"): _array_from_buffer,
+    ("_codecs", "encode"): _latin1_bytes,  # bytes under protocols 0-2 written by Python 3
     ("numpy", "ndarray"): np.ndarray,
     ("numpy", "dtype"): np.dtype,
 }
