@@ -145,7 +145,7 @@ PATHFINDER_GPU = BenchSize("pathfinder", n=1024, d_model=128, n_heads=8, d_ff=12
                            vocab=256, classes=2)
 LISTOPS_TINY = BenchSize("listops", n=40, min_len=5, d_model=16, n_heads=2, d_ff=32, batch=4, batches=2,
                          vocab=16, classes=10)
-PATHFINDER_TINY = BenchSize("pathfinder", n=1024, d_model=16, n_heads=2, d_ff=32, batch=4, batches=1,
+PATHFINDER_TINY = BenchSize("pathfinder", n=1024, d_model=16, n_heads=2, d_ff=32, batch=2, batches=1,
                             vocab=256, classes=2)
 LRA_SIZES = {"cpu": (LRA_MASKED,), "cuda": (LISTOPS_GPU, PATHFINDER_GPU), "tiny": (LISTOPS_TINY, PATHFINDER_TINY)}
 """The ``--lra`` cases by device (``tiny``: the GPU script's CPU test sizes, shapes as its runs)."""
