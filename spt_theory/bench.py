@@ -187,7 +187,8 @@ class UntabulatedEncoder(Encoder):
 
 def training_step(model: nn.Module, batches: list[tuple], context=nullcontext):
     """A closure doing one AdamW step of supervised CE on the next (x, y, valid) of ``batches``
-    (cycling), inside ``context()``."""
+    (cycling), inside ``context()``.  The loss is read back before the backward pass, as the
+    training loop does (its divergence check), so on a GPU every step waits for its forward pass."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     cycle = itertools.cycle(batches)
 
@@ -195,6 +196,7 @@ def training_step(model: nn.Module, batches: list[tuple], context=nullcontext):
         x, y, valid = next(cycle)
         with context():
             loss = nn.functional.cross_entropy(model(x, valid=valid), y)
+            loss.item()
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -307,14 +309,15 @@ def build_models(size: BenchSize, names: tuple[str, ...], device: torch.device) 
 
 
 def compare(size: BenchSize, repetitions: int, inner: int | None = None, peak: float | None = None,
-            models: tuple[str, ...] = MODELS, device: str | torch.device = "cpu") -> dict:
+            models: tuple[str, ...] = MODELS, device: str | torch.device = "cpu", autocast: bool | None = None) -> dict:
     """Throughput of ``models`` at ``size``, interleaved.  ``inner``: steps per repetition
-    (default one pass over the batches).  On CUDA the steps run under bf16 autocast and are
-    timed with CUDA events.  ``peak``: FLOP/s per GFLOP/s of the ``peak_fraction`` (None: omitted)."""
+    (default one pass over the batches).  ``autocast``: bf16 autocast (default: on CUDA only);
+    on CUDA the steps are timed with CUDA events.  ``peak``: the GFLOP/s that ``peak_fraction``
+    divides by (None: omitted)."""
     device = torch.device(device)
     if device.type == "cuda" and set(models) & set(CPU_ABLATIONS):
         raise ValueError(f"the CPU ablations {CPU_ABLATIONS} are not timed on CUDA")
-    runtime = Runtime(device, autocast=device.type == "cuda")
+    runtime = Runtime(device, autocast=device.type == "cuda" if autocast is None else autocast)
     batches = make_batches(size, device)
     built = build_models(size, models, device)
     steps = {name: training_step(model, batches, ABLATION_CONTEXTS.get(name, runtime.autocast_context))
@@ -367,14 +370,14 @@ def verify_wall_time() -> float:
         return time.perf_counter() - start
 
 
-def print_case(name: str, r: dict, models: tuple[str, ...]) -> None:
-    """The rows of one size: ms/step, its IQR, tokens/s, GFLOP/s, share of the peak, speedup."""
+def print_case(name: str, r: dict, models: tuple[str, ...], scale: float = 1.0) -> None:
+    """The rows of one size: ms/step, its IQR, tokens/s, GFLOP/s / ``scale``, share of the peak, speedup."""
     for model in models:
         m = r[model]
         q = m["seconds_per_step"]
         fraction = "-" if m["peak_fraction"] is None else f"{m['peak_fraction']:.1%}"
         print(f"{name:<10} {model:<12} {1e3 * q['median']:>9.2f} {1e3 * q['q1']:>7.2f}-{1e3 * q['q3']:<7.2f} "
-              f"{m['tokens_per_second']:>10.0f} {m['gflops']:>9.1f} {fraction:>6} "
+              f"{m['tokens_per_second']:>10.0f} {m['gflops'] / scale:>9.1f} {fraction:>6} "
               f"{m['speedup_vs_torch_layer']:>8.2f}x")
     paired = r["spt_theory"]["paired_speedup"]
     print(f"{name:<10} speedup vs torch layer: {r['speedup_vs_torch_layer']:.2f}x (ratio of medians; "
@@ -382,8 +385,9 @@ def print_case(name: str, r: dict, models: tuple[str, ...]) -> None:
           + ("" if r["table_used"] or "no_table" not in models else "; batch < 2 x vocab: no_table is the same model"))
 
 
-HEADER = (f"{'size':<10} {'model':<12} {'ms/step':>9} {'IQR':>15} {'tokens/s':>10} {'GFLOP/s':>9} {'peak':>6}"
-          f" {'vs torch':>9}")
+def header(unit: str) -> str:
+    return (f"{'size':<10} {'model':<12} {'ms/step':>9} {'IQR':>15} {'tokens/s':>10} {unit:>9} {'peak':>6}"
+            f" {'vs torch':>9}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -421,13 +425,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"float32 matmul peak ({torch.get_num_threads()} threads, 2048^2): "
               + ", ".join(f"{name} {value:.1f} GFLOP/s" for name, value in peaks.items())
               + f"; fractions below are of {peak:.1f}")
-    print(HEADER)
+    scale = 1e3 if device.type == "cuda" else 1.0
+    print(header("TFLOP/s" if device.type == "cuda" else "GFLOP/s"))
     cases = [] if lra_only else [(SYNTHETIC, 3, MODELS), (LRA_LIKE, 1, MODELS)]
     cases += [(size, None, LRA_MODELS) for size in LRA_SIZES["tiny" if args.tiny else args.device]]
     for size, inner, models in cases:
         r = compare(size, args.repetitions, inner, peak, models, device)
         results[size.name] = r
-        print_case(size.name, r, models)
+        print_case(size.name, r, models, scale)
     if not lra_only:
         results["speedup_vs_torch_layer"] = results["synthetic"]["speedup_vs_torch_layer"]
         results["peak_fraction"] = results["synthetic"]["spt_theory"]["peak_fraction"]

@@ -131,6 +131,11 @@ def test_compare_lra_case_reports_tokens_and_speedup_of_two_models():
     assert r["device"] == "cpu" and r["autocast_bf16"] is False
 
 
+def test_bf16_autocast_steps_of_both_models_run_on_the_cpu():
+    r = compare(TINY_MASKED, repetitions=2, models=LRA_MODELS, autocast=True)
+    assert r["autocast_bf16"] is True and r["spt_theory"]["seconds_per_step"]["median"] > 0
+
+
 def test_cpu_timing_uses_the_wall_clock_and_cuda_refuses_the_cpu_ablations():
     assert clock_for(torch.device("cpu")) is wall_clock
     assert "H200" in BF16_DENSE_PEAK_TFLOPS and BF16_DENSE_PEAK_TFLOPS["H200"] == 989.0

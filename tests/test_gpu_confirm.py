@@ -136,6 +136,22 @@ def test_plan_fills_the_budget_with_steps_and_reuses_given_caps():
     assert plan(TINY, _rates(1e14))["tasks"]["pathfinder"]["max_steps"] == 3  # tiny: clipped
 
 
+def test_replanning_after_a_slow_first_sweep_gives_the_second_fewer_steps():
+    fixed = {"bench": 20.0, "data": 60.0}
+    first = plan(FULL, _rates(1e14), fixed)
+    planned = first["tasks"]["listops"]["planned_seconds"]
+    caps = {"listops": first["tasks"]["listops"]["max_steps"]}
+    on_time = plan(FULL, _rates(1e14), {**fixed, "listops": planned}, caps=caps)
+    late = plan(FULL, _rates(1e14), {**fixed, "listops": 1.5 * planned}, caps=caps, slowdown=1.5)
+    assert on_time["tasks"]["listops"] == {"max_steps": caps["listops"], "measured_seconds": planned}
+    assert [r["seconds"] for r in on_time["rows"] if r["step"] == "listops sweep"] == [planned]
+    # on time: the slack the first sweep left goes to the second
+    assert on_time["tasks"]["pathfinder"]["max_steps"] >= first["tasks"]["pathfinder"]["max_steps"]
+    assert on_time["total_seconds"] <= 600
+    assert late["tasks"]["pathfinder"]["max_steps"] < 0.6 * on_time["tasks"]["pathfinder"]["max_steps"]
+    assert late["total_seconds"] <= 600
+
+
 def split_train(task: str) -> int:
     return gpu_confirm.split_sizes(task, FULL)[0]
 

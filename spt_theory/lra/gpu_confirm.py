@@ -44,7 +44,7 @@ from pathlib import Path
 
 from spt_theory.bench import BF16_DENSE_PEAK_TFLOPS, LRA_SIZES, BenchSize, forward_flops
 from spt_theory.io import InputError, atomic_write, write_json
-from spt_theory.lra.configs import config_for
+from spt_theory.lra.configs import config_for, one_layer, tiny
 
 BUDGET_SECONDS = 600.0
 ASSUMED_PEAK_FRACTION = 0.25
@@ -53,6 +53,8 @@ ASSUMED_STEP_OVERHEAD = 1e-3
 """Seconds per optimizer step assumed by ``--dry-run`` on top of the FLOPs (kernel launches, AdamW)."""
 ASSUMED_PROCESS_START = 10.0
 """Seconds to start one step's interpreter: import torch, create the CUDA context."""
+ASSUMED_DISK_BYTES_PER_SECOND = 5e8
+"""Checkpoint writes (one a stage and epoch)."""
 ASSUMED_CPU_PROBE_GFLOPS = 100.0
 """float32 GFLOP/s of the probes, which run on the CPU (explicit attention path) on 16 cores."""
 GPU_MACHINE_CORES = 16
@@ -79,6 +81,7 @@ class Sizes:
     """Pathfinder processes (ListOps and Pathfinder generate at once, one process a core)."""
     probe_limit: int
     shapes: dict
+    tiny: bool = False
     max_steps: int | None = None
     """An upper bound on every step cap (tiny: the tests' few steps)."""
 
@@ -88,7 +91,7 @@ FULL = Sizes(listops=(20000, 1000, 1000), listops_lengths=(500, 2000), pathfinde
              probe_limit=16, shapes={s.name: s for s in LRA_SIZES["cuda"]})
 TINY = Sizes(listops=(24, 8, 8), listops_lengths=(5, 40), pathfinder_images=40, listops_workers=1, workers=2,
              probe_limit=8,
-             shapes={s.name: s for s in LRA_SIZES["tiny"]}, max_steps=3)
+             shapes={s.name: s for s in LRA_SIZES["tiny"]}, tiny=True, max_steps=3)
 
 
 class StepFailed(Exception):
@@ -152,12 +155,15 @@ def split_sizes(task: str, sizes: Sizes) -> tuple[int, int, int]:
 
 
 def plan(sizes: Sizes, rates: Rates, fixed_seconds: dict | None = None, budget: float = BUDGET_SECONDS,
-         caps: dict | None = None, repetitions: int = BENCH_REPETITIONS) -> dict:
-    """The plan: rows (step, what, TFLOP, seconds, basis), each task's step cap and epochs, the
-    total.  ``fixed_seconds``: measured seconds of steps already run (bench, data); ``caps``:
-    step caps of an earlier run (reused)."""
+         caps: dict | None = None, repetitions: int = BENCH_REPETITIONS, slowdown: float = 1.0) -> dict:
+    """The plan: rows (step, what, TFLOP, seconds, basis), each task's step cap, epochs and
+    warm-up, and the total.  ``fixed_seconds``: measured seconds of the steps already run
+    (``bench``, ``data``, a task's whole sweep); ``caps``: step caps to keep (an earlier run's, or
+    those of a task already run); ``slowdown``: the factor by which a finished sweep took longer
+    than planned, applied to the seconds per step of the tasks still to run."""
     rows = []
     fixed_seconds = fixed_seconds or {}
+    caps = caps or {}
     bench_steps = {name: (repetitions + 2) * s.batches for name, s in sizes.shapes.items()}  # warm-up: 2 passes
     bench_est = ASSUMED_PROCESS_START + sum(
         2 * bench_steps[t] * (stage_flops(t, sizes.shapes[t], "scratch") / rates.flops[t] + rates.step_overhead)
@@ -172,49 +178,87 @@ def plan(sizes: Sizes, rates: Rates, fixed_seconds: dict | None = None, budget: 
                      f"Pathfinder {sizes.pathfinder_images} images ({sizes.workers} x {rates.images_per_second:.1f}/s)",
                      0.0, fixed_seconds.get("data", max(trees, images)),
                      "measured" if "data" in fixed_seconds else "CPU rates measured here, one process a core"))
-    fixed = {}
-    for task in TASKS:
-        examples = sum(split_sizes(task, sizes))
-        read_rate = rates.trees_read_per_second if task == "listops" else rates.images_read_per_second
-        shape = sizes.shapes[task]
-        probe = (PROBED_CHECKPOINTS[task] * sizes.probe_limit
-                 * forward_flops(mean_length(shape), shape.d_model, shape.d_ff, shape.layers))
-        fixed[task] = {"start": ASSUMED_PROCESS_START + 2 * examples / read_rate,
-                       "probe_flops": probe, "probe": probe / (ASSUMED_CPU_PROBE_GFLOPS * 1e9)}
-    report = ASSUMED_PROCESS_START
-    spent = rows[0]["seconds"] + rows[1]["seconds"] + report + sum(f["start"] + f["probe"] for f in fixed.values())
-    n_stages = sum(len(STAGES[t]) for t in TASKS)
-    stage_seconds = max(0.0, SAFETY * (budget - spent) / n_stages)
+    report = _row("report", "lra report -> report.txt", 0.0, ASSUMED_PROCESS_START, "assumed start")
+    costs = {task: task_costs(task, sizes, rates, slowdown) for task in TASKS if task not in fixed_seconds}
+    spent = (rows[0]["seconds"] + rows[1]["seconds"] + report["seconds"]
+             + sum(fixed_seconds[t] for t in TASKS if t in fixed_seconds)
+             + sum(c["start"] + c["probe"] for c in costs.values()))
+    n_stages = sum(len(STAGES[t]) for t in costs)
+    available = max(0.0, SAFETY * (budget - spent))
     tasks = {}
     for task in TASKS:
-        shape = sizes.shapes[task]
-        per_step = {st: stage_flops(task, shape, st) / rates.flops[task] + rates.step_overhead for st in STAGES[task]}
-        if caps and task in caps:
+        if task in fixed_seconds:
+            rows.append(_row(f"{task} sweep", f"{caps[task]} steps a stage, whole sweep", 0.0, fixed_seconds[task],
+                             "measured"))
+            tasks[task] = {"max_steps": caps[task], "measured_seconds": fixed_seconds[task]}
+            continue
+        c, shape = costs[task], sizes.shapes[task]
+        if task in caps:
             cap = caps[task]
-        else:
-            cap = max(1, math.floor(stage_seconds * len(per_step) / sum(per_step.values())))
-            if sizes.max_steps is not None:
-                cap = min(cap, sizes.max_steps)
-        n_train = split_sizes(task, sizes)[0]
-        epochs = max(1, math.ceil(cap * shape.batch / n_train))
-        rows.append(_row(f"{task} start", f"interpreter, CUDA context, data read twice (GPU, CPU probes)",
-                         0.0, fixed[task]["start"], "assumed start + CPU read rate measured here"))
+        else:  # the task's share of the time, k stages: cap * per_step_all + constant = share
+            share = available * len(STAGES[task]) / n_stages
+            cap = max(1, math.floor((share - c["constant"]) / c["per_step_all"]))
+            cap = cap if sizes.max_steps is None else min(cap, sizes.max_steps)
+        epochs = max(1, math.ceil(cap * shape.batch / split_sizes(task, sizes)[0]))
+        rows.append(_row(f"{task} start", "interpreter, CUDA context, data read twice (GPU, CPU probes)",
+                         0.0, c["start"], "assumed start + CPU read rate measured here"))
         for stage in STAGES[task]:
-            evals = epochs * eval_flops(task, shape, sizes, stage)
-            flops = cap * stage_flops(task, shape, stage) + evals
-            seconds = cap * per_step[stage] + evals / rates.flops[task]
+            flops = cap * stage_flops(task, shape, stage) + epochs * eval_flops(task, shape, sizes, stage)
+            seconds = cap * c["per_step"][stage] + epochs * c["per_epoch"][stage]
             rows.append(_row(f"{task} {stage}", f"{cap} steps x {stage_flops(task, shape, stage) / 1e12:.3f} "
-                             f"TFLOP + {epochs} evaluations", flops, seconds, rates.basis))
+                             f"TFLOP + {epochs} evaluations and checkpoints", flops, seconds,
+                             rates.basis + (f" x {slowdown:.2f} (slowdown of the sweep before)" if slowdown != 1 else "")))
         rows.append(_row(f"{task} probes", f"{PROBED_CHECKPOINTS[task]} checkpoints x {sizes.probe_limit} test "
-                         "examples, on the CPU", fixed[task]["probe_flops"], fixed[task]["probe"],
+                         "examples, on the CPU", c["probe_flops"], c["probe"],
                          f"assumed {ASSUMED_CPU_PROBE_GFLOPS:.0f} GFLOP/s on the CPU"))
+        planned = sum(row["seconds"] for row in rows if row["step"].startswith(task + " "))
         tasks[task] = {"max_steps": cap, "epochs": epochs, "warmup_steps": max(1, cap // 10),
-                       "seconds_per_step": per_step}
-    rows.append(_row("report", "lra report -> report.txt", 0.0, report, "assumed start"))
+                       "steps_per_epoch": math.ceil(split_sizes(task, sizes)[0] / shape.batch),
+                       "seconds_per_step": c["per_step"], "planned_seconds": planned}
+    rows.append(report)
     total = sum(row["seconds"] for row in rows)
     return {"rows": rows, "tasks": tasks, "total_seconds": total, "budget_seconds": budget,
             "rates": asdict(rates), "sizes": {k: v for k, v in asdict(sizes).items() if k != "shapes"},
-            "shapes": {name: asdict(s) for name, s in sizes.shapes.items()}}
+            "shapes": {name: asdict(s) for name, s in sizes.shapes.items()}, "slowdown": slowdown}
+
+
+def task_costs(task: str, sizes: Sizes, rates: Rates, slowdown: float = 1.0) -> dict:
+    """Seconds of one task's sweep: ``start`` (process, reading the data for the GPU and again for
+    the CPU probes), ``probe``, and per stage ``per_step`` (a training step) and ``per_epoch``
+    (evaluation and checkpoint); ``per_step_all`` and ``constant``: the sweep's stages as
+    cap * per_step_all + constant, an epoch counted as cap * batch / train examples + 1."""
+    shape = sizes.shapes[task]
+    examples = sum(split_sizes(task, sizes))
+    read_rate = rates.trees_read_per_second if task == "listops" else rates.images_read_per_second
+    probe = (PROBED_CHECKPOINTS[task] * sizes.probe_limit
+             * forward_flops(mean_length(shape), shape.d_model, shape.d_ff, shape.layers))
+    checkpoint = checkpoint_bytes(task, sizes.tiny) / ASSUMED_DISK_BYTES_PER_SECOND
+    per_step = {st: slowdown * (stage_flops(task, shape, st) / rates.flops[task] + rates.step_overhead)
+                for st in STAGES[task]}
+    per_epoch = {st: slowdown * eval_flops(task, shape, sizes, st) / rates.flops[task] + checkpoint
+                 for st in STAGES[task]}
+    epochs_per_step = shape.batch / split_sizes(task, sizes)[0]
+    return {"start": ASSUMED_PROCESS_START + 2 * examples / read_rate, "probe_flops": probe,
+            "probe": probe / (ASSUMED_CPU_PROBE_GFLOPS * 1e9), "per_step": per_step, "per_epoch": per_epoch,
+            "per_step_all": sum(per_step[st] + epochs_per_step * per_epoch[st] for st in STAGES[task]),
+            "constant": sum(per_epoch.values())}
+
+
+@functools.cache
+def checkpoint_bytes(task: str, tiny_sizes: bool) -> int:
+    """Bytes of one training checkpoint of the sweep's 1-layer model: float32 weights and AdamW's
+    two moments."""
+    import torch
+
+    from spt_theory.lra.readers import LISTOPS_VOCAB, PIXEL_VOCAB
+    from spt_theory.lra.task import LRATask
+    from spt_theory.model import Encoder
+
+    config = one_layer(tiny(config_for(task)) if tiny_sizes else config_for(task))
+    vocab = LISTOPS_VOCAB if task == "listops" else PIXEL_VOCAB
+    with torch.device("meta"):
+        model = Encoder(LRATask(config, vocab).model_config(config, config.max_length))
+    return 3 * 4 * sum(p.numel() for p in model.parameters())
 
 
 def _row(step: str, what: str, flops: float, seconds: float, basis: str) -> dict:
@@ -383,7 +427,9 @@ def merge_pathfinder(parts: list[Path], target: Path) -> Path:
     return root
 
 
-def sweep_command(python: str, task: str, out: Path, task_plan: dict, sizes: Sizes, tiny: bool) -> list[str]:
+def sweep_command(python: str, task: str, out: Path, task_plan: dict, sizes: Sizes) -> list[str]:
+    """The sweep of ``task``: its cells, seed 0, 1 layer, the plan's caps; a checkpoint per epoch
+    only (``--checkpoint-every`` an epoch's steps)."""
     command = [python, "-m", "spt_theory.lra", "sweep", "--task", task, "--data-dir", str(out / "data"),
                "--out", str(out), "--layers", "1"]
     for cell in CELLS[task]:
@@ -391,17 +437,18 @@ def sweep_command(python: str, task: str, out: Path, task_plan: dict, sizes: Siz
     command += ["--seeds", "0", "--name", "gpu", "--epochs", str(task_plan["epochs"]),
                 "--finetune-epochs", str(task_plan["epochs"]), "--max-steps", str(task_plan["max_steps"]),
                 "--set", f"warmup_steps={task_plan['warmup_steps']}", "--probe-limit", str(sizes.probe_limit),
-                "--no-progress"]
-    return command + (["--tiny"] if tiny else [])
+                "--checkpoint-every", str(task_plan["steps_per_epoch"]), "--no-progress"]
+    return command + (["--tiny"] if sizes.tiny else [])
 
 
-def confirm(python: str, out: Path, sizes: Sizes, tiny: bool, budget: float) -> None:
+def confirm(python: str, out: Path, sizes: Sizes, budget: float) -> None:
+    """Bench, data, then each task's sweep with the plan redone before it, and the report."""
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     bench_json = out / "bench.json"
-    repetitions = 2 if tiny else BENCH_REPETITIONS
+    repetitions = 2 if sizes.tiny else BENCH_REPETITIONS
     bench = [python, "-m", "spt_theory.bench", "--lra", "--repetitions", str(repetitions),
-             "--json", str(bench_json)] + (["--tiny"] if tiny else ["--device", "cuda"])
+             "--json", str(bench_json)] + (["--tiny"] if sizes.tiny else ["--device", "cuda"])
     run_step("bench", bench)
     fixed = {"bench": time.perf_counter() - start}
     generate_data(python, out / "data", sizes)
@@ -409,23 +456,30 @@ def confirm(python: str, out: Path, sizes: Sizes, tiny: bool, budget: float) -> 
     fixed["data"] = time.perf_counter() - start - fixed["bench"]
     plan_path = out / "plan.json"
     earlier = json.loads(plan_path.read_text()) if plan_path.exists() else None
-    caps = ({t: v["max_steps"] for t, v in earlier["tasks"].items()}
-            if earlier and earlier.get("sizes") == {k: v for k, v in asdict(sizes).items() if k != "shapes"} else None)
+    same_sizes = earlier and earlier.get("sizes") == {k: v for k, v in asdict(sizes).items() if k != "shapes"}
+    caps = {t: v["max_steps"] for t, v in earlier["tasks"].items()} if same_sizes else {}
+    say("step caps " + (f"reused from {plan_path} (cached stages resume)" if caps else "derived from the bench"))
     rates = measured_rates(json.loads(bench_json.read_text()), sizes, generation)
-    p = plan(sizes, rates, fixed, budget, caps, repetitions)
-    write_json(plan_path, p)
-    say("plan (bench-measured step times; caps " + ("reused from " + str(plan_path) if caps else "derived") + "):\n"
-        + format_plan(p))
+    slowdown = 1.0
     for task in TASKS:
-        run_step(f"sweep {task}", sweep_command(python, task, out, p["tasks"][task], sizes, tiny))
+        p = plan(sizes, rates, fixed, budget, caps, repetitions, slowdown)
+        write_json(plan_path, p)
+        say(f"plan before the {task} sweep ({time.perf_counter() - start:.0f} s in):\n" + format_plan(p))
+        sweep_start = time.perf_counter()
+        run_step(f"sweep {task}", sweep_command(python, task, out, p["tasks"][task], sizes))
+        fixed[task] = time.perf_counter() - sweep_start
+        caps[task] = p["tasks"][task]["max_steps"]
+        slowdown = max(slowdown, fixed[task] / p["tasks"][task]["planned_seconds"])
+    p = plan(sizes, rates, fixed, budget, caps, repetitions, slowdown)
+    write_json(plan_path, p)
     with tempfile.TemporaryFile("w+") as table:
         run_step("report", [python, "-m", "spt_theory.lra", "report", "--results", str(out / "results")], stdout=table)
         table.seek(0)
         text = table.read()
     atomic_write(out / "report.txt", lambda tmp: tmp.write_text(text))
     print(text, end="")
-    say(f"done in {time.perf_counter() - start:.0f} s (planned {p['total_seconds']:.0f} s); bench {bench_json}, "
-        f"sweeps {out / 'sweeps'}, table {out / 'report.txt'}")
+    say(f"done in {time.perf_counter() - start:.0f} s of the budget of {budget:.0f} s; bench {bench_json}, "
+        f"sweeps {out / 'sweeps'}, table {out / 'report.txt'}, plan {plan_path}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -453,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
             if not torch.cuda.is_available():
                 raise InputError("no CUDA device visible to torch (--tiny: the pipeline on the CPU; "
                                  "--dry-run: the plan)")
-        confirm(args.python, args.out, sizes, args.tiny, args.budget)
+        confirm(args.python, args.out, sizes, args.budget)
     except (InputError, StepFailed) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
