@@ -6,9 +6,10 @@ prints its error and the run stops with exit status 2):
 
 1. ``bench``: ``python -m spt_theory.bench --device cuda --lra``: ms/step, tokens/s and TFLOP/s of
    our model against ``nn.TransformerEncoderLayer`` at the ListOps and Pathfinder shapes.
-2. ``data``: ListOps (lengths 500-2000, one process) while ``workers`` processes draw Pathfinder-32
-   images (contour length 14), merged into one release layout with a provenance marker.  Reused
-   when ``OUT/data`` already holds data of the same sizes.
+2. ``data``: ``listops_workers`` processes draw ListOps trees (lengths 500-2000) while ``workers``
+   processes draw Pathfinder-32 images (contour length 14), one seed each, merged into the release
+   layout with one provenance marker per task (a tree drawn twice is kept once).  Reused when
+   ``OUT/data`` already holds data of the same sizes.
 3. ``sweep`` per task: ``python -m spt_theory.lra sweep`` with the cells scratch, spt (and
    ``spt,keep=qk`` for ListOps), seed 0, ``--layers 1``: trains, probes every checkpoint (init,
    scratch, SPT, finetuned) and writes ``OUT/sweeps/<task>-gpu.{json,png,pdf}``.
@@ -16,11 +17,12 @@ prints its error and the run stops with exit status 2):
 
 **Step caps.**  The runner caps a stage by ``--max-steps`` only, so the plan turns seconds into
 steps: what is left of the budget after the measured bench and data steps and the estimated fixed
-costs (process starts, data reading, CPU probes, evaluations) is multiplied by ``SAFETY`` and
-split evenly over the training stages (4 for ListOps, 3 for Pathfinder); a task's cap is its share
-divided by its seconds per step.  Seconds per step are FLOPs per step (:func:`spt_theory.bench.
-train_step_flops`; SPT adds the decoder) over the achieved FLOP/s the bench measured for our model
-at that task's shape.  ``--dry-run`` makes the same plan on the CPU with an assumed achieved rate
+costs (process starts, data reading, CPU probes) is multiplied by ``SAFETY`` and split evenly over
+the training stages (4 for ListOps, 3 for Pathfinder); a task's cap is the most steps whose
+training, per-epoch evaluations and checkpoints fit its share.  Seconds per step are FLOPs per
+step (:func:`spt_theory.bench.train_step_flops`; SPT adds the decoder) over the achieved FLOP/s the
+bench measured for our model at that task's shape.  The plan is redone before each sweep with the
+time actually left; a sweep slower than planned slows the next task's steps by the same factor.  ``--dry-run`` makes the same plan on the CPU with an assumed achieved rate
 (``ASSUMED_PEAK_FRACTION`` of the H200's bf16 dense peak, plus ``ASSUMED_STEP_OVERHEAD`` per step)
 and data generation rates measured on this CPU, scaled to the GPU machine's ``GPU_MACHINE_CORES``.
 The caps are saved in ``OUT/plan.json``; a rerun reuses them, so cached stages resume.
@@ -39,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from spt_theory.bench import BF16_DENSE_PEAK_TFLOPS, LRA_SIZES, BenchSize, forward_flops
@@ -87,7 +89,7 @@ class Sizes:
 
 
 FULL = Sizes(listops=(20000, 1000, 1000), listops_lengths=(500, 2000), pathfinder_images=20000, listops_workers=4,
-             workers=12,
+             workers=GPU_MACHINE_CORES - 4,
              probe_limit=16, shapes={s.name: s for s in LRA_SIZES["cuda"]})
 TINY = Sizes(listops=(24, 8, 8), listops_lengths=(5, 40), pathfinder_images=40, listops_workers=1, workers=2,
              probe_limit=8,
