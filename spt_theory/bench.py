@@ -1,8 +1,10 @@
 """``python -m spt_theory.bench``: training throughput against torch's own Transformer layer.
 
-Both models have identical sizes and optimiser (AdamW): token embedding + sinusoidal PE, one
-pre-LN layer with GELU MLP, final LayerNorm, mean pooling, linear head.  The reference uses
-``torch.nn.TransformerEncoderLayer(norm_first=True, activation="gelu", dropout=0)``.  All models
+Both models have identical sizes and optimiser (AdamW): token embedding + sinusoidal PE, pre-LN
+layers (one unless a size says otherwise) with GELU MLP, final LayerNorm, mean pooling, linear
+head.  The reference uses ``torch.nn.TransformerEncoderLayer(norm_first=True, activation="gelu",
+dropout=0, batch_first=True)``.  Each step reads its loss back before the backward pass, as the
+training loop does.  All models
 are timed interleaved over repetitions in one process (so load on the machine hits them alike)
 and reported as median and interquartile range; the speedup is the ratio of medians, and the
 quartiles of the per-repetition ratios (each from adjacent timings) show its spread.
