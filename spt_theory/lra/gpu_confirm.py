@@ -24,7 +24,8 @@ step (:func:`spt_theory.bench.train_step_flops`; SPT adds the decoder) over the 
 bench measured for our model at that task's shape.  The plan is redone before each sweep with the
 time actually left; a sweep slower than planned slows the next task's steps by the same factor.  ``--dry-run`` makes the same plan on the CPU with an assumed achieved rate
 (``ASSUMED_PEAK_FRACTION`` of the H200's bf16 dense peak, plus ``ASSUMED_STEP_OVERHEAD`` per step)
-and data generation rates measured on this CPU, scaled to the GPU machine's ``GPU_MACHINE_CORES``.
+and data generation and reading rates measured on this CPU (one process, in CPU seconds), the
+generation spread over the GPU machine's ``GPU_MACHINE_CORES``.
 The caps are saved in ``OUT/plan.json``; a rerun reuses them, so cached stages resume.
 """
 
@@ -179,7 +180,7 @@ def plan(sizes: Sizes, rates: Rates, fixed_seconds: dict | None = None, budget: 
     rows.append(_row("data", f"ListOps {n_trees} trees ({sizes.listops_workers} x {rates.trees_per_second:.0f}/s) || "
                      f"Pathfinder {sizes.pathfinder_images} images ({sizes.workers} x {rates.images_per_second:.1f}/s)",
                      0.0, fixed_seconds.get("data", max(trees, images)),
-                     "measured" if "data" in fixed_seconds else "CPU rates measured here, one process a core"))
+                     "measured" if "data" in fixed_seconds else "CPU rates measured here (CPU seconds), one process a core"))
     report = _row("report", "lra report -> report.txt", 0.0, ASSUMED_PROCESS_START, "assumed start")
     costs = {task: task_costs(task, sizes, rates, slowdown) for task in TASKS if task not in fixed_seconds}
     spent = (rows[0]["seconds"] + rows[1]["seconds"] + report["seconds"]
@@ -203,7 +204,7 @@ def plan(sizes: Sizes, rates: Rates, fixed_seconds: dict | None = None, budget: 
             cap = cap if sizes.max_steps is None else min(cap, sizes.max_steps)
         epochs = max(1, math.ceil(cap * shape.batch / split_sizes(task, sizes)[0]))
         rows.append(_row(f"{task} start", "interpreter, CUDA context, data read twice (GPU, CPU probes)",
-                         0.0, c["start"], "assumed start + CPU read rate measured here"))
+                         0.0, c["start"], "assumed start + read rate measured here"))
         for stage in STAGES[task]:
             flops = cap * stage_flops(task, shape, stage) + epochs * eval_flops(task, shape, sizes, stage)
             seconds = cap * c["per_step"][stage] + epochs * c["per_epoch"][stage]
@@ -298,29 +299,30 @@ def measured_rates(bench: dict, sizes: Sizes, generation: dict) -> Rates:
     return Rates(flops=flops, step_overhead=0.0, basis="bench-measured FLOP/s of our model", **generation)
 
 
-def measure_cpu_rates(sizes: Sizes, trees: int = 48, images: int = 8) -> dict:
-    """Generation and reading rates per process on this CPU (a few seconds)."""
+def measure_cpu_rates(sizes: Sizes, trees: int = 48, images: int = 24) -> dict:
+    """Rates per process of this CPU (a few seconds): ListOps trees and Pathfinder images drawn
+    and written, and read back by the LRA readers.  Timed in this process's CPU time, so other
+    load on the machine does not count (one generator process a core on the GPU machine)."""
     from synthetic import listops, pathfinder
     from spt_theory.lra.data import load_task_data
 
     low, high = sizes.listops_lengths
-    start = time.perf_counter()
-    splits = listops.generate_splits({"train": trees, "val": 4, "test": 4}, low, high, seed=12345)
-    trees_per_second = (trees + 8) / (time.perf_counter() - start)
-    start = time.perf_counter()
-    drawn = sum(1 for _ in pathfinder.generate(images, seed=12345))
-    images_per_second = drawn / (time.perf_counter() - start)
+    counts = {"train": trees, "val": 4, "test": 4}
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        for name, rows in splits.items():
+        start = time.process_time()
+        for name, rows in listops.generate_splits(counts, low, high, seed=12345).items():
             listops.write_split(root / f"listops-1000/basic_{name}.tsv", rows)
-        pathfinder.write_dataset(root / "pathfinder32", 2 * images, seed=1)
-        start = time.perf_counter()
+        trees_per_second = sum(counts.values()) / (time.process_time() - start)
+        start = time.process_time()
+        pathfinder.write_dataset(root / "pathfinder32", images, seed=12345)
+        images_per_second = images / (time.process_time() - start)
+        start = time.process_time()
         load_task_data(config_for("listops"), root)
-        trees_read = (trees + 8) / (time.perf_counter() - start)
-        start = time.perf_counter()
+        trees_read = sum(counts.values()) / (time.process_time() - start)
+        start = time.process_time()
         load_task_data(config_for("pathfinder"), root)
-        images_read = 2 * images / (time.perf_counter() - start)
+        images_read = images / (time.process_time() - start)
     return {"trees_per_second": trees_per_second, "images_per_second": images_per_second,
             "trees_read_per_second": trees_read, "images_read_per_second": images_read}
 
