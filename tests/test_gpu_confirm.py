@@ -22,7 +22,7 @@ SCRIPT = REPO / "scripts/lra_gpu_confirm.sh"
 needs_bash = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
 
-def _script(*args, python: str = sys.executable, timeout: int = 240):
+def _script(*args, python: str = sys.executable, timeout: int = 900):  # generous: the machine may be busy
     env = {**os.environ, "PYTHON": python, "OMP_NUM_THREADS": "1"}
     return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout, env=env)
 
