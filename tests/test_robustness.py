@@ -512,7 +512,7 @@ def test_read_only_cache_or_output_one_line_exit_2(where, tmp_path, monkeypatch,
 def test_lra_full_disk_one_line_exit_2(tmp_path, monkeypatch, capsys):
     data = _lra_listops(tmp_path / "data")
     _fail_on(monkeypatch, "epoch_1.pt", OSError(errno.ENOSPC, "No space left on device"))
-    assert lra_cli.main(["scratch", "--task", "listops", "--tiny", "--epochs", "2", "--data-dir", str(data),
+    assert lra_cli.main(["scratch", "--task", "listops", "--tiny", "--finetune-epochs", "2", "--data-dir", str(data),
                          "--out", str(tmp_path / "out"), "--no-progress"]) == 2
     err = capsys.readouterr().err  # the runner's progress lines, then one error line
     _one_error_line("\n".join(line for line in err.splitlines() if not line.startswith("scratch: ")),
