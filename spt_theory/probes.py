@@ -123,7 +123,7 @@ def toeplitz_fit(t: torch.Tensor) -> dict:
 def pe_toeplitz_fit(model: Encoder, layer: int = 0, max_offset: int = 2) -> dict:
     """Toeplitz fit of every head's PE-PE block; ``r2`` averaged over heads, and the number of
     heads whose profile peaks within ``max_offset`` of the diagonal."""
-    fits = [toeplitz_fit(t) for t in pe_score_block(model, layer)]
+    fits = [toeplitz_fit(t) for t in pe_score_block(model, layer).cpu()]
     return {"r2": sum(f["r2"] for f in fits) / len(fits),
             "heads_peaked_near": sum(f["peak_offset"] <= max_offset for f in fits),
             "heads": fits}

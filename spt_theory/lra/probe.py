@@ -37,7 +37,7 @@ from spt_theory.lra.runner import LRARun, options_from_json
 from spt_theory.lra.task import LRATask
 from spt_theory.model import Encoder
 from spt_theory.probes import band_mass, offset_mass, pe_toeplitz_fit, uniform_pattern
-from spt_theory.training import load_checkpoint, load_model_state
+from spt_theory.training import Runtime, load_checkpoint, load_model_state
 
 MAX_OFFSET = 40
 BAND = 2
@@ -108,10 +108,10 @@ def attention_statistics(model: Encoder, task: LRATask, x: torch.Tensor, limit: 
             pattern = cache[f"blocks.{layer}.attn.pattern"]
             pattern = pattern[:, :, 1:, 1:] if model.cls is not None else pattern  # tokens only
             sums, count = offset_mass(pattern.double(), valid)
-            total[:, centre] += sums
-        real = valid if valid is not None else torch.ones(xb.shape[:2], dtype=torch.bool)
+            total[:, centre] += sums.cpu()
+        real = valid if valid is not None else torch.ones(xb.shape[:2], dtype=torch.bool, device=xb.device)
         sums, count = offset_mass(uniform_pattern(real).double(), real)
-        uniform_total[:, centre] += sums
+        uniform_total[:, centre] += sums.cpu()
         queries += count
     deltas = torch.arange(-(width - 1), width)
     uniform = uniform_total[0] / queries
@@ -146,9 +146,11 @@ def _window(deltas: torch.Tensor, share: torch.Tensor, width: int) -> float:
     return float(share[deltas.abs() <= width].sum())
 
 
-def probe_result(result: dict, limit: int | None = None, data_cache: dict | None = None) -> dict:
-    """The probe of one run's result (cached in ``<out>/probes/``; recomputed when missing)."""
-    run = LRARun(options_from_json(result["options"], progress=False), data_cache=data_cache or {})
+def probe_result(result: dict, limit: int | None = None, data_cache: dict | None = None,
+                 runtime: Runtime = Runtime()) -> dict:
+    """The probe of one run's result (cached in ``<out>/probes/``; recomputed when missing), on
+    the runtime's device."""
+    run = LRARun(options_from_json(result["options"], progress=False), runtime, data_cache or {})
     out = run.options.out / "probes" / result["task"] / f"{result['kind']}-{result['cache']}.json"
     if out.exists():
         cached = json.loads(out.read_text())

@@ -142,7 +142,7 @@ def run_cell(base: RunOptions, cell: dict, seed: int, runtime, probe_limit: int 
     else:
         run.check_transfer()
         result = run.supervised(run.pretrain())
-    probe = probe_result(result, probe_limit, data_cache)
+    probe = probe_result(result, probe_limit, data_cache, runtime)
     stats = {p["checkpoint"]: p["layers"][0] for p in probe["probes"]}
     trained = stats["scratch" if cell["recipe"] == "scratch" else "finetuned"]
     record = {"seed": seed, "test_accuracy": result["metrics"]["test_accuracy"],
