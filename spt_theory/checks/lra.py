@@ -70,6 +70,12 @@ def mean(values: list[float]) -> float:
     return sum(values) / len(values)
 
 
+def versus(summary: dict, base: dict, other: dict) -> tuple[list[float], list[float], float]:
+    """Per-seed accuracies (%) of two cells and the difference of their means, other - base."""
+    a, b = accuracy(summary, base), accuracy(summary, other)
+    return a, b, mean(b) - mean(a)
+
+
 def proximity_metric(summary: dict) -> str:
     """``grid_ratio`` (2-D neighbours) for pixel tasks, else ``band_ratio``."""
     return "grid_ratio" if "grid_ratio" in cell(summary, SCRATCH) else "band_ratio"
@@ -95,8 +101,7 @@ def _judge(ctx: Context, per_task, threshold: str) -> Measurement:
        section="LRA (Amos et al.; paper)", method="committed sweep, seeds")
 def check_l1(ctx: Context) -> Measurement:
     def per_task(summary):
-        scratch, spt = accuracy(summary, SCRATCH), accuracy(summary, SPT)
-        gain = mean(spt) - mean(scratch)
+        scratch, spt, gain = versus(summary, SCRATCH, SPT)
         ok = gain >= GAIN and all(b > a for a, b in zip(scratch, spt))
         return ok, f"{gain:+.1f} pts", {"scratch": scratch, "spt": spt, "gain": gain}
     return _judge(ctx, per_task, f"gain >= {GAIN:g} pts, every seed")
@@ -119,8 +124,7 @@ def check_l2(ctx: Context) -> Measurement:
        section="LRA ablation (paper)", method="committed sweep, seeds")
 def check_l3(ctx: Context) -> Measurement:
     def per_task(summary):
-        scratch, frozen = accuracy(summary, SCRATCH), accuracy(summary, FROZEN_CELL)
-        difference = mean(frozen) - mean(scratch)
+        scratch, frozen, difference = versus(summary, SCRATCH, FROZEN_CELL)
         return abs(difference) <= FROZEN, f"{difference:+.1f} pts", {
             "scratch": scratch, "frozen": frozen, "difference": difference}
     return _judge(ctx, per_task, f"|frozen - scratch| <= {FROZEN:g}")
