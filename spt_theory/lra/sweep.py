@@ -213,7 +213,7 @@ def format_summary(summary: dict) -> str:
 
 
 def draw(summary: dict, path: Path) -> list[Path]:
-    """The sweep's figure: test accuracy per cell (bars: mean, dots: seeds) and the proximity of
+    """The sweep's figure: test accuracy per cell (mean ± sd, dots: seeds) and the proximity of
     its attention (band mass or 2-D neighbour share over its uniform value) after training and,
     for SPT cells, at the SPT checkpoint.  Writes ``path`` as PNG and PDF."""
     import matplotlib
@@ -230,9 +230,11 @@ def draw(summary: dict, path: Path) -> list[Path]:
     ys = list(range(len(rows)))[::-1]
     for y, row in zip(ys, rows):
         acc = row["test_accuracy"]
-        left.barh(y, 100 * acc["mean"], xerr=100 * acc["std"], color="#4c72b0" if row["cell"]["recipe"] == "spt"
-                  else "#999999", alpha=0.8)
-        left.plot([100 * v for v in acc["per_seed"]], [y] * len(acc["per_seed"]), "k.", ms=5)
+        colour = "#4c72b0" if row["cell"]["recipe"] == "spt" else "#777777"
+        left.errorbar(100 * acc["mean"], y, xerr=100 * acc["std"], fmt="D", color=colour, ms=6, capsize=3)
+        left.plot([100 * v for v in acc["per_seed"]], [y - 0.18] * len(acc["per_seed"]), "k.", ms=4)
+        left.annotate(f"{100 * acc['mean']:.1f} ± {100 * acc['std']:.1f}", (100 * acc["mean"], y + 0.22),
+                      ha="center", fontsize=7)
         ratio = row[proximity]
         right.plot(ratio["per_seed"], [y + 0.12] * len(ratio["per_seed"]), "o", color="#4c72b0", ms=4,
                    label=_once(legend, "after supervised training"))
@@ -245,14 +247,19 @@ def draw(summary: dict, path: Path) -> list[Path]:
     chance = 100 / summary["config"]["num_classes"]
     left.axvline(chance, color="k", lw=0.8, ls=":")
     right.axvline(1.0, color="k", lw=0.8, ls=":")
-    right.set_xscale("log")
-    right.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    right.xaxis.set_minor_formatter(NullFormatter())
+    ratios = [v for row in rows for key in (proximity, "spt_" + proximity) if key in row
+              for v in row[key]["per_seed"]]
+    scale = "log" if max(ratios) / min(ratios) > 8 else "linear"  # a log axis only for a wide range
+    if scale == "log":
+        right.set_xscale("log")
+        right.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        right.xaxis.set_minor_formatter(NullFormatter())
     right.set_xlabel(("2-D neighbour share" if proximity == "grid_ratio" else "band mass |i-j|<=2")
-                     + " / uniform (log)")
-    right.legend(fontsize=7, loc="lower right")
+                     + " / uniform" + (" (log)" if scale == "log" else ""))
+    right.legend(fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, frameon=False)
     fig.suptitle(f"{summary['task']}: {len(summary['seeds'])} seeds, width {summary['data']['width']}, "
-                 f"{summary['data']['n_train']} train; dotted: chance / uniform", fontsize=9)
+                 f"{summary['data']['n_train']} train; diamonds: mean ± sd, dots: seeds; dotted: chance / "
+                 f"uniform", fontsize=9)
     fig.tight_layout()
     written = []
     for suffix in (".png", ".pdf"):
