@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from spt_theory.checks.theory import bag_bayes_accuracy, class_histogram_distributions, step_rate_control
-from spt_theory.checks.walk_law import exact_law, generator_law_test
+from spt_theory.checks.walk_law import exact_law, generator_law_test, walk_sampler
 from synthetic.walk import generate_walk, histogram_distributions, sequence_probability
 
 HALF, THIRD = Fraction(1, 2), Fraction(1, 3)
@@ -52,7 +52,7 @@ def test_reversal_is_needed_class_laws_differ_per_sequence():
                for x in itertools.product(range(4), repeat=3))
 
 
-def _biased_start(vocab, length, p, size, seed, labels):
+def _biased_start(vocab, length, p, size, seed, labels, leak):
     """Class 1 starts at token 0 in 1% of sequences (then walks from there)."""
     x, _ = generate_walk(vocab, length, p, size, seed, labels=labels)
     biased = (labels == 1) & (torch.rand(size, generator=torch.Generator().manual_seed(seed)) < 0.01)
@@ -60,7 +60,7 @@ def _biased_start(vocab, length, p, size, seed, labels):
     return (x - x[:, :1] + start.unsqueeze(1)) % vocab
 
 
-def _slow_class0(vocab, length, p, size, seed, labels):
+def _slow_class0(vocab, length, p, size, seed, labels, leak):
     """Class 0 steps with probability 0.98 p."""
     return generate_walk(vocab, length, p * 0.98 if int(labels[0]) == 0 else p, size, seed, labels=labels)[0]
 
@@ -76,6 +76,12 @@ def test_generator_law_test_rejects_a_biased_start_and_a_wrong_step_probability(
     law = generator_law_test(sampler=sampler)
     assert not law.passed
     assert worst in law.worst()
+
+
+def test_leaking_generator_samples_its_exact_law_and_the_plain_law_rejects_it():
+    assert generator_law_test(samples=200_000, leak=0.05).passed
+    leaky = generator_law_test(samples=200_000, sampler=lambda *a: walk_sampler(*a[:-1], leak=0.05))
+    assert not leaky.passed and "1" in leaky.worst()[:3]
 
 
 def test_exact_law_marginals_are_uniform_and_sum_to_one():

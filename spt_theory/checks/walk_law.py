@@ -32,18 +32,20 @@ from scipy.stats import chi2
 
 from synthetic.walk import generate_walk, sequence_probability
 
-Generator = Callable[[int, int, float, int, int, torch.Tensor], torch.Tensor]
-"""``(vocab, length, p, size, seed, labels) -> x``: a sampler of walk sequences with fixed labels."""
+Generator = Callable[[int, int, float, int, int, torch.Tensor, float], torch.Tensor]
+"""``(vocab, length, p, size, seed, labels, leak) -> x``: a sampler of walk sequences with fixed labels."""
 
 
-def walk_sampler(vocab: int, length: int, p: float, size: int, seed: int, labels: torch.Tensor) -> torch.Tensor:
+def walk_sampler(vocab: int, length: int, p: float, size: int, seed: int, labels: torch.Tensor,
+                 leak: float = 0.0) -> torch.Tensor:
     """The generator under test: :func:`synthetic.walk.generate_walk` with the labels fixed."""
-    return generate_walk(vocab, length, p, size, seed, labels=labels)[0]
+    return generate_walk(vocab, length, p, size, seed, labels=labels, leak=leak)[0]
 
 
-def exact_law(vocab: int, length: int, p: float, y: int) -> torch.Tensor:
-    r"""``P(x | y)`` for every sequence, as a float64 tensor of shape ``(V,) * n`` (axis ``i`` = ``x_i``)."""
-    probs = [float(sequence_probability(x, y, vocab, p)) for x in itertools.product(range(vocab), repeat=length)]
+def exact_law(vocab: int, length: int, p: float, y: int, leak: float = 0.0) -> torch.Tensor:
+    r"""``P(x | y)`` for every sequence, as a float64 tensor of shape ``(V,) * n`` (axis ``i`` = ``x_i``);
+    ``leak``: the leaking control of ``generate_walk``."""
+    probs = [float(sequence_probability(x, y, vocab, p, leak)) for x in itertools.product(range(vocab), repeat=length)]
     return torch.tensor(probs, dtype=torch.float64).reshape((vocab,) * length)
 
 
@@ -100,7 +102,8 @@ class LawTest:
 
 
 def generator_law_test(vocab: int = 3, length: int = 6, p: float = 0.5, samples: int = 1_000_000,
-                       seed: int = 70, alpha: float = 1e-6, sampler: Generator = walk_sampler) -> LawTest:
+                       seed: int = 70, alpha: float = 1e-6, sampler: Generator = walk_sampler,
+                       leak: float = 0.0) -> LawTest:
     r"""Chi-square battery of ``sampler`` against :func:`exact_law`, ``samples`` sequences per class.
 
     With the defaults (``V = 3``, ``n = 6``, ``p = 1/2``, 10^6 per class) the transition tests have
@@ -109,7 +112,7 @@ def generator_law_test(vocab: int = 3, length: int = 6, p: float = 0.5, samples:
     """
     tests = {}
     for y in (0, 1):
-        x = sampler(vocab, length, p, samples, seed + y, torch.full((samples,), y, dtype=torch.long))
+        x = sampler(vocab, length, p, samples, seed + y, torch.full((samples,), y, dtype=torch.long), leak)
         counts = torch.bincount(sequence_codes(x, vocab), minlength=vocab ** length).reshape((vocab,) * length)
-        tests[y] = _class_tests(counts, exact_law(vocab, length, p, y), samples)
+        tests[y] = _class_tests(counts, exact_law(vocab, length, p, y, leak), samples)
     return LawTest(tests, alpha)
