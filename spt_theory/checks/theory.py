@@ -151,13 +151,21 @@ class ScoreGradient:
     scale: Tensor
 
 
+def softmax_backward_scale(A: Tensor, grad_A: Tensor) -> Tensor:
+    r"""``||A o dL/dA||_F``, computed as ``m ||X / m||_F`` (``m = max |X|``) so that it does not underflow
+    to 0 for tiny gradients (saturated logits give entries ~1e-240, whose squares underflow)."""
+    X = A.detach() * grad_A
+    m = X.abs().max()
+    return m * (X / m).norm() if float(m) > 0 else m
+
+
 def _score_gradient(S: Tensor, readout: Callable[[Tensor], Tensor], loss: Callable[[Tensor], Tensor]) -> ScoreGradient:
     S = S.detach().clone().requires_grad_(True)
     A = theory.attention(S)
     out = readout(A)
     value = loss(out)
     grad_S, grad_A, grad_out = torch.autograd.grad(value, (S, A, out))
-    return ScoreGradient(grad_S, grad_out, value.detach(), (A.detach() * grad_A).norm())
+    return ScoreGradient(grad_S, grad_out, value.detach(), softmax_backward_scale(A, grad_A))
 
 
 def sup_autograd(inst: Instance, S: Tensor | None = None) -> ScoreGradient:
@@ -193,13 +201,15 @@ def _column_preserving_change(A: Tensor, gen: torch.Generator, keep_columns: boo
 
 def loss_after_attention_change(inst: Instance, gen: torch.Generator, keep_columns: bool) -> float:
     r"""``|L_sup(A + Delta) - L_sup(A)| / (|L| + |grad l(z)|_1 max|V|)``, ``Delta`` as in
-    :func:`_column_preserving_change`; the denominator is the loss's rounding scale."""
+    :func:`_column_preserving_change`; the denominator is the loss's rounding scale (the absolute
+    change when it is 0: zero values and a zero loss)."""
     before = sup_autograd(inst)
     A = theory.attention(inst.S)
     changed = torch.log(A + _column_preserving_change(A, gen, keep_columns))
     after = float(inst.pooled_loss(theory.pooled_output(changed, inst.V).unsqueeze(0))[0])
     scale = abs(float(before.loss)) + float(before.grad_readout.abs().sum() * inst.V.abs().max())
-    return abs(after - float(before.loss)) / scale
+    change = abs(after - float(before.loss))
+    return change / scale if scale > 0 else change
 
 
 # --------------------------------------------------------------------------- T6 enumeration
@@ -279,16 +289,17 @@ def check_t1(ctx: Context) -> Measurement:
 def uniform_gradient_structure(G: Tensor, V: Tensor, grad_z: Tensor, scale: Tensor) -> dict[str, float]:
     r"""How far a score gradient ``G`` is from the structure T2 states, relative to ``scale``.
 
-    ``row_spread = ||G - 1 G_0||_F`` (0 iff all rows are equal), ``sigma2`` (0 iff rank <= 1), and
+    ``row_spread = ||G - 1 G_0||_F`` (0 iff all rows are equal; absolute figures if ``scale`` is 0), ``sigma2`` (0 iff rank <= 1), and
     ``column_sum_error = ||G^T 1 - (b - mean(b) 1)||`` with ``b_j = (1/n) grad l(z)^T v_j`` computed
     here from ``V`` and ``grad l(z)`` (T2: column ``k`` sums to ``b_k - mean(b)``).  Row sums are not
     a condition: ``G 1 = 0`` for the score gradient of *every* softmax, at every ``S``.
     """
     n = G.shape[0]
     b = V @ grad_z / n
-    return {"row_spread": float((G - G[0]).norm() / scale),
-            "sigma2": float(torch.linalg.svdvals(G)[1] / scale) if n > 1 else 0.0,
-            "column_sum_error": float((G.sum(dim=0) - (b - b.mean())).norm() / scale)}
+    scale = float(scale) if float(scale) > 0 else 1.0  # absolute figures when the scale is 0
+    return {"row_spread": float((G - G[0]).norm()) / scale,
+            "sigma2": float(torch.linalg.svdvals(G)[1]) / scale if n > 1 else 0.0,
+            "column_sum_error": float((G.sum(dim=0) - (b - b.mean())).norm()) / scale}
 
 
 @claim("T2", "Uniform attn: dL_sup/dS = 1(b-mean b)^T/n, equal rows", section="Theory T2",
@@ -468,7 +479,7 @@ def bilinear_autograd(H: Tensor, M: Tensor, inst: Instance) -> tuple[Tensor, Sco
     z = A.mean(dim=0) @ inst.V
     loss = inst.pooled_loss(z.unsqueeze(0))[0]
     grad_M, grad_S, grad_A, grad_z = torch.autograd.grad(loss, (M, S, A, z))
-    return grad_M, ScoreGradient(grad_S, grad_z, loss.detach(), (A.detach() * grad_A).norm())
+    return grad_M, ScoreGradient(grad_S, grad_z, loss.detach(), softmax_backward_scale(A, grad_A))
 
 
 def uniform_bilinear_point(inst: Instance, dh: int, gen: torch.Generator) -> tuple[Tensor, Tensor]:
