@@ -1,4 +1,9 @@
-"""The walk-direction task: a binary label visible only through neighbour interactions.
+"""The walk-direction task: a binary label carried by the joint law of neighbouring tokens.
+
+Every single (token, position) pair has the same law in both classes (each ``x_i`` is uniform,
+lemma T7), so no mean-pooled per-token feature differs in class mean; the classes differ in the joint
+law of pairs ``(x_i, x_j)`` at small ``|i - j|`` (and hence in nonlinear statistics of the bag of
+(token, position) pairs, claim E1b).
 
 Vocabulary ``V`` tokens, length ``n``, label ``y`` uniform in {0, 1}, step ``s = +1`` if ``y = 1``
 and ``s = -1`` if ``y = 0``.  ``x_0`` is uniform; for ``i >= 1``, with probability ``p`` the walk
