@@ -1,4 +1,5 @@
-r"""Claims T1-T6: the exact theory, checked three ways plus a negative control per lemma.
+r"""Claims T1-T6: the exact theory, checked three ways plus a negative control per lemma (the real
+model's counterparts T2b, T4b and T7 are in :mod:`spt_theory.checks.bridge`).
 
 Each check runs (i) the sympy derivation for small ``n`` (:mod:`spt_theory.symbolic`), (ii) torch
 autograd in float64 against the closed form of :mod:`spt_theory.theory` over many random
