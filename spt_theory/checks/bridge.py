@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from spt_theory import per_token, theory
+from spt_theory.checks import walk_law
 from spt_theory.checks.theory import TOLERANCE, random_instances, single_threaded, sup_autograd
 from spt_theory.claims import Context, Measurement, claim
 from spt_theory.experiments import WalkData, initial_model, recipe
@@ -277,6 +278,7 @@ def check_t7(ctx: Context) -> Measurement:
                                        if k != "value_weight_delta"} for s in T7_SCALES} for n in T7_LENGTHS}
     identity = {f"n={n}": value_weight_identity(n) for n in T7_LENGTHS if n > 1}
     control = {f"n={n}": label_parts(tiny_model(n, 0.0), T7_VOCAB, n, T7_P, leak=T7_LEAK)["per_token"] for n in (3, 5)}
+    control_law = walk_law.generator_law_test(samples=200_000, leak=T7_LEAK)  # the control's law is the generator's
     exact_zero = max(row["sigma=0.0"]["per_token"] for row in table.values())
     n6 = table["n=6"]
     slope = math.log(n6["sigma=0.1"]["per_token"] / n6["sigma=0.01"]["per_token"]) / math.log(10)
@@ -288,7 +290,9 @@ def check_t7(ctx: Context) -> Measurement:
         "value_path_linear_in_sigma": 0.9 <= slope <= 1.1,
         "value_path_smaller_at_larger_n": table["n=7"]["sigma=0.1"]["per_token"] < table["n=3"]["sigma=0.1"]["per_token"],
         "control_unequal_marginals_seen": min(control.values()) > 1e-2,
+        "control_law_matches_leaking_generator": control_law.passed,
     }
     return Measurement(exact_zero, "<= 1e-12 & ctrl", exact_zero <= 1e-12 and all(conditions.values()),
                        {"conditions": conditions, "relative_label_part": table, "value_weight_at_sigma0": identity,
-                        "loglog_slope_in_sigma_n6": slope, "control_leak_per_token": control})
+                        "loglog_slope_in_sigma_n6": slope, "control_leak_per_token": control,
+                        "control_law_min_p_value": control_law.min_p_value})
