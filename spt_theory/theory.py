@@ -158,6 +158,14 @@ def toeplitz_boundary_projection(V: Tensor, grad_z: Tensor, k: Sequence[float] |
     return -((b - b.mean(dim=-1, keepdim=True)) * delta).sum(dim=-1) / n
 
 
+def stable_norm(x: Tensor) -> Tensor:
+    r"""``||x||_2`` over the last dimension, as ``m ||x / m||`` with ``m = max |x_j|``: the plain sum of
+    squares underflows to 0 for entries below ~1e-154 (a saturated loss gives such gradients)."""
+    m = x.abs().amax(dim=-1, keepdim=True)
+    safe = torch.where(m > 0, m, torch.ones_like(m))
+    return (m * (x / safe).norm(dim=-1, keepdim=True)).squeeze(-1)
+
+
 def toeplitz_projection_bound(V: Tensor, grad_z: Tensor, k: Sequence[float] | Tensor) -> Tensor:
     r"""T3 bound: ``|<dL_sup/dS, P>| <= (1/n) ||b - mean(b) 1|| ||delta - mean(delta) 1||``.
 
@@ -167,7 +175,7 @@ def toeplitz_projection_bound(V: Tensor, grad_z: Tensor, k: Sequence[float] | Te
     n = V.shape[-2]
     b = _pooled_value_scores(V, grad_z)
     delta = toeplitz_column_sum_deviation(n, k).to(b.dtype)
-    return (b - b.mean(dim=-1, keepdim=True)).norm(dim=-1) * (delta - delta.mean()).norm() / n
+    return stable_norm(b - b.mean(dim=-1, keepdim=True)) * (delta - delta.mean()).norm() / n
 
 
 def toeplitz_max_cosine(n: int, k: Sequence[float] | Tensor) -> Tensor:

@@ -68,7 +68,7 @@ def _print_row(row: dict, width: int) -> None:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m spt_theory.verify",
-        description="Check every claim of spt-theory: the gradient lemmas T1-T6 (symbolic, "
+        description="Check every claim of spt-theory: the gradient lemmas T1-T7 (symbolic, "
                     "autograd, negative controls), the synthetic experiments E1-E9 and the "
                     "mechanism controls X* and the LRA evidence L* (read from figures/lra/). One row per claim: id, PASS/FAIL, statement, "
                     "measured figure, threshold, method. Exit 1 if any claim fails.")

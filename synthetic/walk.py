@@ -1,4 +1,9 @@
-"""The walk-direction task: a binary label visible only through neighbour interactions.
+"""The walk-direction task: a binary label carried by the joint law of neighbouring tokens.
+
+Every single (token, position) pair has the same law in both classes (each ``x_i`` is uniform,
+lemma T7), so no mean-pooled per-token feature differs in class mean; the classes differ in the joint
+law of pairs ``(x_i, x_j)`` at small ``|i - j|`` (and hence in nonlinear statistics of the bag of
+(token, position) pairs, claim E1b).
 
 Vocabulary ``V`` tokens, length ``n``, label ``y`` uniform in {0, 1}, step ``s = +1`` if ``y = 1``
 and ``s = -1`` if ``y = 0``.  ``x_0`` is uniform; for ``i >= 1``, with probability ``p`` the walk
@@ -100,9 +105,23 @@ def token_histogram(x: torch.Tensor, vocab: int) -> torch.Tensor:
     return hist.scatter_add_(1, x, torch.ones_like(x, dtype=torch.float32))
 
 
-def sequence_probability(x: tuple[int, ...], y: int, vocab: int, p: Fraction | float) -> Fraction | float:
-    """Exact ``P(x | y)`` of the generator (a ``Fraction`` when ``p`` is one)."""
+def sequence_probability(x: tuple[int, ...], y: int, vocab: int, p: Fraction | float,
+                         leak: Fraction | float = 0) -> Fraction | float:
+    """Exact ``P(x | y)`` of the generator (a ``Fraction`` when ``p`` is one).
+
+    ``leak`` > 0 is the law of ``generate_walk(..., leak=leak)``: a class-1 fresh token (``x_0``
+    included) is token 0 with probability ``leak + (1 - leak) / V``, any other with ``(1 - leak) / V``,
+    so ``P(x | 1) = f(x_0) prod_{i>=1} [p 1{x_i = x_{i-1} + 1} + (1 - p) f(x_i)]``.
+    """
     s = 1 if y == 1 else -1
+    if leak and y == 1:
+        def fresh_law(v: int):
+            return (1 - leak) / vocab + (leak if v == 0 else 0)
+
+        prob = fresh_law(x[0])
+        for prev, cur in zip(x, x[1:]):
+            prob *= (p if cur == (prev + s) % vocab else 0) + (1 - p) * fresh_law(cur)
+        return prob
     fresh = (1 - p) / vocab if isinstance(p, Fraction) else (1.0 - p) / vocab
     prob = Fraction(1, vocab) if isinstance(p, Fraction) else 1.0 / vocab
     for prev, cur in zip(x, x[1:]):

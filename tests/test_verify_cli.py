@@ -15,11 +15,11 @@ def test_only_theory_claims_pass_and_json_report_has_the_schema(tmp_path, capsys
     printed = capsys.readouterr().out
     data = json.loads(report.read_text())
     assert set(data) >= {"claims", "seconds"} and data["seconds"] > 0
-    assert [c["id"] for c in data["claims"]] == ["T1", "T2", "T3", "T4", "T5", "T6"]
+    assert [c["id"] for c in data["claims"]] == ["T1", "T2", "T2b", "T3", "T4", "T4b", "T5", "T6", "T7"]
     for row in data["claims"]:
         assert {"id", "status", "measured", "threshold", "statement"} <= set(row)
         assert row["status"] == "PASS", row
-        assert isinstance(row["measured"], float) and row["threshold"].startswith("<=")
+        assert isinstance(row["measured"], float) and row["threshold"][:2] in ("<=", ">=")
         assert len(row["statement"]) <= 58
         assert all(row["details"]["conditions"].values())
         assert f"{row['id']:<4} PASS" in printed

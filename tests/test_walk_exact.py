@@ -7,9 +7,9 @@ from fractions import Fraction
 
 import pytest
 import torch
-from scipy.stats import chi2
 
 from spt_theory.checks.theory import bag_bayes_accuracy, class_histogram_distributions, step_rate_control
+from spt_theory.checks.walk_law import exact_law, generator_law_test, walk_sampler
 from synthetic.walk import generate_walk, histogram_distributions, sequence_probability
 
 HALF, THIRD = Fraction(1, 2), Fraction(1, 3)
@@ -52,29 +52,42 @@ def test_reversal_is_needed_class_laws_differ_per_sequence():
                for x in itertools.product(range(4), repeat=3))
 
 
-VOCAB, LENGTH, SAMPLES = 3, 3, 200_000
-CELLS = VOCAB ** LENGTH
+def _biased_start(vocab, length, p, size, seed, labels, leak):
+    """Class 1 starts at token 0 in 1% of sequences (then walks from there)."""
+    x, _ = generate_walk(vocab, length, p, size, seed, labels=labels)
+    biased = (labels == 1) & (torch.rand(size, generator=torch.Generator().manual_seed(seed)) < 0.01)
+    start = torch.where(biased, 0, x[:, 0])
+    return (x - x[:, :1] + start.unsqueeze(1)) % vocab
 
 
-def _chi_square(y: int, p_sampled: float, p_model: float) -> float:
-    """Pearson chi-square of ``SAMPLES`` generated class-``y`` sequences against the exact law."""
-    x, _ = generate_walk(VOCAB, LENGTH, p_sampled, SAMPLES, seed=7 + y, labels=torch.full((SAMPLES,), y))
-    codes = (x * VOCAB ** torch.arange(LENGTH)).sum(dim=1)
-    counts = torch.bincount(codes, minlength=CELLS).double()
-    expected = torch.tensor([float(sequence_probability(tuple(int(c) // VOCAB ** i % VOCAB for i in range(LENGTH)),
-                                                        y, VOCAB, p_model)) for c in range(CELLS)],
-                            dtype=torch.float64) * SAMPLES
-    return float(((counts - expected) ** 2 / expected).sum())
+def _slow_class0(vocab, length, p, size, seed, labels, leak):
+    """Class 0 steps with probability 0.98 p."""
+    return generate_walk(vocab, length, p * 0.98 if int(labels[0]) == 0 else p, size, seed, labels=labels)[0]
 
 
-CRITICAL = chi2.ppf(1 - 1e-6, CELLS - 1)
-"""Chi-square critical value at level 1e-6 for 26 degrees of freedom (~74): a false alarm is negligible."""
+def test_generator_samples_the_exact_law():
+    law = generator_law_test()
+    assert law.count == 2 * (1 + 6 + 5)
+    assert law.passed, law.worst()
 
 
-@pytest.mark.parametrize("y", [0, 1])
-def test_generator_matches_exact_probabilities(y):
-    assert _chi_square(y, 0.5, 0.5) < CRITICAL
+@pytest.mark.parametrize("sampler,worst", [(_biased_start, "x_0"), (_slow_class0, "")])
+def test_generator_law_test_rejects_a_biased_start_and_a_wrong_step_probability(sampler, worst):
+    law = generator_law_test(sampler=sampler)
+    assert not law.passed
+    assert worst in law.worst()
 
 
-def test_chi_square_rejects_a_generator_with_the_wrong_step_probability():
-    assert _chi_square(1, 0.45, 0.5) > CRITICAL
+def test_leaking_generator_samples_its_exact_law_and_the_plain_law_rejects_it():
+    assert generator_law_test(samples=200_000, leak=0.05).passed
+    leaky = generator_law_test(samples=200_000, sampler=lambda *a: walk_sampler(*a[:-1], leak=0.05))
+    assert not leaky.passed and "1" in leaky.worst()[:3]
+
+
+def test_exact_law_marginals_are_uniform_and_sum_to_one():
+    for y in (0, 1):
+        law = exact_law(3, 5, 0.3, y)
+        assert float(law.sum()) == pytest.approx(1.0, abs=1e-14)
+        for i in range(5):
+            others = tuple(a for a in range(5) if a != i)
+            assert torch.allclose(law.sum(dim=others), torch.full((3,), 1 / 3, dtype=torch.float64), atol=1e-15)
