@@ -21,8 +21,11 @@ from spt_theory.checks.theory import (
 )
 
 F64 = torch.float64
-PROFILE = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-"""Shared by every property: 100 examples each keeps this module to seconds on 2 cores."""
+PROFILE = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+"""Shared by every property: 50 examples each (n up to 128) keeps this module to about a minute on 2 cores."""
+TINY = torch.finfo(F64).tiny
+"""Smallest normal float64 (2.2e-308): below it numbers are subnormal and have no relative precision,
+so a projection of subnormal gradients is compared with this absolute floor."""
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -115,7 +118,7 @@ def test_t3_for_every_circulant_P_the_projection_is_zero(inst, data):
     # <G, P> is linear in P: scale to max |k| = 1 so ||P|| cannot underflow for subnormal draws
     P = theory.circulant_kernel(n, kernel / kernel.abs().max().clamp(min=1e-300))
     auto = sup_autograd(inst)
-    assert abs(float(theory.blind_projection(auto.grad_S, P))) <= TOLERANCE * float(auto.scale * P.norm())
+    assert abs(float(theory.blind_projection(auto.grad_S, P))) <= TOLERANCE * float(auto.scale * P.norm()) + TINY
 
 
 @PROFILE
@@ -125,7 +128,7 @@ def test_t3_for_every_column_centred_P_the_projection_is_zero(inst, seed):
     X = torch.randn(n, n, generator=torch.Generator().manual_seed(seed), dtype=F64)
     P = X - X.mean(dim=0, keepdim=True)
     auto = sup_autograd(inst)
-    assert abs(float(theory.blind_projection(auto.grad_S, P))) <= TOLERANCE * float(auto.scale * P.norm())
+    assert abs(float(theory.blind_projection(auto.grad_S, P))) <= TOLERANCE * float(auto.scale * P.norm()) + TINY
 
 
 @PROFILE
@@ -155,8 +158,8 @@ def test_t5_reconstruction_gradient_equals_row_centred_R_over_n_whatever_G_holds
 def test_t3_toeplitz_projection_is_the_boundary_term_within_the_tight_bound(inst, kernel):
     t = toeplitz_projection(inst, torch.tensor(kernel, dtype=F64))
     rounding = TOLERANCE * t.scale * float(theory.stable_norm(theory.toeplitz_kernel(inst.S.shape[0], kernel).flatten()))
-    assert abs(t.measured - t.predicted) <= rounding
-    assert abs(t.measured) <= t.bound * (1 + 1e-9) + rounding
+    assert abs(t.measured - t.predicted) <= rounding + TINY
+    assert abs(t.measured) <= t.bound * (1 + 1e-9) + rounding + TINY
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
