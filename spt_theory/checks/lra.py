@@ -26,7 +26,6 @@ seen), and held on every task with evidence:
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from spt_theory.claims import Context, Measurement, claim
 

@@ -36,7 +36,7 @@ from spt_theory.io import InputError, write_json
 from spt_theory.lra.runner import LRARun, options_from_json
 from spt_theory.lra.task import LRATask
 from spt_theory.model import Encoder
-from spt_theory.probes import band_mass, offset_mass, pe_toeplitz_fit, uniform_pattern
+from spt_theory.probes import offset_mass, pe_toeplitz_fit, uniform_pattern
 from spt_theory.training import Runtime, load_checkpoint, load_model_state
 
 MAX_OFFSET = 40
