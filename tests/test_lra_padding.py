@@ -208,3 +208,11 @@ def test_report_compares_with_the_reference_only_at_its_setting():
     generated = {**result, "data": {**result["data"], "source": {"origin": "generated"}}}
     smaller = {**result, "config": {**paper, "d_model": 64}}
     assert rows([generated])[0][-1] == "-" and rows([smaller])[0][-1] == "-"
+
+
+def test_probe_of_a_result_without_its_checkpoint_fields_is_one_error_line(tmp_path, capsys):
+    result = {"kind": "scratch", "task": "listops", "seed": 0, "metrics": {"test_accuracy": 0.3}, "options": {}}
+    (tmp_path / "scratch-x.json").write_text(json.dumps(result))
+    assert main(["probe", str(tmp_path / "scratch-x.json")]) == 2
+    err = capsys.readouterr().err
+    assert "no field cache" in err and len(err.strip().splitlines()) == 1

@@ -33,6 +33,7 @@ from pathlib import Path
 import torch
 
 from spt_theory.io import InputError, write_json
+from spt_theory.lra.report import load_results
 from spt_theory.lra.runner import LRARun, options_from_json
 from spt_theory.lra.task import LRATask
 from spt_theory.model import Encoder
@@ -42,40 +43,6 @@ from spt_theory.training import Runtime, load_checkpoint, load_model_state
 MAX_OFFSET = 40
 BAND = 2
 PROBE_VERSION = 1
-
-
-def result_files(target: str | Path) -> list[Path]:
-    """The scratch / spt result JSONs at ``target`` (one file, or a folder searched recursively)."""
-    target = Path(target)
-    if target.is_file():
-        return [target]
-    if not target.is_dir():
-        raise InputError(f"{target}: no such result file or folder")
-    found = [p for p in sorted(target.rglob("*.json")) if _kind(p) in ("scratch", "spt")]
-    if not found:
-        raise InputError(f"{target}: no scratch/spt result JSON found")
-    return found
-
-
-def _kind(path: Path) -> str | None:
-    try:
-        result = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    return result.get("kind") if isinstance(result, dict) else None
-
-
-def read_result(path: Path) -> dict:
-    try:
-        result = json.loads(path.read_text())
-        if result["kind"] not in ("scratch", "spt"):
-            raise KeyError("kind")
-        result["metrics"]["best_epoch"], result["cache"], result["options"]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"{path}: not a readable result JSON ({error})") from None
-    except (KeyError, TypeError) as error:
-        raise InputError(f"{path}: not a scratch/spt result JSON (field {error} missing)") from None
-    return result
 
 
 def checkpoints(run: LRARun, result: dict) -> list[tuple[str, Path | None]]:
@@ -150,6 +117,12 @@ def probe_result(result: dict, limit: int | None = None, data_cache: dict | None
                  runtime: Runtime = Runtime()) -> dict:
     """The probe of one run's result (cached in ``<out>/probes/``; recomputed when missing), on
     the runtime's device."""
+    missing = [name for name in ("cache", "options", "pretrain") if name not in result
+               and (name != "pretrain" or result["kind"] == "spt")]
+    missing += [] if "best_epoch" in result["metrics"] else ["metrics.best_epoch"]
+    if missing:
+        raise InputError(f"{result['task']} {result['kind']} result (seed {result.get('seed')}): no field "
+                         f"{missing[0]}, needed to find its checkpoints (written by an older version?)")
     run = LRARun(options_from_json(result["options"], progress=False), runtime, data_cache or {})
     out = run.options.out / "probes" / result["task"] / f"{result['kind']}-{result['cache']}.json"
     if out.exists():
@@ -178,8 +151,9 @@ def probe_result(result: dict, limit: int | None = None, data_cache: dict | None
 
 
 def probe_files(target: str | Path, limit: int | None = None) -> list[dict]:
-    """Probe every result JSON at ``target`` (a file or a folder)."""
-    return [probe_result(read_result(path), limit) for path in result_files(target)]
+    """Probe every result JSON at ``target`` (a file or a folder, read by
+    :func:`spt_theory.lra.report.load_results`)."""
+    return [probe_result(result, limit) for result in load_results(target)]
 
 
 def format_probe(report: dict) -> str:

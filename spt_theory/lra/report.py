@@ -24,13 +24,15 @@ RECIPES = ("scratch", "spt")
 COLUMNS = ("task", "recipe", "setting", "seed", "epochs", "data", "n test", "test acc %", "LRA ref %", "vs ref")
 
 
-def load_results(folder: str | Path) -> list[dict]:
-    """Every ``scratch`` / ``spt`` result JSON under ``folder``; InputError for a broken file."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise InputError(f"results folder {folder} does not exist (run 'python -m spt_theory.lra confirm ...' first)")
+def load_results(target: str | Path) -> list[dict]:
+    """Every ``scratch`` / ``spt`` result JSON at ``target`` (one file, or a folder searched
+    recursively); InputError for a missing target or a broken file."""
+    target = Path(target)
+    if not target.exists():
+        raise InputError(f"no such result file or folder: {target} does not exist "
+                         f"(run 'python -m spt_theory.lra confirm ...' first)")
     results = []
-    for path in sorted(folder.rglob("*.json")):
+    for path in [target] if target.is_file() else sorted(target.rglob("*.json")):
         try:
             result = json.loads(path.read_text())
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -45,7 +47,7 @@ def load_results(folder: str | Path) -> list[dict]:
             raise InputError(f"{path}: result JSON without a valid {error} field") from None
         results.append(result)
     if not results:
-        raise InputError(f"no scratch/spt result JSON under {folder}")
+        raise InputError(f"no scratch/spt result JSON under {target}")
     return results
 
 
