@@ -11,7 +11,8 @@ exactly a run of ``e`` epochs.
 
 The recipes (:func:`recipe`) are the design's runs: ``scratch``, ``spt`` (SPT then finetune),
 ``pretrain`` (SPT only), ``frozen`` (W_Q, W_K frozen at random init), ``hybrid_<groups>`` (groups from the SPT checkpoint,
-the rest fresh, finetuned for the scratch budget), ``sweep_<e>`` (SPT for ``e`` epochs then finetune).
+the rest fresh, finetuned for the scratch budget), ``sweep_<e>`` (SPT for ``e`` epochs then finetune),
+``sptsteps_<k>`` (SPT for ``k`` optimizer steps, a fraction of an epoch or more, then finetune).
 
 Mechanism controls (claims X1-X6, :mod:`spt_theory.checks.controls`) add a :class:`RunSpec`: a
 :class:`RunSpec` with an initialisation hook (``init``, e.g. ``proxinit``: W_Q, W_K set so that the
@@ -77,10 +78,15 @@ class RunSpec:
     seed: int = 0
     init: str = "default"
     pretrain_data: PretrainData | None = None
+    spt_steps: int | None = None
+    """Cap on the optimizer steps of the SPT stages (fractional SPT lengths, claim E9); the stage's
+    ``epochs`` must then be ``ceil(spt_steps / steps_per_epoch)``."""
 
     def __post_init__(self):
         if self.init != "default" and self.init not in INIT_HOOKS:
             raise ValueError(f"init must be 'default' or one of {sorted(INIT_HOOKS)}, got {self.init!r}")
+        if self.spt_steps is not None and self.spt_steps < 1:
+            raise ValueError(f"spt_steps must be >= 1, got {self.spt_steps}")
 
 
 def config_hash(obj) -> str:
@@ -90,7 +96,7 @@ def config_hash(obj) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-CACHE_FORMAT = 1  # bump when the checkpoint layout or the training semantics change
+CACHE_FORMAT = 2  # bump when the checkpoint layout, the recorded metrics or the training semantics change
 
 
 def stage_key(spec: RunSpec, k: int) -> str:
@@ -103,15 +109,22 @@ def stage_key(spec: RunSpec, k: int) -> str:
 
 
 PROBE_SIZE = 256
+TRAIN_PROBE_SIZE = 2000
+"""Training accuracy is measured on the first 2000 training sequences (the test set's size): the
+whole training set would cost half an epoch per epoch at the default size (4 s vs 8 s)."""
 
 
 def walk_metrics(data: Dataset):
-    """Per-epoch metrics: test accuracy, band mass and mean attention distance on a probe batch."""
+    """Per-epoch metrics: test accuracy, training accuracy (on :data:`TRAIN_PROBE_SIZE` training
+    sequences), band mass and mean attention distance on a probe batch.  The training loss is the
+    history's ``loss`` (mean over the epoch's steps, recorded by :func:`train_stage`)."""
     probe = data.x_test[:PROBE_SIZE]
+    x_fit, y_fit = data.x_train[:TRAIN_PROBE_SIZE], data.y_train[:TRAIN_PROBE_SIZE]
 
     def metrics(model: Encoder) -> dict:
         pattern = attention_patterns(model, probe)[0]
         return {"test_accuracy": accuracy(model, data.x_test, data.y_test),
+                "train_accuracy": accuracy(model, x_fit, y_fit),
                 "band_mass": band_mass(pattern), "attention_distance": mean_attention_distance(pattern)}
 
     return metrics
@@ -159,7 +172,8 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
             meta = {"spec": json.loads(json.dumps(dataclasses.asdict(spec), default=str)), "stage": k,
                     "torch": str(torch.__version__), "python": platform.python_version()}
             history = train_stage(model, stage_data, stage, spec.seed * 1000 + k, stage_dir,
-                                  epoch_metrics=metrics, meta=meta, progress=progress, keep_checkpoints="all")
+                                  epoch_metrics=metrics, meta=meta, progress=progress, keep_checkpoints="all",
+                                  max_steps=spec.spt_steps if stage.objective == "spt" else None)
             write_json(stage_dir / "run.json", {**meta, "history": history})
         if stage.epochs == 0:
             history = [{"epoch": 0, **metrics(model)}]
@@ -196,6 +210,11 @@ def recipe(name: str, data: WalkData, seed: int, budget: Budget = Budget(),
         stages = (pre, Stage(epochs=budget.finetune_epochs, **sup))
     elif name.startswith("sweep_"):
         stages = (replace(pre, epochs=int(name.split("_")[1])), Stage(epochs=budget.finetune_epochs, **sup))
+    elif name.startswith("sptsteps_"):  # SPT for k optimizer steps (fractional epochs), then finetune
+        steps = int(name.split("_")[1])
+        epochs = math.ceil(steps / math.ceil(data.n_train / budget.batch_size))
+        stages = (replace(pre, epochs=epochs), Stage(epochs=budget.finetune_epochs, **sup))
+        return RunSpec(data, data.model_config(**model_overrides), stages, seed, spt_steps=steps)
     elif name.startswith("hybrid_"):  # finetuned for the supervised budget of scratch
         keep = tuple(name.split("_")[1:])
         stages = (pre, Stage(epochs=budget.scratch_epochs, keep=keep, **sup))
@@ -211,11 +230,14 @@ def recipe(name: str, data: WalkData, seed: int, budget: Budget = Budget(),
 class PretrainData:
     """Another sequence source for the SPT stages (claim X5); finetuning still uses the walk task.
 
-    ``source``: ``walk`` (the walk generator, step probability ``p``, one direction per sequence) or
+    ``source``: ``walk`` (the walk generator, step probability ``p``, one direction per sequence),
     ``symmetric`` (with probability ``p`` step by +1 or -1, drawn independently at every step: no
-    direction to learn, but the same local correlations).  ``permutation_seed``: relabel every
+    direction to learn, but the same local correlations) or ``uniform`` (i.i.d. uniform tokens: no
+    neighbour structure at all, the negative control of X5).  ``permutation_seed``: relabel every
     token by one fixed random permutation of 0..V-1 (token neighbourhoods scrambled, positions
-    kept).  The sequences use their own seeds (``data_seed``), distinct from the walk data's.
+    kept).  ``shuffle_positions``: permute the positions of every sequence independently (token
+    counts kept, neighbour structure destroyed: the second negative control).  The sequences use
+    their own seeds (``data_seed``), distinct from the walk data's.
     """
 
     source: str = "walk"
@@ -225,20 +247,26 @@ class PretrainData:
     n_train: int = 8000
     data_seed: int = 7
     permutation_seed: int | None = None
+    shuffle_positions: bool = False
 
     def __post_init__(self):
-        if self.source not in ("walk", "symmetric"):
-            raise ValueError(f"source must be 'walk' or 'symmetric', got {self.source!r}")
+        if self.source not in ("walk", "symmetric", "uniform"):
+            raise ValueError(f"source must be 'walk', 'symmetric' or 'uniform', got {self.source!r}")
 
     def build(self) -> Dataset:
         gen_seed = 1000 + 2 * self.data_seed
         if self.source == "walk":
             x, y = generate_walk(self.vocab, self.length, self.p, self.n_train, gen_seed)
-        else:
+        elif self.source == "symmetric":
             x, y = symmetric_walk(self.vocab, self.length, self.p, self.n_train, gen_seed)
+        else:  # p = 0: every token fresh, i.e. i.i.d. uniform
+            x, y = generate_walk(self.vocab, self.length, 0.0, self.n_train, gen_seed)
         if self.permutation_seed is not None:
             perm = torch.randperm(self.vocab, generator=torch.Generator().manual_seed(self.permutation_seed))
             x = perm[x]
+        if self.shuffle_positions:
+            order = torch.rand(x.shape, generator=torch.Generator().manual_seed(gen_seed + 1)).argsort(dim=1)
+            x = x.gather(1, order)
         # the SPT stage reads only x_train; the test split is a slice so that the Dataset is whole
         return Dataset(x, y, x[:PROBE_SIZE], y[:PROBE_SIZE], mask_id=self.vocab)
 
@@ -260,6 +288,8 @@ def control_key(spec: RunSpec) -> dict:
         extra["init"] = spec.init
     if spec.pretrain_data is not None:
         extra["pretrain_data"] = dataclasses.asdict(spec.pretrain_data)
+    if spec.spt_steps is not None:
+        extra["spt_steps"] = spec.spt_steps
     return extra
 
 
@@ -324,9 +354,14 @@ PRETRAIN_SOURCES = {
     "symmetric": lambda walk: PretrainData("symmetric", walk.vocab, walk.length, walk.p, walk.n_train),
     "p08": lambda walk: PretrainData("walk", walk.vocab, walk.length, 0.8, walk.n_train),
     "perm": lambda walk: PretrainData("walk", walk.vocab, walk.length, walk.p, walk.n_train, permutation_seed=0),
+    "uniform": lambda walk: PretrainData("uniform", walk.vocab, walk.length, walk.p, walk.n_train),
+    "shuffled": lambda walk: PretrainData("walk", walk.vocab, walk.length, walk.p, walk.n_train,
+                                          shuffle_positions=True),
 }
 """X5 pretraining sources built from the walk data's sizes: (a) symmetric steps, (b) p = 0.8,
-(c) the same walk with token ids relabelled by a fixed random permutation."""
+(c) the same walk with token ids relabelled by a fixed random permutation (positive cases: local
+structure kept); negative controls without neighbour structure: (d) i.i.d. uniform tokens, (e) the
+walk's own sequences with positions shuffled."""
 
 
 def control_recipe(name: str, data: WalkData, seed: int, budget: Budget = Budget(),
