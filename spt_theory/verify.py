@@ -69,7 +69,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m spt_theory.verify",
         description="Check every claim of spt-theory: the gradient lemmas T1-T7 (symbolic, "
-                    "autograd, negative controls), the synthetic experiments E1-E9 and the "
+                    "autograd, negative controls), the synthetic experiments E1-E14 and the "
                     "mechanism controls X* and the LRA evidence L* (read from figures/lra/). One row per claim: id, PASS/FAIL, statement, "
                     "measured figure, threshold, method. Exit 1 if any claim fails.")
     p.add_argument("--only", nargs="+", metavar="ID",

@@ -10,6 +10,7 @@ with the figure.
 
 from __future__ import annotations
 
+import math
 import statistics
 from functools import lru_cache
 
@@ -42,10 +43,6 @@ def summary(values: list[float]) -> dict:
 
 def final_accuracies(ctx: Context, name: str) -> list[float]:
     return [r.final["test_accuracy"] for r in runs(ctx, name)]
-
-
-def sweep_epochs(ctx: Context) -> tuple[int, ...]:
-    return (1, 2, 4, 8) if ctx.full else (1, 4)
 
 
 @claim("E1", "bag-of-tokens MLP on histograms stays at chance", section="Design, walk task (T6)",
@@ -116,13 +113,30 @@ def check_e4(ctx: Context) -> Measurement:
                         "scratch_ratio": summary(scratch)})
 
 
-@claim("E5", "attention frozen at random init: no better than scratch", section="Paper: frozen attention",
-       method="W_Q, W_K frozen, 8 epochs supervised")
+E5_MAX_GAP = 0.05
+"""|frozen - scratch| with the last-token readout: 'about as good, sometimes better' as a two-sided
+bound of 5 points (4.5 binomial sd on 2000 test sequences at 75%).  Written before the runs."""
+E5_MIN_SCRATCH = 0.6
+"""The setting must be one where supervised training partly learns (else frozen = scratch is a tie
+at chance, which cannot fail: the mean-pooled model's 0.487 / 0.488 of the earlier E5)."""
+
+
+@claim("E5", "attention frozen at random init: about as good as trained", section="Paper: frozen attention",
+       method="last-token readout, W_Q,W_K frozen vs trained, 8 ep")
 def check_e5(ctx: Context) -> Measurement:
-    frozen, scratch = final_accuracies(ctx, "frozen"), final_accuracies(ctx, "scratch")
+    """The paper: frozen random attention is about as good as trained attention, sometimes better.
+    Tested where supervised training partly learns: the last-token readout (X4), whose scratch
+    runs reach about 0.74.  Two-sided: the gap frozen - scratch must lie in [-0.05, 0.05]."""
+    from spt_theory.paper_runs import last_token_spec
+
+    frozen, scratch = ([run(last_token_spec(name, seed), ctx.cache_dir, progress=ctx.progress,
+                            data=dataset(WALK)).final["test_accuracy"] for seed in ctx.seeds]
+                       for name in ("frozen", "scratch"))
     gap = statistics.fmean(frozen) - statistics.fmean(scratch)
-    # seeds 0-2: frozen 0.487-0.488, gap 0.003 (one test-set std at 50% is 0.011)
-    return at_most(gap, 0.05, frozen_accuracy=summary(frozen), scratch_accuracy=summary(scratch))
+    ok = abs(gap) <= E5_MAX_GAP and statistics.fmean(scratch) >= E5_MIN_SCRATCH
+    return Measurement(gap, f"|gap| <= {E5_MAX_GAP:g}, scratch >= {E5_MIN_SCRATCH:g}", ok,
+                       {"frozen_accuracy": summary(frozen), "scratch_accuracy": summary(scratch),
+                        "per_seed_gap": [round(f - s, 4) for f, s in zip(frozen, scratch)]})
 
 
 def recovered_gain(ctx: Context, name: str) -> list[float]:
@@ -178,15 +192,31 @@ def check_e8(ctx: Context) -> Measurement:
                    random_matrix_share=summary([s["random"] for s in shares]))
 
 
-@claim("E9", "longer SPT helps: finetuned accuracy rises with epochs", section="Paper: pretraining length",
-       method="SPT 1, 4 (2, 8 full) epochs, finetune 3")
-def check_e9(ctx: Context) -> Measurement:
-    curve = {e: statistics.fmean(final_accuracies(ctx, "spt" if e == 4 else f"sweep_{e}"))
-             for e in sweep_epochs(ctx)}
-    longest = curve[max(curve)]
-    gain = longest - curve[min(curve)]
-    # seeds 0-2: 1, 2 epochs 0.49-0.50 (band mass still ~0.09), 4 epochs 0.9945, 8 epochs 0.9995
-    return Measurement(longest, "longest >= 0.95, gain over 1 ep >= 0.2", longest >= 0.95 and gain >= 0.2,
-                       {"accuracy_by_pretrain_epochs": {str(k): round(v, 4) for k, v in curve.items()},
-                        "gain_over_shortest": round(gain, 4)})
+E9_SOLVED = 0.95
+E9_PAPER_EPOCHS = 10
+"""The paper: about 10 epochs of SPT give most of the gain (sometimes one)."""
 
+
+@claim("E9", "short SPT suffices: solved within ~10 SPT epochs", section="Paper: pretraining length",
+       method="SPT 1/4-8 ep (log grid; quick: 1, 4), ft 3")
+def check_e9(ctx: Context) -> Measurement:
+    """Finetuned accuracy (3 supervised epochs) against SPT length on a log grid of optimizer steps
+    (:data:`spt_theory.paper_runs.SPT_LENGTH_STEPS`; quick mode 1 and 4 epochs).  Measured: the
+    shortest SPT length (epochs) whose mean finetuned accuracy reaches 0.95.  Passes iff that is at
+    most the paper's ~10 epochs; ``details`` say where the step lies (last length at chance, first
+    solved) and whether one epoch is enough (the paper's "sometimes one")."""
+    from spt_theory.paper_runs import STEPS_PER_EPOCH, SPT_LENGTH_STEPS, spt_length_spec
+
+    grid = SPT_LENGTH_STEPS if ctx.full else (STEPS_PER_EPOCH, 4 * STEPS_PER_EPOCH)
+    curve = {steps: [run(spt_length_spec(steps, seed), ctx.cache_dir, progress=ctx.progress,
+                         data=dataset(WALK)).final["test_accuracy"] for seed in ctx.seeds] for steps in grid}
+    means = {steps: statistics.fmean(v) for steps, v in curve.items()}
+    solved = [steps for steps in grid if means[steps] >= E9_SOLVED]
+    first = solved[0] / STEPS_PER_EPOCH if solved else math.inf
+    at_chance = [steps for steps in grid if means[steps] <= 0.6 and (not solved or steps < solved[0])]
+    return Measurement(first, f"<= {E9_PAPER_EPOCHS} SPT epochs to {E9_SOLVED:g}", first <= E9_PAPER_EPOCHS,
+                       {"accuracy_by_spt_epochs": {f"{s / STEPS_PER_EPOCH:.3g}": summary(v) for s, v in curve.items()},
+                        "steps_per_epoch": STEPS_PER_EPOCH,
+                        "last_at_chance_epochs": round(at_chance[-1] / STEPS_PER_EPOCH, 3) if at_chance else None,
+                        "first_solved_epochs": round(first, 3) if solved else None,
+                        "one_epoch_enough": bool(means.get(STEPS_PER_EPOCH, 0.0) >= E9_SOLVED)})

@@ -1,0 +1,184 @@
+r"""Claims E6b, E10-E14 and X5b: the paper's statements tested as it makes them.
+
+- E10  optimisation, not generalisation: from scratch the model cannot even fit its training set
+       (training accuracy at chance, loss at ln 2), while SPT then finetune fits it;
+- E11  more labelled data (4x, 16x the sequences, same epochs) does not rescue training from scratch;
+- E12  depth: 2 and 4 layers do not rescue scratch, and SPT still solves the task;
+- E13  across the task's parameters (p, n, V, one factor at a time) scratch stays at chance;
+- E14  the SPT budget needed to solve the task (least of 1, 2, 4, 8 SPT epochs, 3-epoch finetune)
+       grows with the length n and falls with the step probability p;
+- E6b  at equal supervised budgets (8 epochs), per epoch: W_Q, W_K from SPT reach 0.95 within
+       2 epochs of full SPT, the MLP from SPT never does (E6 checks only the endpoint);
+- X5b  SPT on sequences without neighbour structure (i.i.d. tokens; the walk with its positions
+       shuffled) does not help: the negative side of X5.
+
+The runs are those of :mod:`spt_theory.paper_runs` (``python -m spt_theory.paper_runs`` trains them
+ahead), cached like every run.  Thresholds were written before the runs they judge; "at chance" is
+E2's bar (accuracy <= 0.6), "solved" E3's (>= 0.95).  All but E10 need long extra training and run
+with ``--full`` or ``--only``.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from spt_theory import paper_runs
+from spt_theory.checks.synthetic import runs, summary
+from spt_theory.claims import Context, Measurement, claim
+from spt_theory.experiments import RunResult, RunSpec, WalkData, recipe
+from spt_theory.probes import uniform_band_mass
+
+CHANCE_MAX = 0.6
+"""Accuracy at or below this is "at chance" (E2's bar)."""
+SOLVED = paper_runs.SOLVED
+LOSS_AT_CHANCE = 0.65
+"""Training loss at or above this is "not fitting" (cross-entropy at chance is ln 2 = 0.693)."""
+E6B_LAG = 2
+"""W_Q, W_K from SPT must reach :data:`SOLVED` at most this many supervised epochs after full SPT."""
+
+
+def trained(ctx: Context, specs: list[RunSpec]) -> list[RunResult]:
+    return [paper_runs.train(spec, ctx.cache_dir, ctx.progress) for spec in specs]
+
+
+def finals(results: list[RunResult], key: str = "test_accuracy") -> list[float]:
+    return [r.final[key] for r in results]
+
+
+def mean_curve(results: list[RunResult], key: str, stage: int = -1) -> list[float]:
+    """Per epoch of ``stage``, the mean over runs of ``key``."""
+    return [round(statistics.fmean(values), 4) for values in zip(*([e[key] for e in r.history[stage]]
+                                                                   for r in results))]
+
+
+def first_epoch_solved(result: RunResult) -> float:
+    """The first supervised epoch of the last stage with test accuracy >= 0.95 (inf if none)."""
+    return next((e["epoch"] for e in result.history[-1] if e["test_accuracy"] >= SOLVED), math.inf)
+
+
+# ----------------------------------------------------------------------------- E10, E11
+@claim("E10", "scratch cannot fit its training set; SPT->ft fits it", section="Paper: optimisation",
+       method="train acc (2000 train seqs), train loss per epoch")
+def check_e10(ctx: Context) -> Measurement:
+    """Training accuracy and loss of the scratch and SPT runs of E2/E3, recorded after every epoch.
+    If scratch failed by overfitting, its training accuracy would be high; it is at chance."""
+    scratch, spt = runs(ctx, "scratch"), runs(ctx, "spt")
+    train_acc, loss, spt_train = finals(scratch, "train_accuracy"), finals(scratch, "loss"), finals(spt, "train_accuracy")
+    ok = (statistics.fmean(train_acc) <= CHANCE_MAX and statistics.fmean(loss) >= LOSS_AT_CHANCE
+          and statistics.fmean(spt_train) >= SOLVED)
+    return Measurement(statistics.fmean(train_acc),
+                       f"scratch train <= {CHANCE_MAX:g}, loss >= {LOSS_AT_CHANCE:g}; SPT train >= {SOLVED:g}", ok,
+                       {"scratch_train_accuracy": summary(train_acc), "scratch_train_loss": summary(loss),
+                        "spt_train_accuracy": summary(spt_train),
+                        "scratch_curve": {k: mean_curve(scratch, k) for k in ("loss", "train_accuracy", "test_accuracy")},
+                        "spt_finetune_curve": {k: mean_curve(spt, k) for k in ("loss", "train_accuracy", "test_accuracy")}})
+
+
+@claim("E11", "4x, 16x labelled data do not rescue scratch", section="Paper: optimisation",
+       method="scratch, 32k / 128k train seqs, 8 ep", quick=False)
+def check_e11(ctx: Context) -> Measurement:
+    by_scale = {scale: trained(ctx, [paper_runs.scaled_scratch_spec(scale, s) for s in ctx.seeds])
+                for scale in paper_runs.DATA_SCALES}
+    best = max(statistics.fmean(finals(r)) for r in by_scale.values())
+    return Measurement(best, f"every scale <= {CHANCE_MAX:g}", best <= CHANCE_MAX,
+                       {f"x{scale}": {"n_train": r[0].spec.data.n_train, "test_accuracy": summary(finals(r)),
+                                      "train_accuracy": summary(finals(r, "train_accuracy")),
+                                      "train_loss": summary(finals(r, "loss")),
+                                      "test_curve": mean_curve(r, "test_accuracy")}
+                        for scale, r in by_scale.items()},
+                       )
+
+
+# ----------------------------------------------------------------------------- E12
+@claim("E12", "depth (2, 4 layers) does not rescue scratch; SPT helps", section="Paper: depth",
+       method="scratch 8 ep / SPT 4 + ft 3, 2 and 4 layers", quick=False)
+def check_e12(ctx: Context) -> Measurement:
+    acc = {(name, d): finals(trained(ctx, [paper_runs.depth_spec(name, d, s) for s in ctx.seeds]))
+           for d in paper_runs.DEPTHS for name in ("scratch", "spt")}
+    worst_gain = min(statistics.fmean(acc["spt", d]) - statistics.fmean(acc["scratch", d]) for d in paper_runs.DEPTHS)
+    ok = all(statistics.fmean(acc["scratch", d]) <= CHANCE_MAX and statistics.fmean(acc["spt", d]) >= SOLVED
+             for d in paper_runs.DEPTHS)
+    return Measurement(worst_gain, f"scratch <= {CHANCE_MAX:g}, SPT >= {SOLVED:g} at each depth", ok,
+                       {f"{name}_{d}_layers": summary(v) for (name, d), v in acc.items()})
+
+
+# ----------------------------------------------------------------------------- E13, E14
+def point_label(walk: WalkData) -> str:
+    return f"V{walk.vocab}_n{walk.length}_p{walk.p:g}"
+
+
+def phase_map(ctx: Context) -> dict[str, dict]:
+    """Per phase point: scratch accuracy per seed and the SPT budget per seed (None: > 8 epochs)."""
+    out = {}
+    for walk in paper_runs.PHASE_POINTS:
+        scratch = finals(trained(ctx, [paper_runs.phase_spec("scratch", walk, s) for s in ctx.seeds]))
+        found = [paper_runs.solved_budget(walk, s, ctx.cache_dir, ctx.progress) for s in ctx.seeds]
+        out[point_label(walk)] = {"walk": walk, "scratch": scratch, "budgets": [f["budget"] for f in found],
+                                  "tried": [f["accuracy_by_spt_epochs"] for f in found]}
+    return out
+
+
+def median_budget(budgets: list[int | None]) -> float:
+    """Median SPT epochs needed over seeds, a run never solved counted as infinite."""
+    return statistics.median(math.inf if b is None else b for b in budgets)
+
+
+@claim("E13", "scratch at chance across p (.2-.8), n (50-200), V (4-64)", section="Robustness: task parameters",
+       method="scratch 8 ep at 7 points, one factor at a time", quick=False)
+def check_e13(ctx: Context) -> Measurement:
+    points = phase_map(ctx)
+    worst = max(statistics.fmean(p["scratch"]) for p in points.values())
+    return Measurement(worst, f"every point <= {CHANCE_MAX:g}", worst <= CHANCE_MAX,
+                       {label: summary(p["scratch"]) for label, p in points.items()})
+
+
+@claim("E14", "SPT epochs needed grow with n, fall with p", section="Robustness: task parameters",
+       method="least of 1,2,4,8 SPT ep solving (ft 3), median", quick=False)
+def check_e14(ctx: Context) -> Measurement:
+    points = phase_map(ctx)
+    need = {label: median_budget(p["budgets"]) for label, p in points.items()}
+    base = paper_runs.WALK
+    by_n = [need[point_label(w)] for w in sorted((w for w in paper_runs.PHASE_POINTS
+                                                  if (w.vocab, w.p) == (base.vocab, base.p)), key=lambda w: w.length)]
+    by_p = [need[point_label(w)] for w in sorted((w for w in paper_runs.PHASE_POINTS
+                                                  if (w.vocab, w.length) == (base.vocab, base.length)), key=lambda w: w.p)]
+    grows_n = all(a <= b for a, b in zip(by_n, by_n[1:])) and by_n[0] < by_n[-1]
+    falls_p = all(a >= b for a, b in zip(by_p, by_p[1:])) and by_p[0] > by_p[-1]
+    text = "n: " + "/".join(f"{b:g}" for b in by_n) + "; p: " + "/".join(f"{b:g}" for b in by_p)
+    return Measurement(text, "rises in n, falls in p", grows_n and falls_p,
+                       {"median_spt_epochs_needed": {k: (None if math.isinf(v) else v) for k, v in need.items()},
+                        "per_point": {label: {"budgets": p["budgets"], "accuracy_by_spt_epochs": p["tried"]}
+                                      for label, p in points.items()},
+                        "fixed_recipe_spt4_ft3_solves": {label: [t.get("4", 0.0) >= SOLVED for t in p["tried"]]
+                                                         for label, p in points.items()}})
+
+
+# ----------------------------------------------------------------------------- E6b
+@claim("E6b", "per epoch: SPT's W_Q,W_K track full SPT, its MLP never", section="Paper: hybrid init",
+       method="hybrids qk / vo / mlp / all, ft 8 ep, per epoch", quick=False)
+def check_e6b(ctx: Context) -> Measurement:
+    results = {name: trained(ctx, [recipe(name, paper_runs.WALK, s, paper_runs.BUDGET) for s in ctx.seeds])
+               for name in paper_runs.HYBRIDS}
+    first = {name: [first_epoch_solved(r) for r in rs] for name, rs in results.items()}
+    full, qk, mlp = (statistics.fmean(first[n]) for n in (paper_runs.FULL_SPT_KEEP, "hybrid_qk", "hybrid_mlp"))
+    ok = qk <= full + E6B_LAG and math.isinf(mlp)
+    label = {paper_runs.FULL_SPT_KEEP: "all"}
+    return Measurement(qk, f"qk <= full + {E6B_LAG} epochs; mlp never", ok,
+                       {"first_epoch_solved": {label.get(n, n[7:]): [None if math.isinf(e) else e for e in v]
+                                               for n, v in first.items()},
+                        "test_accuracy_by_supervised_epoch": {label.get(n, n[7:]): mean_curve(rs, "test_accuracy")
+                                                              for n, rs in results.items()}})
+
+
+# ----------------------------------------------------------------------------- X5b
+@claim("X5b", "SPT on data w/o neighbour structure does not help", section="Controls: cross-data SPT",
+       method="SPT on iid tokens / shuffled walk, ft 3", quick=False)
+def check_x5b(ctx: Context) -> Measurement:
+    uniform = uniform_band_mass(paper_runs.WALK.length)
+    results = {s: trained(ctx, [paper_runs.negative_spec(s, seed) for seed in ctx.seeds]) for s in ("uniform", "shuffled")}
+    best = max(statistics.fmean(finals(r)) for r in results.values())
+    return Measurement(best, f"every source <= {CHANCE_MAX:g}", best <= CHANCE_MAX,
+                       {s: {"accuracy_finetune_3": summary(finals(r)),
+                            "band_mass_ratio_after_spt": summary([x.history[0][-1]["band_mass"] / uniform for x in r])}
+                        for s, r in results.items()})
