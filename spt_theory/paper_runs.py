@@ -129,7 +129,7 @@ def solved_budget(walk: WalkData, seed: int, cache_dir: Path, progress: bool = T
                   train_run=None, **overrides) -> dict:
     """The least SPT epochs of :data:`SPT_LADDER` after which the finetune reaches :data:`SOLVED`.
 
-    Bisection over the ladder (4 first, then 2 and 1 or 8) assumes the finetuned accuracy rises
+    Bisection over the ladder (2 first, then 1, or 4 and 8) assumes the finetuned accuracy rises
     with SPT length, as E9 measures at the default point; the accuracies of every length tried are
     returned so that the assumption can be read off.  ``budget`` is None when 8 epochs do not solve it.
     ``train_run(spec)`` trains or loads a run (default: :func:`train` into ``cache_dir``).

@@ -246,6 +246,6 @@ def test_every_control_check_runs_on_tiny_data(tiny_walk, tmp_path, monkeypatch)
 def test_controls_are_registered():
     from spt_theory.claims import all_claims
     ids = [c.id for c in all_claims()]
-    assert [i for i in ids if i.startswith("X")] == ["X1", "X2", "X3", "X4", "X5", "X6"]
+    assert [i for i in ids if i.startswith("X")] == ["X1", "X2", "X3", "X4", "X5", "X5b", "X6"]
     assert all(len(c.statement) <= 58 for c in all_claims() if c.id.startswith("X"))
     assert isinstance(control_recipe("scratch", WalkData(), 0), RunSpec)

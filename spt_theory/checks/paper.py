@@ -37,6 +37,10 @@ LOSS_AT_CHANCE = 0.65
 E6B_LAG = 2
 """W_Q, W_K from SPT must reach :data:`SOLVED` at most this many supervised epochs after full SPT."""
 
+WALK = paper_runs.WALK
+BUDGET = paper_runs.BUDGET
+"""The task and budget of every run here (read at call time, so tests can shrink them)."""
+
 
 def trained(ctx: Context, specs: list[RunSpec]) -> list[RunResult]:
     return [paper_runs.train(spec, ctx.cache_dir, ctx.progress) for spec in specs]
@@ -78,7 +82,7 @@ def check_e10(ctx: Context) -> Measurement:
 @claim("E11", "4x, 16x labelled data do not rescue scratch", section="Paper: optimisation",
        method="scratch, 32k / 128k train seqs, 8 ep", quick=False)
 def check_e11(ctx: Context) -> Measurement:
-    by_scale = {scale: trained(ctx, [paper_runs.scaled_scratch_spec(scale, s) for s in ctx.seeds])
+    by_scale = {scale: trained(ctx, [paper_runs.scaled_scratch_spec(scale, s, WALK, BUDGET) for s in ctx.seeds])
                 for scale in paper_runs.DATA_SCALES}
     best = max(statistics.fmean(finals(r)) for r in by_scale.values())
     return Measurement(best, f"every scale <= {CHANCE_MAX:g}", best <= CHANCE_MAX,
@@ -94,7 +98,7 @@ def check_e11(ctx: Context) -> Measurement:
 @claim("E12", "depth (2, 4 layers) does not rescue scratch; SPT helps", section="Paper: depth",
        method="scratch 8 ep / SPT 4 + ft 3, 2 and 4 layers", quick=False)
 def check_e12(ctx: Context) -> Measurement:
-    acc = {(name, d): finals(trained(ctx, [paper_runs.depth_spec(name, d, s) for s in ctx.seeds]))
+    acc = {(name, d): finals(trained(ctx, [paper_runs.depth_spec(name, d, s, WALK, BUDGET) for s in ctx.seeds]))
            for d in paper_runs.DEPTHS for name in ("scratch", "spt")}
     worst_gain = min(statistics.fmean(acc["spt", d]) - statistics.fmean(acc["scratch", d]) for d in paper_runs.DEPTHS)
     ok = all(statistics.fmean(acc["scratch", d]) <= CHANCE_MAX and statistics.fmean(acc["spt", d]) >= SOLVED
@@ -111,9 +115,9 @@ def point_label(walk: WalkData) -> str:
 def phase_map(ctx: Context) -> dict[str, dict]:
     """Per phase point: scratch accuracy per seed and the SPT budget per seed (None: > 8 epochs)."""
     out = {}
-    for walk in paper_runs.PHASE_POINTS:
-        scratch = finals(trained(ctx, [paper_runs.phase_spec("scratch", walk, s) for s in ctx.seeds]))
-        found = [paper_runs.solved_budget(walk, s, ctx.cache_dir, ctx.progress) for s in ctx.seeds]
+    for walk in paper_runs.phase_points(WALK):
+        scratch = finals(trained(ctx, [paper_runs.phase_spec("scratch", walk, s, BUDGET) for s in ctx.seeds]))
+        found = [paper_runs.solved_budget(walk, s, ctx.cache_dir, ctx.progress, BUDGET) for s in ctx.seeds]
         out[point_label(walk)] = {"walk": walk, "scratch": scratch, "budgets": [f["budget"] for f in found],
                                   "tried": [f["accuracy_by_spt_epochs"] for f in found]}
     return out
@@ -138,10 +142,11 @@ def check_e13(ctx: Context) -> Measurement:
 def check_e14(ctx: Context) -> Measurement:
     points = phase_map(ctx)
     need = {label: median_budget(p["budgets"]) for label, p in points.items()}
-    base = paper_runs.WALK
-    by_n = [need[point_label(w)] for w in sorted((w for w in paper_runs.PHASE_POINTS
+    base = WALK
+    around_default = paper_runs.phase_points(WALK)
+    by_n = [need[point_label(w)] for w in sorted((w for w in around_default
                                                   if (w.vocab, w.p) == (base.vocab, base.p)), key=lambda w: w.length)]
-    by_p = [need[point_label(w)] for w in sorted((w for w in paper_runs.PHASE_POINTS
+    by_p = [need[point_label(w)] for w in sorted((w for w in around_default
                                                   if (w.vocab, w.length) == (base.vocab, base.length)), key=lambda w: w.p)]
     grows_n = all(a <= b for a, b in zip(by_n, by_n[1:])) and by_n[0] < by_n[-1]
     falls_p = all(a >= b for a, b in zip(by_p, by_p[1:])) and by_p[0] > by_p[-1]
@@ -150,15 +155,15 @@ def check_e14(ctx: Context) -> Measurement:
                        {"median_spt_epochs_needed": {k: (None if math.isinf(v) else v) for k, v in need.items()},
                         "per_point": {label: {"budgets": p["budgets"], "accuracy_by_spt_epochs": p["tried"]}
                                       for label, p in points.items()},
-                        "fixed_recipe_spt4_ft3_solves": {label: [t.get("4", 0.0) >= SOLVED for t in p["tried"]]
-                                                         for label, p in points.items()}})
+                        "design_recipe_spt4_ft3_solves": {label: [b is not None and b <= 4 for b in p["budgets"]]
+                                                          for label, p in points.items()}})
 
 
 # ----------------------------------------------------------------------------- E6b
 @claim("E6b", "per epoch: SPT's W_Q,W_K track full SPT, its MLP never", section="Paper: hybrid init",
        method="hybrids qk / vo / mlp / all, ft 8 ep, per epoch", quick=False)
 def check_e6b(ctx: Context) -> Measurement:
-    results = {name: trained(ctx, [recipe(name, paper_runs.WALK, s, paper_runs.BUDGET) for s in ctx.seeds])
+    results = {name: trained(ctx, [recipe(name, WALK, s, BUDGET) for s in ctx.seeds])
                for name in paper_runs.HYBRIDS}
     first = {name: [first_epoch_solved(r) for r in rs] for name, rs in results.items()}
     full, qk, mlp = (statistics.fmean(first[n]) for n in (paper_runs.FULL_SPT_KEEP, "hybrid_qk", "hybrid_mlp"))
@@ -175,8 +180,8 @@ def check_e6b(ctx: Context) -> Measurement:
 @claim("X5b", "SPT on data w/o neighbour structure does not help", section="Controls: cross-data SPT",
        method="SPT on iid tokens / shuffled walk, ft 3", quick=False)
 def check_x5b(ctx: Context) -> Measurement:
-    uniform = uniform_band_mass(paper_runs.WALK.length)
-    results = {s: trained(ctx, [paper_runs.negative_spec(s, seed) for seed in ctx.seeds]) for s in ("uniform", "shuffled")}
+    uniform = uniform_band_mass(WALK.length)
+    results = {s: trained(ctx, [paper_runs.negative_spec(s, seed, WALK, BUDGET) for seed in ctx.seeds]) for s in ("uniform", "shuffled")}
     best = max(statistics.fmean(finals(r)) for r in results.values())
     return Measurement(best, f"every source <= {CHANCE_MAX:g}", best <= CHANCE_MAX,
                        {s: {"accuracy_finetune_3": summary(finals(r)),

@@ -129,7 +129,7 @@ def check_e5(ctx: Context) -> Measurement:
     runs reach about 0.74.  Two-sided: the gap frozen - scratch must lie in [-0.05, 0.05]."""
     from spt_theory.paper_runs import last_token_spec
 
-    frozen, scratch = ([run(last_token_spec(name, seed), ctx.cache_dir, progress=ctx.progress,
+    frozen, scratch = ([run(last_token_spec(name, seed, WALK), ctx.cache_dir, progress=ctx.progress,
                             data=dataset(WALK)).final["test_accuracy"] for seed in ctx.seeds]
                        for name in ("frozen", "scratch"))
     gap = statistics.fmean(frozen) - statistics.fmean(scratch)
@@ -205,18 +205,19 @@ def check_e9(ctx: Context) -> Measurement:
     shortest SPT length (epochs) whose mean finetuned accuracy reaches 0.95.  Passes iff that is at
     most the paper's ~10 epochs; ``details`` say where the step lies (last length at chance, first
     solved) and whether one epoch is enough (the paper's "sometimes one")."""
-    from spt_theory.paper_runs import STEPS_PER_EPOCH, SPT_LENGTH_STEPS, spt_length_spec
+    from spt_theory.paper_runs import spt_length_spec, spt_length_steps, steps_per_epoch
 
-    grid = SPT_LENGTH_STEPS if ctx.full else (STEPS_PER_EPOCH, 4 * STEPS_PER_EPOCH)
-    curve = {steps: [run(spt_length_spec(steps, seed), ctx.cache_dir, progress=ctx.progress,
+    per_epoch = steps_per_epoch(WALK)
+    grid = spt_length_steps(WALK) if ctx.full else (per_epoch, 4 * per_epoch)
+    curve = {steps: [run(spt_length_spec(steps, seed, WALK), ctx.cache_dir, progress=ctx.progress,
                          data=dataset(WALK)).final["test_accuracy"] for seed in ctx.seeds] for steps in grid}
     means = {steps: statistics.fmean(v) for steps, v in curve.items()}
     solved = [steps for steps in grid if means[steps] >= E9_SOLVED]
-    first = solved[0] / STEPS_PER_EPOCH if solved else math.inf
+    first = solved[0] / per_epoch if solved else math.inf
     at_chance = [steps for steps in grid if means[steps] <= 0.6 and (not solved or steps < solved[0])]
     return Measurement(first, f"<= {E9_PAPER_EPOCHS} SPT epochs to {E9_SOLVED:g}", first <= E9_PAPER_EPOCHS,
-                       {"accuracy_by_spt_epochs": {f"{s / STEPS_PER_EPOCH:.3g}": summary(v) for s, v in curve.items()},
-                        "steps_per_epoch": STEPS_PER_EPOCH,
-                        "last_at_chance_epochs": round(at_chance[-1] / STEPS_PER_EPOCH, 3) if at_chance else None,
+                       {"accuracy_by_spt_epochs": {f"{s / per_epoch:.3g}": summary(v) for s, v in curve.items()},
+                        "steps_per_epoch": per_epoch,
+                        "last_at_chance_epochs": round(at_chance[-1] / per_epoch, 3) if at_chance else None,
                         "first_solved_epochs": round(first, 3) if solved else None,
-                        "one_epoch_enough": bool(means.get(STEPS_PER_EPOCH, 0.0) >= E9_SOLVED)})
+                        "one_epoch_enough": bool(means.get(per_epoch, 0.0) >= E9_SOLVED)})
