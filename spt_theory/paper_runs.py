@@ -1,10 +1,11 @@
-r"""The runs behind the claims that test the paper's statements as it makes them (E5, E6b, E9-E14, X5b).
+r"""The runs behind the claims that test the paper's statements as it makes them (E5, E5b, E6b, E9-E14, X5b).
 
 Every run is a :class:`~spt_theory.experiments.RunSpec` of the design's recipes, trained (or loaded)
 by :func:`~spt_theory.experiments.run` and cached by config hash, so verify, the figures and
 ``python -m spt_theory.paper_runs`` (which trains them ahead, in priority order) share one cache.
 
-- E5: frozen random W_Q, W_K where supervised training partly learns: the last-token readout;
+- E5, E5b: frozen random W_Q, W_K where supervised training partly learns: the last-token readout
+  (E5), the ALiBi bias with the mean-pooled readout (E5b);
 - E9: SPT length on a log grid of optimizer steps, :data:`SPT_LENGTH_STEPS` (1/4 to 8 epochs);
 - E10, E11: training accuracy / loss of the scratch and SPT runs (recorded every epoch), and
   scratch with :data:`DATA_SCALES` times the labelled data;
@@ -97,6 +98,12 @@ def last_token_spec(name: str, seed: int, walk: WalkData = WALK, budget: Budget 
     return recipe(name, walk, seed, budget, **{**overrides, "pooling": "last"})
 
 
+def alibi_spec(name: str, seed: int, walk: WalkData = WALK, budget: Budget = BUDGET, **overrides) -> RunSpec:
+    """``scratch`` or ``frozen`` with the ALiBi proximity bias and the mean-pooled readout (the
+    former is X1's ``alibi`` run)."""
+    return recipe(name, walk, seed, budget, **{**overrides, "attention_bias": "alibi"})
+
+
 def scaled_scratch_spec(scale: int, seed: int, walk: WalkData = WALK, budget: Budget = BUDGET, **overrides) -> RunSpec:
     """Scratch with ``scale`` times the labelled training sequences, same 8 epochs (test set unchanged)."""
     return recipe("scratch", replace(walk, n_train=walk.n_train * scale), seed, budget, **overrides)
@@ -155,6 +162,7 @@ def priority_queue(seeds: tuple[int, ...]) -> list[tuple[str, object]]:
     jobs: list[tuple[str, object]] = []
     for seed in seeds:
         jobs += [("E5", last_token_spec(n, seed)) for n in ("scratch", "frozen")]
+        jobs += [("E5b", alibi_spec(n, seed)) for n in ("scratch", "frozen")]
         jobs += [("X5", negative_spec(s, seed)) for s in ("uniform", "shuffled")]
         jobs += [("E9", spt_length_spec(k, seed)) for k in SPT_LENGTH_STEPS]
         jobs += [("E13", recipe(h, WALK, seed, BUDGET)) for h in HYBRIDS]

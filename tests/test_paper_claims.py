@@ -20,7 +20,7 @@ from spt_theory.training import train_stage
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 TINY_BUDGET = Budget(scratch_epochs=2, pretrain_epochs=1, finetune_epochs=1, batch_size=16)
-NEW_IDS = ("E5", "E6b", "E9", "E10", "E11", "E12", "E13", "E14", "X5b")
+NEW_IDS = ("E5", "E5b", "E6b", "E9", "E10", "E11", "E12", "E13", "E14", "X5b")
 
 
 def test_new_claims_are_registered_with_short_statements():
@@ -138,7 +138,7 @@ def tiny_claims(tiny_walk, monkeypatch):
     monkeypatch.setattr(paper_runs, "SPT_LADDER", (1, 2))
 
 
-@pytest.mark.parametrize("check", [synthetic.check_e5, paper.check_e6b, paper.check_e10, paper.check_e11,
+@pytest.mark.parametrize("check", [synthetic.check_e5, paper.check_e5b, paper.check_e6b, paper.check_e10, paper.check_e11,
                                    paper.check_e12, paper.check_e13, paper.check_e14, paper.check_x5b])
 def test_every_paper_check_runs_on_tiny_data(check, tiny_claims, tmp_path):
     m = check(Context(full=True, seeds=(0,), cache_dir=tmp_path, progress=False))
