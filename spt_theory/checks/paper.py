@@ -64,7 +64,7 @@ def first_epoch_solved(result: RunResult) -> float:
 
 
 # ----------------------------------------------------------------------------- E5b
-@claim("E5b", "ALiBi, mean pool: frozen attention about as good as trained", section="Paper: frozen attention",
+@claim("E5b", "ALiBi, mean pool: frozen attention as good as trained", section="Paper: frozen attention",
        method="ALiBi bias, W_Q,W_K frozen vs trained, 8 ep", quick=False)
 def check_e5b(ctx: Context) -> Measurement:
     """E5 in the setting of the paper's mechanism: mean-pooled readout (label supervision blind to
