@@ -158,21 +158,23 @@ def solved_budget(walk: WalkData, seed: int, cache_dir: Path, progress: bool = T
 
 
 def priority_queue(seeds: tuple[int, ...]) -> list[tuple[str, object]]:
-    """(group, spec-or-phase-point) in the order ``python -m spt_theory.paper_runs`` trains them."""
+    """(claim, spec or (phase point, seed)) in the order ``python -m spt_theory.paper_runs`` trains
+    them: first the cheap claims for every seed, then the expensive ones (depth, 4x data, phase
+    map, 16x data) seed by seed, so that a short budget still ends with whole seeds."""
     jobs: list[tuple[str, object]] = []
     for seed in seeds:
+        jobs += [("E10", recipe("scratch", WALK, seed, BUDGET))]
+        jobs += [("E9", spt_length_spec(k, seed)) for k in SPT_LENGTH_STEPS]
         jobs += [("E5", last_token_spec(n, seed)) for n in ("scratch", "frozen")]
         jobs += [("E5b", alibi_spec(n, seed)) for n in ("scratch", "frozen")]
-        jobs += [("X5", negative_spec(s, seed)) for s in ("uniform", "shuffled")]
-        jobs += [("E9", spt_length_spec(k, seed)) for k in SPT_LENGTH_STEPS]
-        jobs += [("E13", recipe(h, WALK, seed, BUDGET)) for h in HYBRIDS]
+        jobs += [("X5b", negative_spec(s, seed)) for s in ("uniform", "shuffled")]
+        jobs += [("E6b", recipe(h, WALK, seed, BUDGET)) for h in HYBRIDS]
+        jobs += [("E6", recipe("hybrid_qk_vo", WALK, seed, BUDGET))]
     for seed in seeds:
-        jobs += [("E11", depth_spec(n, d, seed)) for d in DEPTHS for n in ("scratch", "spt")]
-        jobs += [("E10", scaled_scratch_spec(DATA_SCALES[0], seed))]
-    for seed in seeds:
-        jobs += [("E12", (point, seed)) for point in PHASE_POINTS]
-    for seed in seeds:
-        jobs += [("E10", scaled_scratch_spec(DATA_SCALES[1], seed))]
+        jobs += [("E12", depth_spec(n, d, seed)) for d in DEPTHS for n in ("scratch", "spt")]
+        jobs += [("E11", scaled_scratch_spec(DATA_SCALES[0], seed))]
+        jobs += [("E13", (point, seed)) for point in PHASE_POINTS]
+        jobs += [("E11", scaled_scratch_spec(scale, seed)) for scale in DATA_SCALES[1:]]
     return jobs
 
 
@@ -182,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                                             "`verify --full`, cheapest and most needed first; cached in "
                                             "--cache-dir like verify's runs, so an interrupted call resumes.")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], metavar="S")
-    p.add_argument("--only", nargs="+", metavar="CLAIM", help="train only these claims' runs (E5 E9 ...)")
+    p.add_argument("--only", nargs="+", metavar="CLAIM",
+                   help="train only these claims' runs (E5 E5b E6 E6b E9 E10 E11 E12 E13 X5b; E13 also serves E14)")
     p.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR")
     p.add_argument("--threads", type=int, metavar="N", help="torch intra-op threads")
     p.add_argument("--no-progress", action="store_true")
@@ -196,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         cpu.set_intra_op_threads(args.threads)
     jobs = [(g, j) for g, j in priority_queue(tuple(args.seeds)) if not args.only or g in args.only]
     for i, (group, job) in enumerate(jobs, 1):
-        if group == "E12":
+        if group == "E13":
             point, seed = job
             train(phase_spec("scratch", point, seed), args.cache_dir, not args.no_progress)
             found = solved_budget(point, seed, args.cache_dir, not args.no_progress)
