@@ -41,10 +41,11 @@ r"""SPT lengths of the fine-grained E9 sweep, :math:`2^{k/2}` epochs for k = -4.
 0.5, 0.71, 1, 1.41, 2, 2.83, 4, 5.66, 8 epochs (31 ... 1000 steps at 125 steps per epoch)."""
 
 
-def spt_length_steps(walk: WalkData = WALK, budget: Budget = BUDGET) -> tuple[int, ...]:
-    """:data:`SPT_LENGTH_EPOCHS` in optimizer steps (rounded, at least 1)."""
+def spt_length_steps(walk: WalkData = WALK, budget: Budget = BUDGET,
+                     epochs: tuple[float, ...] = SPT_LENGTH_EPOCHS) -> tuple[int, ...]:
+    """SPT lengths ``epochs`` (default :data:`SPT_LENGTH_EPOCHS`) in optimizer steps (rounded, at least 1)."""
     per_epoch = steps_per_epoch(walk, budget)
-    return tuple(max(1, round(per_epoch * e)) for e in SPT_LENGTH_EPOCHS)
+    return tuple(max(1, round(per_epoch * e)) for e in epochs)
 
 
 SPT_LENGTH_STEPS = spt_length_steps()
@@ -62,6 +63,14 @@ def phase_points(walk: WalkData = WALK) -> tuple[WalkData, ...]:
     (one factor at a time): p to 0.2 and 0.8, n halved and doubled, V to 4 and 4 V."""
     return (walk, replace(walk, p=0.2), replace(walk, p=0.8), replace(walk, length=walk.length // 2),
             replace(walk, length=2 * walk.length), replace(walk, vocab=4), replace(walk, vocab=4 * walk.vocab))
+
+
+def factor_line(points: tuple[WalkData, ...], base: WalkData, factor: str) -> list[WalkData]:
+    """The points that differ from ``base`` in ``factor`` alone (a :class:`WalkData` field:
+    ``p``, ``length`` or ``vocab``), ``base`` included, sorted by that factor."""
+    others = [f for f in ("vocab", "length", "p") if f != factor]
+    return sorted((w for w in points if all(getattr(w, f) == getattr(base, f) for f in others)),
+                  key=lambda w: getattr(w, factor))
 
 
 PHASE_POINTS = phase_points()
