@@ -229,7 +229,7 @@ def test_pe_scores_r2_is_e7s_and_residual_has_no_toeplitz_part(context):
         assert float(explained) == pytest.approx(r2[h], abs=1e-3)
 
 
-def test_offset_profile_sums_to_the_band_mass(context):
+def test_offset_profile_is_the_attention_by_offset(context):
     record = record_of(context, "offset_profile")
     n = context.data.length
     offsets = torch.tensor(record["offsets_i_minus_j"])
@@ -239,8 +239,11 @@ def test_offset_profile_sums_to_the_band_mass(context):
         per_seed = torch.tensor(record["shares"][name]["per_seed"])  # (seeds, heads, offsets)
         assert per_seed.sum(-1) == pytest.approx(torch.ones(per_seed.shape[:2]), abs=1e-4)
         for i, seed in enumerate(context.seeds):
-            band = probes.band_mass(probes.attention_patterns(context.result(name, seed).model, x)[0])
+            pattern = probes.attention_patterns(context.result(name, seed).model, x)[0]  # (batch, heads, n, n)
+            band = probes.band_mass(pattern)
             assert float(per_seed[i][:, offsets.abs() <= 2].sum(-1).mean()) == pytest.approx(band, abs=1e-5)
+            previous = pattern.diagonal(offset=-1, dim1=-2, dim2=-1).sum((0, -1)) / (len(x) * n)  # A[i, i-1]
+            assert per_seed[i][:, offsets == 1].flatten() == pytest.approx(previous, abs=1e-5)  # i - j = +1
     assert sum(record["uniform"]) == pytest.approx(1, abs=1e-4)
 
 
