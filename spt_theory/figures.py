@@ -100,7 +100,11 @@ class FigureSkipped(Exception):
 # ----------------------------------------------------------------------------- runs
 @dataclass
 class FigureContext:
-    """Where figures read their runs and write their files; runs are memoised per (recipe, seed)."""
+    """Where figures read their runs and write their files; runs are memoised by config hash.
+
+    ``spt_lengths`` (epochs), ``data_scales`` and ``depths``: the grids of the paper figures
+    ``spt_length`` and ``paper_checks`` (default: :mod:`spt_theory.paper_runs`'s; tests use shorter ones).
+    """
 
     data: WalkData = DEFAULT_DATA
     budget: Budget = DEFAULT_BUDGET

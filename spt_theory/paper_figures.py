@@ -60,6 +60,19 @@ def _chance(ax, level: float = 50.0, text: str = "chance") -> None:
     ax.axhline(level, color=GREY, ls="--", lw=0.8, label=text)
 
 
+def _log_y(ax) -> None:
+    """Log y axis with plain tick labels (0.008, not 8 x 10^-3); minor ticks 2, 3, 5 x 10^k are
+    labelled only when the axis spans about a decade or less."""
+    ax.set_yscale("log")
+
+    def minor(v: float, _) -> str:
+        lo, hi = ax.get_ylim()
+        return f"{v:g}" if hi / lo < 12 and round(v / 10 ** math.floor(math.log10(v))) in (2, 3, 5) else ""
+
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(minor))
+
+
 # ----------------------------------------------------------------------------- score gradients
 def init_gradients(ctx: FigureContext, seed: int) -> dict[str, torch.Tensor]:
     """Layer-0 E[dL/dS] at init for L_sup and L_rec (15% masking), mean over the first
@@ -92,7 +105,7 @@ def score_gradients(ctx: FigureContext) -> list[Path]:
     chance = chance_share(directions)
     trajectories = {name: [share_trajectory(r, ctx.cache_dir, x, y, directions) for r in ctx.runs(name)]
                     for name in ("scratch", "spt")}
-    fig, axes = _figure(COLUMN_WIDTH, 4.6, 2, 2, height_ratios=(1, 1.05))
+    fig, axes = _figure(COLUMN_WIDTH, 5.0, 2, 2, height_ratios=(1, 1.05))
     panels = {}
     with plt.rc_context(STYLE):
         n = x.shape[1]
@@ -134,12 +147,13 @@ def score_gradients(ctx: FigureContext) -> list[Path]:
         for dx, ha, text in ((-0.1, "right", "SPT run: SPT"), (0.1, "left", "finetune")):
             bottom.text(ctx.budget.pretrain_epochs + dx, 0.03, text, ha=ha, va="bottom",
                         transform=bottom.get_xaxis_transform())
-        bottom.set_yscale("log")
+        _log_y(bottom)
         bottom.set_xlabel("epoch (0 = init)")
         bottom.set_ylabel("proximity share of\nE[∂L_sup/∂S] / chance")
         bottom.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         bottom.set_title(f"(c) X6: mean over seeds {_seeds(ctx)} (dots: seeds)", pad=3)
-        bottom.legend(loc="best", fontsize=FONT_SIZE - 1)
+        fig.legend(*bottom.get_legend_handles_labels(), loc="outside lower center", ncols=2,
+                   fontsize=FONT_SIZE - 1)
         fig.suptitle(f"layer 0 at init (seed {seed}), mean over {k} test\nsequences and heads; "
                      "each map on its own scale")
     record = {**ctx.header("score_gradients", ["T3", "T5", "E8", "X6"]), "seed": seed,
@@ -201,7 +215,7 @@ def pe_scores(ctx: FigureContext) -> list[Path]:
                 labelsize=FONT_SIZE - 2)
         stats = {stage: summary([statistics.fmean(r[stage]) for r in r2.values()]) for stage in ("init", "scratch", "spt")}
         fig.suptitle(f"maps: seed {seed}; Toeplitz R² (mean of heads), mean ± sd over seeds {_seeds(ctx)}:\n"
-                     + ", ".join(f"{k} {v['mean']:.2f} ± {v['std']:.2f}" for k, v in stats.items()))
+                     + ", ".join(f"{k.replace('spt', 'SPT')} {v['mean']:.2f} ± {v['std']:.2f}" for k, v in stats.items()))
     record = {**ctx.header("pe_scores", ["E7"]), "seed_plotted": seed,
               "what": "T_h = (P g) W_Q^h W_K^h^T (P g)^T / sqrt(d_h) (probes.pe_score_block); residual = "
                       "T_h - F_h, F_h the diagonal-mean (Toeplitz) fit (probes.toeplitz_part); R^2 of "
@@ -254,7 +268,7 @@ def offset_profile(ctx: FigureContext) -> list[Path]:
                 ax.plot(offsets, values.mean(0), color=colours[name], lw=1, label=label)
                 ax.fill_between(offsets, values.min(0), values.max(0), color=colours[name], alpha=0.25, lw=0)
             ax.plot(offsets, uniform.numpy(), color=GREY, ls=":", lw=1, label="uniform")
-            ax.set_yscale("log")
+            _log_y(ax)
             ax.set_title(f"head {h + 1}", pad=2)
         for ax in axes[-1]:
             ax.set_xlabel("offset i - j")
@@ -307,7 +321,7 @@ def supervised_curves(ctx: FigureContext) -> list[Path]:
                 _chance(ax)
                 ax.set_ylim(40, 102)
         axes[0].legend(loc="center right", fontsize=FONT_SIZE - 1)
-        axes[2].text(1, math.log(2), "ln 2 ", color=GREY, ha="right", va="bottom",
+        axes[2].text(0.01, math.log(2), "ln 2", color=GREY, ha="left", va="bottom",
                      transform=axes[2].get_yaxis_transform())
         axes[-1].set_xlabel("supervised epoch")
         axes[-1].xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
