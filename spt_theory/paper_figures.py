@@ -62,12 +62,12 @@ def _chance(ax, level: float = 50.0, text: str = "chance") -> None:
 
 def _log_y(ax) -> None:
     """Log y axis with plain tick labels (0.008, not 8 x 10^-3); minor ticks 2, 3, 5 x 10^k are
-    labelled only when the axis spans about a decade or less."""
+    labelled only when the axis spans at most about 1.5 decades."""
     ax.set_yscale("log")
 
     def minor(v: float, _) -> str:
         lo, hi = ax.get_ylim()
-        return f"{v:g}" if hi / lo < 12 and round(v / 10 ** math.floor(math.log10(v))) in (2, 3, 5) else ""
+        return f"{v:g}" if hi / lo < 30 and round(v / 10 ** math.floor(math.log10(v))) in (2, 3, 5) else ""
 
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(minor))
