@@ -13,8 +13,17 @@ Figures (claims they support in brackets):
   gradient_blindness proximity share of the score gradients at init; T3 control off uniform (T3, T5, E8)
   pe_toeplitz        PE-PE scores as a function of i - j before and after SPT, Toeplitz R^2 (E7)
   ablations          final test accuracy: scratch, SPT, frozen, hybrid inits, controls (E2-E6, X1-X5)
-  pretrain_sweep     finetuned accuracy and band mass against SPT epochs (E9)
   lra_table          LRA results table from the runner's result JSONs (skipped when there are none)
+
+and, in :mod:`spt_theory.paper_figures`, the figures of the paper's claims:
+
+  score_gradients    E[dL_sup/dS], E[dL_rec/dS] at init; X6's supervised proximity share in training (T3, T5, E8, X6)
+  pe_scores          PE-PE score blocks per head at init / scratch / SPT, residual of the Toeplitz fit (E7)
+  offset_profile     attention share by offset i - j per head: scratch, SPT, finetuned, uniform (E4)
+  supervised_curves  test / training accuracy, training loss per supervised epoch: scratch vs SPT (E2, E3, E10)
+  spt_length         finetuned accuracy and band mass against SPT length, log axis (E9)
+  phase_map          SPT epochs needed and scratch accuracy as p, n, V move (E13, E14)
+  paper_checks       final accuracy: last-token frozen (E5), data scale (E11), depth (E12), SPT source (X5b)
 
 Examples::
 
@@ -44,6 +53,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
 
+from spt_theory import paper_runs  # noqa: E402
 from spt_theory.cpu import set_intra_op_threads  # noqa: E402
 from spt_theory.experiments import (Budget, RunResult, RunSpec, WalkData, config_hash,  # noqa: E402
                                     initial_model, recipe, run, stage_key, walk_metrics)
@@ -78,7 +88,6 @@ STYLE = {
 DEFAULT_DATA = WalkData()
 DEFAULT_BUDGET = Budget()
 DEFAULT_MODEL: dict = {}
-DEFAULT_SWEEP = (1, 2, 4, 8)
 DEFAULT_T3_COUNT = 16
 T3_EPS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)  # the grid of the T3 check's control (a)
 LRA_RESULTS = Path("runs/lra/results")
@@ -91,7 +100,11 @@ class FigureSkipped(Exception):
 # ----------------------------------------------------------------------------- runs
 @dataclass
 class FigureContext:
-    """Where figures read their runs and write their files; runs are memoised per (recipe, seed)."""
+    """Where figures read their runs and write their files; runs are memoised by config hash.
+
+    ``spt_lengths`` (epochs), ``data_scales`` and ``depths``: the grids of the paper figures
+    ``spt_length`` and ``paper_checks`` (default: :mod:`spt_theory.paper_runs`'s; tests use shorter ones).
+    """
 
     data: WalkData = DEFAULT_DATA
     budget: Budget = DEFAULT_BUDGET
@@ -100,32 +113,37 @@ class FigureContext:
     cache_dir: Path = Path("runs")
     out: Path = Path("figures")
     progress: bool = True
-    sweep: tuple[int, ...] = DEFAULT_SWEEP
+    spt_lengths: tuple[float, ...] = paper_runs.SPT_LENGTH_EPOCHS
+    data_scales: tuple[int, ...] = paper_runs.DATA_SCALES
+    depths: tuple[int, ...] = paper_runs.DEPTHS
     t3_count: int = DEFAULT_T3_COUNT
     lra_results: Path = LRA_RESULTS
     probe_size: int = 256
     _runs: dict = field(default_factory=dict, repr=False)
-    _dataset: Dataset | None = field(default=None, repr=False)
+    _datasets: dict = field(default_factory=dict, repr=False)
 
-    def dataset(self) -> Dataset:
-        if self._dataset is None:
-            self._dataset = self.data.build()
-        return self._dataset
+    def dataset(self, walk: WalkData | None = None) -> Dataset:
+        """The data set of ``walk`` (default: the context's), built once."""
+        walk = walk or self.data
+        if walk not in self._datasets:
+            self._datasets[walk] = walk.build()
+        return self._datasets[walk]
 
     def spec(self, name: str, seed: int) -> RunSpec:
         return recipe(name, self.data, seed, self.budget, **self.model)
 
     def result(self, name: str, seed: int, spec: RunSpec | None = None) -> RunResult:
-        """One run, trained or loaded from the cache (said on stdout when it has to train)."""
-        key = (name, seed)
+        """One run, trained or loaded from the cache (said on stdout when it has to train); ``spec``
+        (default: recipe ``name``) may have other data, model or stages than the context's."""
+        spec = spec or self.spec(name, seed)
+        key = config_hash(spec)
         if key not in self._runs:
-            spec = spec or self.spec(name, seed)
             missing = [k for k, s in enumerate(spec.stages) if s.epochs > 0 and not (
                 self.cache_dir / stage_key(spec, k) / f"epoch_{s.epochs}.pt").exists()]
             if missing:
                 print(f"  training {name} seed {seed} (stages {missing} not cached in {self.cache_dir})",
                       flush=True)
-            self._runs[key] = run(spec, self.cache_dir, progress=self.progress, data=self.dataset())
+            self._runs[key] = run(spec, self.cache_dir, progress=self.progress, data=self.dataset(spec.data))
         return self._runs[key]
 
     def runs(self, name: str) -> list[RunResult]:
@@ -514,52 +532,6 @@ def ablations(ctx: FigureContext) -> list[Path]:
     return save(ctx, "ablations", fig, record)
 
 
-# ----------------------------------------------------------------------------- 6 pretraining sweep
-def sweep_name(ctx: FigureContext, epochs: int) -> str:
-    return "spt" if epochs == ctx.budget.pretrain_epochs else f"sweep_{epochs}"
-
-
-def pretrain_sweep(ctx: FigureContext) -> list[Path]:
-    ft = ctx.budget.finetune_epochs
-    points = []
-    if ctx.budget.scratch_epochs >= ft:  # 0 SPT epochs: epoch ft of the scratch run (constant lr)
-        points.append({"spt_epochs": 0, "recipe": f"scratch (epoch {ft})",
-                       "test_accuracy_percent": summary([100 * r.history[0][ft - 1]["test_accuracy"] for r in ctx.runs("scratch")]),
-                       "band_mass_after_spt": summary([ctx.init_metrics(s)["band_mass"] for s in ctx.seeds])})
-    for e in ctx.sweep:
-        results = ctx.runs(sweep_name(ctx, e))
-        points.append({"spt_epochs": e, "recipe": sweep_name(ctx, e),
-                       "test_accuracy_percent": summary([100 * r.final["test_accuracy"] for r in results]),
-                       "band_mass_after_spt": summary([r.history[0][-1]["band_mass"] for r in results])})
-    fig, (top, bottom) = _figure(COLUMN_WIDTH, 3.6, 2, 1, sharex=True)
-    x = np.array([p["spt_epochs"] for p in points])
-    with plt.rc_context(STYLE):
-        for ax, key, colour in ((top, "test_accuracy_percent", RECIPE_COLOUR["spt"]),
-                                (bottom, "band_mass_after_spt", OKABE_ITO["green"])):
-            mean = np.array([p[key]["mean"] for p in points])
-            std = np.array([p[key]["std"] for p in points])
-            ax.errorbar(x, mean, yerr=std, marker="o", color=colour, capsize=2, lw=1.2, label="mean ± sd")
-            for xi, p in zip(x, points):
-                ax.scatter([xi] * len(p[key]["per_seed"]), p[key]["per_seed"], s=6, color="black", zorder=3,
-                           label="single seed" if xi == x[0] else None)
-        top.axhline(50, color=RECIPE_COLOUR["grey"], ls="--", lw=1, label="chance")
-        top.set_ylim(40, 102)
-        top.set_ylabel(f"test accuracy (%)\nafter {ft} finetune epochs")
-        top.legend(loc="upper left", fontsize=FONT_SIZE)
-        top.set_title(f"mean ± sd over seeds {_seeds(ctx)}; 0 SPT epochs =\n"
-                      f"scratch run at epoch {ft} (same supervised budget)")
-        uniform = uniform_band_mass(ctx.data.length)
-        bottom.axhline(uniform, color=RECIPE_COLOUR["grey"], ls=":", lw=1, label=f"uniform ({uniform:.3f})")
-        bottom.set_ylabel("band mass after SPT\n(attention within |i-j|≤2)")
-        bottom.set_ylim(0, None)
-        bottom.legend(loc="upper left", fontsize=FONT_SIZE)
-        bottom.set_xlabel("SPT (masked-token pretraining) epochs")
-        bottom.set_xticks(x)
-    record = {**ctx.header("pretrain_sweep", ["E9"]), "finetune_epochs": ft, "points": points,
-              "runs": ctx.sources("scratch", *(sweep_name(ctx, e) for e in ctx.sweep))}
-    return save(ctx, "pretrain_sweep", fig, record)
-
-
 # ----------------------------------------------------------------------------- 7 LRA table
 def lra_rows(results: list[dict]) -> list[dict]:
     """One row per (task, recipe, setting): seeds, mean and sd of the test accuracy, LRA reference."""
@@ -639,6 +611,26 @@ def lra_evidence(ctx: FigureContext) -> list[Path]:
 
 
 # ----------------------------------------------------------------------------- registry and CLI
+PAPER_FIGURES = (
+    ("score_gradients", "T3, T5, E8, X6", "E[dL_sup/dS], E[dL_rec/dS] at init; supervised proximity share in training"),
+    ("pe_scores", "E7", "PE-PE score blocks per head: init, scratch, SPT; residual of the Toeplitz fit"),
+    ("offset_profile", "E4", "attention share by offset per head: scratch, SPT, finetuned, uniform"),
+    ("supervised_curves", "E2, E3, E10", "test / train accuracy, train loss per supervised epoch"),
+    ("spt_length", "E9", "finetuned accuracy and band mass against SPT length (log axis)"),
+    ("phase_map", "E13, E14", "SPT epochs needed and scratch accuracy as p, n, V move"),
+    ("paper_checks", "E5, E11, E12, X5b", "final accuracy: last-token frozen, data scale, depth, SPT source"),
+)
+"""(name, claims, what it shows) of the figures in :mod:`spt_theory.paper_figures`."""
+
+
+def _paper_figure(name: str) -> Callable[[FigureContext], list[Path]]:
+    """Figure ``name`` of :mod:`spt_theory.paper_figures`, imported when drawn (it imports this module)."""
+    def draw(ctx: FigureContext) -> list[Path]:
+        from spt_theory import paper_figures
+        return getattr(paper_figures, name)(ctx)
+    return draw
+
+
 @dataclass(frozen=True)
 class Figure:
     name: str
@@ -653,9 +645,9 @@ FIGURES = {f.name: f for f in (
     Figure("gradient_blindness", gradient_blindness, "T3, T5, E8", "proximity share of the score gradients at init; T3 off-uniform control"),
     Figure("pe_toeplitz", pe_toeplitz, "E7", "PE-PE scores against i - j before / after SPT, Toeplitz R^2"),
     Figure("ablations", ablations, "E2, E3, E5, E6, X1-X5", "final test accuracy of scratch, SPT, frozen, hybrid inits, controls"),
-    Figure("pretrain_sweep", pretrain_sweep, "E9", "finetuned accuracy and band mass against SPT epochs"),
     Figure("lra_table", lra_table, "LRA", "LRA result table (skipped when no result JSON exists)"),
     Figure("lra_evidence", lra_evidence, "L1-L4", "committed LRA sweeps: accuracy per cell, attention proximity"),
+    *(Figure(name, _paper_figure(name), claims, shows) for name, claims, shows in PAPER_FIGURES),
 )}
 
 
@@ -694,7 +686,7 @@ def main(argv: list[str] | None = None) -> int:
     cache_dir = args.cache_dir / time.strftime("fresh-%Y%m%d-%H%M%S") if args.fresh else args.cache_dir
     ctx = FigureContext(data=DEFAULT_DATA, budget=DEFAULT_BUDGET, model=dict(DEFAULT_MODEL),
                         seeds=tuple(dict.fromkeys(args.seeds)), cache_dir=cache_dir, out=args.out,
-                        progress=not args.no_progress, sweep=DEFAULT_SWEEP, t3_count=DEFAULT_T3_COUNT,
+                        progress=not args.no_progress, t3_count=DEFAULT_T3_COUNT,
                         lra_results=args.lra_results)
     print(f"figures -> {ctx.out}/  (runs cache {ctx.cache_dir}, seeds {' '.join(map(str, ctx.seeds))})", flush=True)
     start = time.perf_counter()

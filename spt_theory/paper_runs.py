@@ -42,10 +42,11 @@ r"""SPT lengths of the fine-grained E9 sweep, :math:`2^{k/2}` epochs for k = -4.
 0.5, 0.71, 1, 1.41, 2, 2.83, 4, 5.66, 8 epochs (31 ... 1000 steps at 125 steps per epoch)."""
 
 
-def spt_length_steps(walk: WalkData = WALK, budget: Budget = BUDGET) -> tuple[int, ...]:
-    """:data:`SPT_LENGTH_EPOCHS` in optimizer steps (rounded, at least 1)."""
+def spt_length_steps(walk: WalkData = WALK, budget: Budget = BUDGET,
+                     epochs: tuple[float, ...] = SPT_LENGTH_EPOCHS) -> tuple[int, ...]:
+    """SPT lengths ``epochs`` (default :data:`SPT_LENGTH_EPOCHS`) in optimizer steps (rounded, at least 1)."""
     per_epoch = steps_per_epoch(walk, budget)
-    return tuple(max(1, round(per_epoch * e)) for e in SPT_LENGTH_EPOCHS)
+    return tuple(max(1, round(per_epoch * e)) for e in epochs)
 
 
 SPT_LENGTH_STEPS = spt_length_steps()
@@ -65,12 +66,20 @@ def phase_points(walk: WalkData = WALK) -> tuple[WalkData, ...]:
             replace(walk, length=2 * walk.length), replace(walk, vocab=4), replace(walk, vocab=4 * walk.vocab))
 
 
+def factor_line(points: tuple[WalkData, ...], base: WalkData, factor: str) -> list[WalkData]:
+    """The points that differ from ``base`` in ``factor`` alone (a :class:`WalkData` field:
+    ``p``, ``length`` or ``vocab``), ``base`` included, sorted by that factor."""
+    others = [f for f in ("vocab", "length", "p") if f != factor]
+    return sorted((w for w in points if all(getattr(w, f) == getattr(base, f) for f in others)),
+                  key=lambda w: getattr(w, factor))
+
+
 PHASE_POINTS = phase_points()
 """The default (V 16, n 100, p 0.5) and p 0.2 / 0.8, n 50 / 200, V 4 / 64.  n = 400 (the issue's
 range) is left out: one seed there costs about as much as the rest of the map."""
 
 SPT_LADDER = (1, 2, 4, 8)
-"""SPT epochs tried at a phase point (E12), each followed by the 3-epoch finetune; the budget
+"""SPT epochs tried at a phase point (E14), each followed by the 3-epoch finetune; the budget
 needed is the first that reaches :data:`SOLVED`."""
 
 SOLVED = 0.95

@@ -104,6 +104,15 @@ def diagonal_profile(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.arange(-(n - 1), n), sums / counts
 
 
+def toeplitz_part(t: torch.Tensor) -> torch.Tensor:
+    """F_ij = f(i - j), f the diagonal means of T (:func:`diagonal_profile`): the least-squares
+    fit of T by a Toeplitz matrix; T - F is the part of T that is not a function of i - j."""
+    _, f = diagonal_profile(t)
+    n = t.shape[-1]
+    idx = torch.arange(n)
+    return f[(idx[:, None] - idx[None, :]) + (n - 1)]
+
+
 def toeplitz_fit(t: torch.Tensor) -> dict:
     """How close T is to a function of i - j, and where that function peaks.
 
@@ -112,9 +121,7 @@ def toeplitz_fit(t: torch.Tensor) -> dict:
     ``peak_contrast`` = (max f - median f) / std(T): how far the peak stands above the typical offset.
     """
     deltas, f = diagonal_profile(t)
-    n = t.shape[-1]
-    idx = torch.arange(n)
-    fitted = f[(idx[:, None] - idx[None, :]) + (n - 1)]
+    fitted = toeplitz_part(t)
     r2 = 1 - ((t - fitted) ** 2).sum() / ((t - t.mean()) ** 2).sum()
     return {"r2": r2.item(), "peak_offset": int(deltas[f.argmax()].abs()),
             "peak_contrast": ((f.max() - f.median()) / t.std()).item()}

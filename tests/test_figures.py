@@ -1,13 +1,16 @@
-"""Every figure renders from tiny runs into PNG + PDF + JSON; --only selects; LRA table skips cleanly."""
+"""Every figure renders from tiny runs into PNG + PDF + JSON; --only selects; LRA table skips cleanly;
+the paper figures' numbers are those of the runs and probes they name."""
 
 import json
 import shutil
 from pathlib import Path
 
 import pytest
+import torch
 
-from spt_theory import figures
-from spt_theory.experiments import Budget, WalkData
+from spt_theory import figures, paper_figures, paper_runs, probes
+from spt_theory.checks import controls
+from spt_theory.experiments import Budget, WalkData, initial_model
 
 TINY_DATA = WalkData(vocab=5, length=12, p=0.9, n_train=96, n_test=32)
 TINY_BUDGET = Budget(scratch_epochs=2, pretrain_epochs=2, finetune_epochs=1, batch_size=32)
@@ -25,7 +28,8 @@ def cache(tmp_path_factory) -> Path:
 
 def tiny_context(cache: Path, out: Path, **kw) -> figures.FigureContext:
     return figures.FigureContext(data=TINY_DATA, budget=TINY_BUDGET, model=dict(TINY_MODEL), seeds=(0, 1),
-                                 cache_dir=cache, out=out, progress=False, sweep=(1, 2), t3_count=3,
+                                 cache_dir=cache, out=out, progress=False, spt_lengths=(0.5, 1, 2), data_scales=(2,),
+                                 depths=(2,), t3_count=3,
                                  lra_results=out / "no-lra-results", **kw)
 
 
@@ -87,7 +91,6 @@ def test_cli_only_selects_and_skips_lra(cache, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(figures, "DEFAULT_DATA", TINY_DATA)
     monkeypatch.setattr(figures, "DEFAULT_BUDGET", TINY_BUDGET)
     monkeypatch.setattr(figures, "DEFAULT_MODEL", TINY_MODEL)
-    monkeypatch.setattr(figures, "DEFAULT_SWEEP", (1, 2))
     out = tmp_path / "out"
     code = figures.main(["--only", "pe_toeplitz", "lra_table", "--seeds", "0", "1", "--cache-dir", str(cache),
                          "--out", str(out), "--lra-results", str(tmp_path / "none"), "--no-progress"])
@@ -155,3 +158,151 @@ def test_lra_evidence_redraws_committed_sweeps_or_skips(context, tmp_path):
     (out / "lra/listops.json").write_text(json.dumps({"task": "listops"}))
     with pytest.raises(figures.InputError, match="not an LRA sweep summary"):
         figures.lra_evidence(figures.dataclasses.replace(context, out=out))
+
+
+# ----------------------------------------------------------------------------- the paper figures
+PAPER = [name for name, _, _ in figures.PAPER_FIGURES]
+
+
+def record_of(context, name: str) -> dict:
+    """The figure's JSON, drawn now unless an earlier test drew it into the same folder."""
+    path = context.out / f"{name}.json"
+    if not path.exists():
+        figures.FIGURES[name].draw(context)
+    return json.loads(path.read_text())
+
+
+def run_sources(obj):
+    if isinstance(obj, dict):
+        if "config_hash" in obj:
+            yield obj
+        for value in obj.values():
+            yield from run_sources(value)
+    elif isinstance(obj, list):
+        for value in obj:
+            yield from run_sources(value)
+
+
+@pytest.mark.parametrize("name", PAPER)
+def test_paper_figure_runs_are_cached_checkpoints(context, name):
+    """Every run a paper figure names is a trained run in the cache (its last stage's checkpoint)."""
+    sources = list(run_sources(record_of(context, name)))
+    assert sources
+    for source in sources:
+        for key, epochs in zip(source["stage_keys"], source["stage_epochs"]):
+            assert epochs == 0 or (context.cache_dir / key / f"epoch_{epochs}.pt").exists(), source
+
+
+def test_score_gradients_panel_c_is_x6s_share(context):
+    record = record_of(context, "score_gradients")
+    data = context.dataset()
+    x, y = data.x_test[:context.probe_size], data.y_test[:context.probe_size]
+    directions = controls.theory.proximity_directions(x.shape[1], 2, circular=False)
+    chance = controls.chance_share(directions)
+    assert record["panel_c"]["chance_share"] == pytest.approx(chance)
+    for name in ("scratch", "spt"):
+        curve = record["panel_c"]["curves"][name]
+        assert len(curve["epoch"]) == 1 + sum(s.epochs for s in context.spec(name, 0).stages)
+        for i, seed in enumerate(context.seeds):
+            ends = {0: initial_model(context.spec(name, seed)), -1: context.result(name, seed).model}
+            for at, model in ends.items():
+                share = controls.supervised_share(model, x, y, directions)["expected"] / chance
+                assert curve["share_over_chance_per_seed"][i][at] == pytest.approx(share, rel=1e-4)
+    gradients = paper_figures.init_gradients(context, context.seeds[0])
+    for objective, g in gradients.items():
+        panel = record["panels_a_b"][objective]
+        assert panel["colour_scale"][1] == pytest.approx(float(g.abs().max()))
+        assert panel["rank_one_share"] == pytest.approx(paper_figures.rank_one_share(g))
+
+
+def test_pe_scores_r2_is_e7s_and_residual_has_no_toeplitz_part(context):
+    record = record_of(context, "pe_scores")
+    for seed in context.seeds:  # E7's measurement on the same runs
+        fit = probes.pe_toeplitz_fit(context.result("pretrain", seed).model)
+        assert record["r2_per_head"][str(seed)]["spt"] == pytest.approx([h["r2"] for h in fit["heads"]], abs=1e-6)
+    residual = torch.tensor(record["matrices_seed_plotted"]["residual"])
+    spt = torch.tensor(record["matrices_seed_plotted"]["spt"])
+    r2 = record["r2_per_head"][str(record["seed_plotted"])]["spt"]
+    for h in range(len(spt)):
+        assert probes.diagonal_profile(residual[h])[1].abs().max() < 1e-3  # no function of i - j left
+        explained = 1 - (residual[h] ** 2).sum() / ((spt[h] - spt[h].mean()) ** 2).sum()
+        assert float(explained) == pytest.approx(r2[h], abs=1e-3)
+
+
+def test_offset_profile_is_the_attention_by_offset(context):
+    record = record_of(context, "offset_profile")
+    n = context.data.length
+    offsets = torch.tensor(record["offsets_i_minus_j"])
+    assert offsets.tolist() == list(range(-(n - 1), n))  # tiny: n - 1 < 20, the whole sequence
+    x = context.dataset().x_test[:context.probe_size]
+    for name in ("scratch", "pretrain", "spt"):
+        per_seed = torch.tensor(record["shares"][name]["per_seed"])  # (seeds, heads, offsets)
+        assert per_seed.sum(-1) == pytest.approx(torch.ones(per_seed.shape[:2]), abs=1e-4)
+        for i, seed in enumerate(context.seeds):
+            pattern = probes.attention_patterns(context.result(name, seed).model, x)[0]  # (batch, heads, n, n)
+            band = probes.band_mass(pattern)
+            assert float(per_seed[i][:, offsets.abs() <= 2].sum(-1).mean()) == pytest.approx(band, abs=1e-5)
+            previous = pattern.diagonal(offset=-1, dim1=-2, dim2=-1).sum((0, -1)) / (len(x) * n)  # A[i, i-1]
+            assert per_seed[i][:, offsets == 1].flatten() == pytest.approx(previous, abs=1e-5)  # i - j = +1
+    assert sum(record["uniform"]) == pytest.approx(1, abs=1e-4)
+
+
+def test_supervised_curves_continue_the_spt_finetune(context):
+    record = record_of(context, "supervised_curves")
+    b = context.budget
+    full = record["curves"][paper_runs.FULL_SPT_KEEP]
+    assert full["supervised_epoch"] == list(range(1, b.scratch_epochs + 1))
+    for i, seed in enumerate(context.seeds):
+        spt = context.result("spt", seed).history[-1]  # same stage key: its first epochs
+        assert full["test_accuracy"]["per_seed"][i][:b.finetune_epochs] == pytest.approx(
+            [100 * e["test_accuracy"] for e in spt])
+        scratch = context.result("scratch", seed).history[-1]
+        for key, scale in (("loss", 1), ("train_accuracy", 100)):
+            assert record["curves"]["scratch"][key]["per_seed"][i] == pytest.approx([scale * e[key] for e in scratch])
+
+
+def test_spt_length_trains_what_is_missing_and_shares_e9s_runs(context, tmp_path, capsys):
+    fresh = figures.dataclasses.replace(context, cache_dir=tmp_path / "runs", out=tmp_path / "out", _runs={},
+                                        spt_lengths=(1,))
+    figures.FIGURES["spt_length"].draw(fresh)
+    assert "training spt_length_3_steps seed 0" in capsys.readouterr().out  # 3 steps = 1 tiny epoch
+    [point] = json.loads((fresh.out / "spt_length.json").read_text())["points"]
+    assert (point["spt_steps"], point["spt_epochs"]) == (3, 1)
+    reloaded = figures.dataclasses.replace(fresh, _runs={})
+    runs = [reloaded.result("sweep_1", seed) for seed in fresh.seeds]  # E9's recipe: same cache keys
+    assert "training" not in capsys.readouterr().out
+    assert point["test_accuracy_percent"]["per_seed"] == pytest.approx([100 * r.final["test_accuracy"] for r in runs])
+    assert point["band_mass_after_spt"]["per_seed"] == pytest.approx([r.history[0][-1]["band_mass"] for r in runs])
+
+
+def test_phase_map_records_the_unsolved_case(context):
+    record = record_of(context, "phase_map")
+    assert len(record["points"]) == len(paper_runs.phase_points(context.data))
+    unsolved = 0
+    for point in record["points"].values():
+        for budget, tried in zip(point["spt_epochs_needed"], point["accuracy_by_spt_epochs"]):
+            solved = [int(e) for e, acc in tried.items() if acc >= paper_runs.SOLVED]
+            assert budget == (min(solved) if solved else None)
+            if budget is None:
+                assert str(paper_runs.SPT_LADDER[-1]) in tried
+                unsolved += 1
+        assert point["not_solved"] == [b is None for b in point["spt_epochs_needed"]]
+    assert unsolved  # the tiny runs never reach 0.95: the '> 8' case is recorded (and drawn at the top)
+    assert record["not_solved_drawn_at"] == 2 * paper_runs.SPT_LADDER[-1]
+
+
+def test_paper_checks_bars_are_the_claims_runs(context):
+    record = record_of(context, "paper_checks")
+    panels = {p["panel"].split()[0]: p["bars"] for p in record["panels"]}
+    assert [len(panels[k]) for k in ("E5", "E11", "E12", "X5b")] == [2, 1 + len(context.data_scales),
+                                                                    2 * (1 + len(context.depths)), 3]
+    d, b, m = context.data, context.budget, context.model
+    specs = {("E5", 1): lambda s: paper_runs.last_token_spec("frozen", s, d, b, **m),
+             ("E11", 1): lambda s: paper_runs.scaled_scratch_spec(context.data_scales[0], s, d, b, **m),
+             ("E12", 3): lambda s: paper_runs.depth_spec("spt", context.depths[0], s, d, b, **m),
+             ("X5b", 2): lambda s: paper_runs.negative_spec("shuffled", s, d, b, **m)}
+    for (panel, i), build in specs.items():
+        bar = panels[panel][i]
+        runs = [context.result("check", seed, build(seed)) for seed in context.seeds]
+        assert bar["config_hashes"] == [figures.config_hash(r.spec) for r in runs]
+        assert bar["test_accuracy_percent"]["per_seed"] == pytest.approx([100 * r.final["test_accuracy"] for r in runs])

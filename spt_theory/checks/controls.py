@@ -368,6 +368,13 @@ def share_trajectory(result: RunResult, cache_dir: Path, x: Tensor, y: Tensor, d
     return points
 
 
+def chance_share(directions: Tensor) -> float:
+    """X6's chance level: the mean proximity share of 64 Gaussian n x n matrices (seed 0)."""
+    n = directions.shape[-1]
+    noise = torch.randn(64, n, n, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    return theory.proximity_share(noise, directions).mean().item()
+
+
 @claim("X6", "sup. grad proximity share: chance on scratch, up w/ SPT",
        section="Controls: blindness over training", method="E[dL_sup/dS] share, per-epoch checkpoints")
 def check_x6(ctx: Context) -> Measurement:
@@ -375,8 +382,7 @@ def check_x6(ctx: Context) -> Measurement:
     size = 256 if ctx.full else 128
     x, y = data.x_test[:size], data.y_test[:size]
     directions = theory.proximity_directions(x.shape[1], 2, circular=False)
-    chance = theory.proximity_share(torch.randn(64, x.shape[1], x.shape[1], generator=torch.Generator().manual_seed(0),
-                                                dtype=torch.float64), directions).mean().item()
+    chance = chance_share(directions)
     with single_threaded():
         scratch = [share_trajectory(r, ctx.cache_dir, x, y, directions) for r in control_runs(ctx, "scratch")]
         spt = [share_trajectory(r, ctx.cache_dir, x, y, directions) for r in control_runs(ctx, "spt")]

@@ -161,12 +161,9 @@ def check_e13(ctx: Context) -> Measurement:
 def check_e14(ctx: Context) -> Measurement:
     points = phase_map(ctx)
     need = {label: median_budget(p["budgets"]) for label, p in points.items()}
-    base = WALK
     around_default = paper_runs.phase_points(WALK)
-    by_n = [need[point_label(w)] for w in sorted((w for w in around_default
-                                                  if (w.vocab, w.p) == (base.vocab, base.p)), key=lambda w: w.length)]
-    by_p = [need[point_label(w)] for w in sorted((w for w in around_default
-                                                  if (w.vocab, w.length) == (base.vocab, base.length)), key=lambda w: w.p)]
+    by_n = [need[point_label(w)] for w in paper_runs.factor_line(around_default, WALK, "length")]
+    by_p = [need[point_label(w)] for w in paper_runs.factor_line(around_default, WALK, "p")]
     grows_n = all(a <= b for a, b in zip(by_n, by_n[1:])) and by_n[0] < by_n[-1]
     falls_p = all(a >= b for a, b in zip(by_p, by_p[1:])) and by_p[0] > by_p[-1]
     text = "n: " + "/".join(f"{b:g}" for b in by_n) + "; p: " + "/".join(f"{b:g}" for b in by_p)
