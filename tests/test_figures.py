@@ -21,6 +21,14 @@ DRAWN = [name for name in figures.FIGURES if name not in ("lra_table", "lra_evid
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def short_ladder():
+    """Tiny phase points are never solved, so each walks the whole SPT ladder: two rungs keep it short."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(paper_runs, "SPT_LADDER", (1, 2))
+        yield
+
+
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("runs")
