@@ -27,7 +27,6 @@ finetune / scratch budget), built by :func:`control_recipe`.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import platform
@@ -36,10 +35,10 @@ from pathlib import Path
 
 import torch
 
-from spt_theory.io import write_json
+from spt_theory.cache import StageCache, config_hash
 from spt_theory.model import PARAMETER_GROUPS, Encoder, ModelConfig
 from spt_theory.probes import attention_patterns, band_mass, mean_attention_distance
-from spt_theory.training import Dataset, Stage, accuracy, load_checkpoint, load_model_state, train_stage
+from spt_theory.training import Dataset, DatasetTask, Stage, accuracy, load_model_state, train_stage
 from synthetic.walk import generate_walk, symmetric_walk
 
 
@@ -89,14 +88,12 @@ class RunSpec:
             raise ValueError(f"spt_steps must be >= 1, got {self.spt_steps}")
 
 
-def config_hash(obj) -> str:
-    """sha256 (16 hex digits) of the canonical JSON of a (nested) dataclass."""
-    text = json.dumps(dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) else obj,
-                      sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 CACHE_FORMAT = 2  # bump when the checkpoint layout, the recorded metrics or the training semantics change
+
+
+def stage_cache(spec: RunSpec, k: int, cache_dir: Path) -> StageCache:
+    """Where stage ``k`` of ``spec`` is cached under ``cache_dir``."""
+    return StageCache(Path(cache_dir), stage_key(spec, k))
 
 
 def stage_key(spec: RunSpec, k: int) -> str:
@@ -159,22 +156,21 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
         if k > 0 and set(stage.keep) != set(PARAMETER_GROUPS):
             torch.manual_seed(spec.seed * 1000 + k)
             model.reset_parameters(tuple(g for g in PARAMETER_GROUPS if g not in stage.keep))
-        stage_dir = cache_dir / stage_key(spec, k)
-        done = stage_dir / f"epoch_{stage.epochs}.pt"
-        stage_data = data
-        if stage.objective == "spt" and spec.pretrain_data is not None:
-            stage_data = build_pretrain_data(spec.pretrain_data)  # X5: SPT on another source
-        if done.exists():
-            ckpt = load_checkpoint(done)
-            load_model_state(model, ckpt["model"], done)
-            history = list(ckpt["history"])
+        cache = stage_cache(spec, k, cache_dir)
+        task = DatasetTask(data, metrics)
+        if stage.objective == "spt" and spec.pretrain_data is not None:  # X5: SPT on another source
+            task = DatasetTask(build_pretrain_data(spec.pretrain_data), metrics)
+        if cache.has(stage.epochs):
+            checkpoint = cache.load(stage.epochs)
+            load_model_state(model, checkpoint["model"], cache.checkpoint(stage.epochs))
+            history = list(checkpoint["history"])
         else:
             meta = {"spec": json.loads(json.dumps(dataclasses.asdict(spec), default=str)), "stage": k,
                     "torch": str(torch.__version__), "python": platform.python_version()}
-            history = train_stage(model, stage_data, stage, spec.seed * 1000 + k, stage_dir,
-                                  epoch_metrics=metrics, meta=meta, progress=progress, keep_checkpoints="all",
+            history = train_stage(model, task, stage, spec.seed * 1000 + k, cache, meta=meta, progress=progress,
+                                  keep_checkpoints="all",
                                   max_steps=spec.spt_steps if stage.objective == "spt" else None)
-            write_json(stage_dir / "run.json", {**meta, "history": history})
+            cache.write_record({**meta, "history": history})
         if stage.epochs == 0:
             history = [{"epoch": 0, **metrics(model)}]
         histories.append(history)

@@ -45,8 +45,9 @@ import torch  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
 
 from spt_theory.cpu import set_intra_op_threads  # noqa: E402
-from spt_theory.experiments import (Budget, RunResult, RunSpec, WalkData, config_hash,  # noqa: E402
-                                    initial_model, recipe, run, stage_key, walk_metrics)
+from spt_theory.cache import config_hash  # noqa: E402
+from spt_theory.experiments import (Budget, RunResult, RunSpec, WalkData, initial_model, recipe, run,  # noqa: E402
+                                    stage_cache, stage_key, walk_metrics)
 from spt_theory.io import InputError, StorageError, atomic_write, write_json  # noqa: E402
 from spt_theory.probes import (attention_patterns, band_mass, diagonal_profile,  # noqa: E402
                                gradient_proximity_shares, pe_score_block, toeplitz_fit,
@@ -120,8 +121,8 @@ class FigureContext:
         key = (name, seed)
         if key not in self._runs:
             spec = spec or self.spec(name, seed)
-            missing = [k for k, s in enumerate(spec.stages) if s.epochs > 0 and not (
-                self.cache_dir / stage_key(spec, k) / f"epoch_{s.epochs}.pt").exists()]
+            missing = [k for k, s in enumerate(spec.stages)
+                       if s.epochs > 0 and not stage_cache(spec, k, self.cache_dir).has(s.epochs)]
             if missing:
                 print(f"  training {name} seed {seed} (stages {missing} not cached in {self.cache_dir})",
                       flush=True)

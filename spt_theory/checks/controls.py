@@ -41,11 +41,12 @@ from spt_theory.checks.theory import (
     sup_autograd, uniform_bilinear_point,
 )
 from spt_theory.claims import Context, Measurement, claim
-from spt_theory.experiments import (Budget, RunResult, RunSpec, control_recipe, initial_model, run, stage_key,
+from spt_theory.experiments import (Budget, RunResult, RunSpec, control_recipe, initial_model, run, stage_cache,
                                     walk_metrics)
 from spt_theory.model import Encoder
 from spt_theory.probes import diagonal_profile, pe_score_block, score_gradients, uniform_band_mass
-from spt_theory.training import load_checkpoint, load_model_state
+from spt_theory.cache import load_checkpoint
+from spt_theory.training import load_model_state
 
 BUDGET = Budget()
 """The epoch budget of every control run (the design's: scratch 8, SPT 4, finetune 3)."""
@@ -345,8 +346,7 @@ def check_x5(ctx: Context) -> Measurement:
 # ----------------------------------------------------------------------------- X6
 def stage_checkpoints(spec: RunSpec, cache_dir: Path, k: int) -> list[Path]:
     """``epoch_1.pt .. epoch_<E>.pt`` of stage ``k`` (they exist once the run is cached)."""
-    directory = cache_dir / stage_key(spec, k)
-    return [directory / f"epoch_{e}.pt" for e in range(1, spec.stages[k].epochs + 1)]
+    return stage_cache(spec, k, cache_dir).checkpoints(spec.stages[k].epochs)
 
 
 def supervised_share(model: Encoder, x: Tensor, y: Tensor, directions: Tensor) -> dict[str, float]:
