@@ -360,15 +360,30 @@ structure kept); negative controls without neighbour structure: (d) i.i.d. unifo
 walk's own sequences with positions shuffled."""
 
 
+CONTROL_RUNS: dict[str, tuple[str, dict]] = {
+    "alibi": ("scratch", {"attention_bias": "alibi"}),
+    "nope": ("spt", {"positional": "none"}),
+    "cls": ("scratch", {"pooling": "cls"}),
+    "last": ("scratch", {"pooling": "last"}),
+}
+"""Control runs that are a recipe on another architecture: name -> (recipe, model overrides);
+the overrides win over the caller's."""
+
+
 def control_recipe(name: str, data: WalkData, seed: int, budget: Budget = Budget(),
                    **model_overrides) -> RunSpec:
     """The runs of the mechanism controls (or any :func:`recipe` name, returned unchanged).
 
+    :data:`CONTROL_RUNS` names (``alibi``, ``nope``, ``cls``, ``last``): their recipe with their
+    model overrides.
     ``proxinit``: supervised from the proximity init for the scratch budget (``proxinit_<e>``:
     ``e`` epochs; same stage key, so one is a prefix of the other).  ``xspt_<source>``: SPT on a
     :data:`PRETRAIN_SOURCES` source, then finetune on ``data`` for the finetune budget
     (``xspt_<source>_long``: for the scratch budget).
     """
+    if name in CONTROL_RUNS:
+        base_name, overrides = CONTROL_RUNS[name]
+        return control_recipe(base_name, data, seed, budget, **{**model_overrides, **overrides})
     if name == "proxinit" or name.startswith("proxinit_"):
         base = recipe("scratch", data, seed, budget, **model_overrides)
         if name != "proxinit":

@@ -47,7 +47,7 @@ from matplotlib.colors import LogNorm  # noqa: E402
 from spt_theory.cpu import set_intra_op_threads  # noqa: E402
 from spt_theory.cache import config_hash  # noqa: E402
 from spt_theory.experiments import (Budget, RunResult, RunSpec, WalkData, initial_model, recipe, run,  # noqa: E402
-                                    stage_cache, stage_key, walk_metrics)
+                                    control_recipe, stage_cache, stage_key, walk_metrics)
 from spt_theory.io import InputError, StorageError, atomic_write, write_json  # noqa: E402
 from spt_theory.probes import (attention_patterns, band_mass, diagonal_profile,  # noqa: E402
                                gradient_proximity_shares, pe_score_block, toeplitz_fit,
@@ -322,7 +322,8 @@ def gradient_shares(ctx: FigureContext) -> list[dict]:
 
 def t3_off_uniform(count: int) -> dict:
     """The T3 check's control (a): normalised blind projection at S = r1^T + eps X, fitted slope."""
-    from spt_theory.checks.theory import off_uniform_growth, single_threaded
+    from spt_theory.checks.harness import single_threaded
+    from spt_theory.checks.theory import off_uniform_growth
     with single_threaded():
         return off_uniform_growth(list(T3_EPS), count)
 
@@ -471,10 +472,7 @@ def control_entries(ctx: FigureContext) -> list[tuple[str, str]]:
 def control_spec(ctx: FigureContext, name: str, seed: int) -> RunSpec:
     """A control run as :func:`spt_theory.checks.controls.control_spec` builds it, on ``ctx``'s
     data, budget and model (identical spec, hence cache key, for the default context)."""
-    from spt_theory.checks import controls
-    from spt_theory.experiments import control_recipe
-    recipe_name, overrides = controls.CONTROL_RUNS.get(name, (name, {}))
-    return control_recipe(recipe_name, ctx.data, seed, ctx.budget, **{**ctx.model, **overrides})
+    return control_recipe(name, ctx.data, seed, ctx.budget, **ctx.model)
 
 
 def ablations(ctx: FigureContext) -> list[Path]:

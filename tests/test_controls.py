@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from spt_theory import experiments, symbolic, theory
 from spt_theory.checks import controls, synthetic
-from spt_theory.checks.theory import (
+from spt_theory.checks.harness import (
     LOSS_KINDS, TOLERANCE, random_instance, random_instances, relative_error, sup_autograd,
     uniform_bilinear_point,
 )

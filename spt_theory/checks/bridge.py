@@ -23,7 +23,7 @@ from torch import Tensor
 
 from spt_theory import per_token, theory
 from spt_theory.checks import walk_law
-from spt_theory.checks.theory import TOLERANCE, random_instances, single_threaded, sup_autograd
+from spt_theory.checks.harness import TOLERANCE, random_instances, single_threaded, sup_autograd
 from spt_theory.claims import Context, Measurement, claim
 from spt_theory.experiments import WalkData, initial_model, recipe
 from spt_theory.model import Encoder, ModelConfig

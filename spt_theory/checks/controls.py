@@ -36,7 +36,7 @@ from torch import Tensor
 from spt_theory import symbolic, theory
 from spt_theory.checks import synthetic
 from spt_theory.checks.synthetic import dataset, summary
-from spt_theory.checks.theory import (
+from spt_theory.checks.harness import (
     SYMBOLIC_NS, TOLERANCE, Instance, RowLoss, ScoreGradient, random_instances, relative_error, single_threaded,
     sup_autograd, uniform_bilinear_point,
 )
@@ -51,14 +51,6 @@ from spt_theory.training import load_model_state
 BUDGET = Budget()
 """The epoch budget of every control run (the design's: scratch 8, SPT 4, finetune 3)."""
 
-CONTROL_RUNS: dict[str, tuple[str, dict]] = {
-    "alibi": ("scratch", {"attention_bias": "alibi"}),
-    "nope": ("spt", {"positional": "none"}),
-    "cls": ("scratch", {"pooling": "cls"}),
-    "last": ("scratch", {"pooling": "last"}),
-}
-"""Control name -> (recipe of :func:`spt_theory.experiments.control_recipe`, model overrides); any
-other name is a recipe itself (``scratch``, ``spt``, ``proxinit_3``, ``xspt_symmetric``...)."""
 
 
 # Thresholds, set from runs of seeds 0-2 at the design's budget (8000 / 2000 sequences, n = 100,
@@ -82,8 +74,8 @@ X6_SPT_MIN = 3.0          # SPT trajectory, mean share / chance over the finetun
 
 
 def control_spec(name: str, seed: int) -> RunSpec:
-    recipe_name, overrides = CONTROL_RUNS.get(name, (name, {}))
-    return control_recipe(recipe_name, synthetic.WALK, seed, BUDGET, **overrides)
+    """A control run (:data:`spt_theory.experiments.CONTROL_RUNS`) or any recipe, on the walk data."""
+    return control_recipe(name, synthetic.WALK, seed, BUDGET)
 
 
 def control_runs(ctx: Context, name: str) -> list[RunResult]:
