@@ -1,18 +1,21 @@
 """Every figure renders from tiny runs into PNG + PDF + JSON; --only selects; LRA table skips cleanly."""
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from spt_theory import figures
 from spt_theory.experiments import Budget, WalkData
+from spt_theory.figures import ablations, cli, context as figure_context, lra_evidence, lra_table
+from spt_theory.figures.registry import FIGURES
+from spt_theory.io import InputError
 
 TINY_DATA = WalkData(vocab=5, length=12, p=0.9, n_train=96, n_test=32)
 TINY_BUDGET = Budget(scratch_epochs=2, pretrain_epochs=2, finetune_epochs=1, batch_size=32)
 TINY_MODEL = dict(d_model=16, n_heads=2, d_ff=32)
-DRAWN = [name for name in figures.FIGURES if name not in ("lra_table", "lra_evidence")]
+DRAWN = [name for name in FIGURES if name not in ("lra_table", "lra_evidence")]
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -23,14 +26,14 @@ def cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("runs")
 
 
-def tiny_context(cache: Path, out: Path, **kw) -> figures.FigureContext:
-    return figures.FigureContext(data=TINY_DATA, budget=TINY_BUDGET, model=dict(TINY_MODEL), seeds=(0, 1),
+def tiny_context(cache: Path, out: Path, **kw) -> figure_context.FigureContext:
+    return figure_context.FigureContext(data=TINY_DATA, budget=TINY_BUDGET, model=dict(TINY_MODEL), seeds=(0, 1),
                                  cache_dir=cache, out=out, progress=False, sweep=(1, 2), t3_count=3,
                                  lra_results=out / "no-lra-results", **kw)
 
 
 @pytest.fixture(scope="module")
-def context(cache, tmp_path_factory) -> figures.FigureContext:
+def context(cache, tmp_path_factory) -> figure_context.FigureContext:
     return tiny_context(cache, tmp_path_factory.mktemp("figures"))
 
 
@@ -48,7 +51,7 @@ def assert_written(out: Path, name: str) -> dict:
 
 @pytest.mark.parametrize("name", DRAWN)
 def test_figure_renders(context, name):
-    paths = figures.FIGURES[name].draw(context)
+    paths = FIGURES[name].draw(context)
     assert [p.suffix for p in paths] == [".png", ".pdf", ".json"]
     record = assert_written(context.out, name)
     text = json.dumps(record)
@@ -57,7 +60,7 @@ def test_figure_renders(context, name):
 
 
 def test_plotted_numbers_come_from_the_runs(context):
-    figures.FIGURES["ablations"].draw(context)
+    FIGURES["ablations"].draw(context)
     record = json.loads((context.out / "ablations.json").read_text())
     scratch = next(b for b in record["bars"] if b["recipe"] == "scratch")["test_accuracy_percent"]
     runs = [context.result("scratch", s) for s in context.seeds]
@@ -65,8 +68,8 @@ def test_plotted_numbers_come_from_the_runs(context):
 
 
 def test_lra_table_skipped_without_results(context):
-    with pytest.raises(figures.FigureSkipped, match="no LRA results"):
-        figures.lra_table(context)
+    with pytest.raises(figure_context.FigureSkipped, match="no LRA results"):
+        lra_table.lra_table(context)
 
 
 def test_lra_table_from_result_json(cache, tmp_path):
@@ -78,18 +81,18 @@ def test_lra_table_from_result_json(cache, tmp_path):
     (tmp_path / "res" / "listops" / "scratch-0.json").write_text(json.dumps(result))
     ctx = tiny_context(cache, tmp_path / "out", )
     ctx.lra_results = tmp_path / "res"
-    figures.lra_table(ctx)
+    lra_table.lra_table(ctx)
     record = assert_written(ctx.out, "lra_table")
     assert record["rows"][0]["test_accuracy_percent"]["mean"] == pytest.approx(30.0)
 
 
 def test_cli_only_selects_and_skips_lra(cache, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(figures, "DEFAULT_DATA", TINY_DATA)
-    monkeypatch.setattr(figures, "DEFAULT_BUDGET", TINY_BUDGET)
-    monkeypatch.setattr(figures, "DEFAULT_MODEL", TINY_MODEL)
-    monkeypatch.setattr(figures, "DEFAULT_SWEEP", (1, 2))
+    monkeypatch.setattr(figure_context, "DEFAULT_DATA", TINY_DATA)
+    monkeypatch.setattr(figure_context, "DEFAULT_BUDGET", TINY_BUDGET)
+    monkeypatch.setattr(figure_context, "DEFAULT_MODEL", TINY_MODEL)
+    monkeypatch.setattr(figure_context, "DEFAULT_SWEEP", (1, 2))
     out = tmp_path / "out"
-    code = figures.main(["--only", "pe_toeplitz", "lra_table", "--seeds", "0", "1", "--cache-dir", str(cache),
+    code = cli.main(["--only", "pe_toeplitz", "lra_table", "--seeds", "0", "1", "--cache-dir", str(cache),
                          "--out", str(out), "--lra-results", str(tmp_path / "none"), "--no-progress"])
     assert code == 0
     assert sorted(p.name for p in out.iterdir()) == ["pe_toeplitz.json", "pe_toeplitz.pdf", "pe_toeplitz.png"]
@@ -98,11 +101,11 @@ def test_cli_only_selects_and_skips_lra(cache, tmp_path, monkeypatch, capsys):
 
 
 def test_cli_fresh_uses_a_new_cache(cache, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(figures, "DEFAULT_DATA", TINY_DATA)
-    monkeypatch.setattr(figures, "DEFAULT_BUDGET", TINY_BUDGET)
-    monkeypatch.setattr(figures, "DEFAULT_MODEL", TINY_MODEL)
+    monkeypatch.setattr(figure_context, "DEFAULT_DATA", TINY_DATA)
+    monkeypatch.setattr(figure_context, "DEFAULT_BUDGET", TINY_BUDGET)
+    monkeypatch.setattr(figure_context, "DEFAULT_MODEL", TINY_MODEL)
     base = tmp_path / "runs"
-    code = figures.main(["--only", "pe_toeplitz", "--seeds", "0", "--cache-dir", str(base), "--fresh",
+    code = cli.main(["--only", "pe_toeplitz", "--seeds", "0", "--cache-dir", str(base), "--fresh",
                          "--out", str(tmp_path / "out"), "--no-progress"])
     assert code == 0
     fresh = [p for p in base.iterdir() if p.name.startswith("fresh-")]
@@ -113,31 +116,31 @@ def test_cli_fresh_uses_a_new_cache(cache, tmp_path, monkeypatch, capsys):
 
 def test_cli_help_and_bad_arguments(capsys):
     with pytest.raises(SystemExit) as done:
-        figures.main(["--help"])
+        cli.main(["--help"])
     assert done.value.code == 0
     text = capsys.readouterr().out
-    for name in figures.FIGURES:
+    for name in FIGURES:
         assert name in text
     with pytest.raises(SystemExit) as done:
-        figures.main(["--only", "no_such_figure"])
+        cli.main(["--only", "no_such_figure"])
     assert done.value.code == 2
-    assert figures.main(["--seeds", "-1"]) == 2
+    assert cli.main(["--seeds", "-1"]) == 2
 
 
 def test_control_runs_match_verify():
     """The ablation figure's control bars are the very runs (same specs, so same cache) of X1-X5."""
     controls = pytest.importorskip("spt_theory.checks.controls")
-    ctx = figures.FigureContext(seeds=(0,))
-    entries = figures.control_entries(ctx)
+    ctx = figure_context.FigureContext(seeds=(0,))
+    entries = ablations.control_entries(ctx)
     assert entries, "controls module present but no control run found"
     for _, name in entries:
-        assert figures.control_spec(ctx, name, 0) == controls.control_spec(name, 0)
+        assert ablations.control_spec(ctx, name, 0) == controls.control_spec(name, 0)
 
 
 def test_lra_evidence_redraws_committed_sweeps_or_skips(context, tmp_path):
     out = tmp_path / "figs"
-    with pytest.raises(figures.FigureSkipped, match="no committed LRA sweep"):
-        figures.lra_evidence(figures.dataclasses.replace(context, out=out))
+    with pytest.raises(figure_context.FigureSkipped, match="no committed LRA sweep"):
+        lra_evidence.lra_evidence(dataclasses.replace(context, out=out))
     (out / "lra").mkdir(parents=True)
     summary = {"task": "listops", "seeds": [0, 1], "config": {"num_classes": 10},
                "data": {"width": 40, "n_train": 100},
@@ -149,9 +152,9 @@ def test_lra_evidence_redraws_committed_sweeps_or_skips(context, tmp_path):
                           "band_ratio": {"per_seed": [2.0, 2.2], "mean": 2.1, "std": 0.1},
                           "spt_band_ratio": {"per_seed": [5.0, 6.0], "mean": 5.5, "std": 0.7}}]}
     (out / "lra/listops.json").write_text(json.dumps(summary))
-    paths = figures.lra_evidence(figures.dataclasses.replace(context, out=out))
+    paths = lra_evidence.lra_evidence(dataclasses.replace(context, out=out))
     assert sorted(p.name for p in paths) == ["listops.pdf", "listops.png"]
     assert (out / "lra/listops.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     (out / "lra/listops.json").write_text(json.dumps({"task": "listops"}))
-    with pytest.raises(figures.InputError, match="not an LRA sweep summary"):
-        figures.lra_evidence(figures.dataclasses.replace(context, out=out))
+    with pytest.raises(InputError, match="not an LRA sweep summary"):
+        lra_evidence.lra_evidence(dataclasses.replace(context, out=out))
