@@ -36,27 +36,19 @@ from pathlib import Path
 import torch
 
 from spt_theory.cache import StageCache, config_hash
+from spt_theory.inits import INIT_HOOKS
 from spt_theory.model import PARAMETER_GROUPS, Encoder, ModelConfig
 from spt_theory.probes import attention_patterns, band_mass, mean_attention_distance
 from spt_theory.training import Dataset, DatasetTask, Stage, accuracy, load_model_state, train_stage
-from synthetic.walk import generate_walk, symmetric_walk
+from synthetic import walk
 
 
-@dataclass(frozen=True)
-class WalkData:
-    """The walk-direction data set: task parameters and split sizes (test set uses seed + 1)."""
-
-    vocab: int = 16
-    length: int = 100
-    p: float = 0.5
-    n_train: int = 8000
-    n_test: int = 2000
-    data_seed: int = 0
+class WalkData(walk.WalkData):
+    """:class:`synthetic.walk.WalkData` (the data spec and its fields) with what the toolkit makes
+    of it: the :class:`Dataset` and the model sized for it."""
 
     def build(self) -> Dataset:
-        x_tr, y_tr = generate_walk(self.vocab, self.length, self.p, self.n_train, 2 * self.data_seed)
-        x_te, y_te = generate_walk(self.vocab, self.length, self.p, self.n_test, 2 * self.data_seed + 1)
-        return Dataset(x_tr, y_tr, x_te, y_te, mask_id=self.vocab)
+        return Dataset(*self.splits(), mask_id=self.vocab)
 
     def model_config(self, **overrides) -> ModelConfig:
         """The design's 1-layer model sized for this data (token ids 0..V-1, ``<mask>`` = V)."""
@@ -222,47 +214,11 @@ def recipe(name: str, data: WalkData, seed: int, budget: Budget = Budget(),
 
 
 # ----------------------------------------------------------------------------- mechanism controls
-@dataclass(frozen=True)
-class PretrainData:
-    """Another sequence source for the SPT stages (claim X5); finetuning still uses the walk task.
-
-    ``source``: ``walk`` (the walk generator, step probability ``p``, one direction per sequence),
-    ``symmetric`` (with probability ``p`` step by +1 or -1, drawn independently at every step: no
-    direction to learn, but the same local correlations) or ``uniform`` (i.i.d. uniform tokens: no
-    neighbour structure at all, the negative control of X5).  ``permutation_seed``: relabel every
-    token by one fixed random permutation of 0..V-1 (token neighbourhoods scrambled, positions
-    kept).  ``shuffle_positions``: permute the positions of every sequence independently (token
-    counts kept, neighbour structure destroyed: the second negative control).  The sequences use
-    their own seeds (``data_seed``), distinct from the walk data's.
-    """
-
-    source: str = "walk"
-    vocab: int = 16
-    length: int = 100
-    p: float = 0.5
-    n_train: int = 8000
-    data_seed: int = 7
-    permutation_seed: int | None = None
-    shuffle_positions: bool = False
-
-    def __post_init__(self):
-        if self.source not in ("walk", "symmetric", "uniform"):
-            raise ValueError(f"source must be 'walk', 'symmetric' or 'uniform', got {self.source!r}")
+class PretrainData(walk.PretrainData):
+    """:class:`synthetic.walk.PretrainData` (the X5 source spec) as a :class:`Dataset`."""
 
     def build(self) -> Dataset:
-        gen_seed = 1000 + 2 * self.data_seed
-        if self.source == "walk":
-            x, y = generate_walk(self.vocab, self.length, self.p, self.n_train, gen_seed)
-        elif self.source == "symmetric":
-            x, y = symmetric_walk(self.vocab, self.length, self.p, self.n_train, gen_seed)
-        else:  # p = 0: every token fresh, i.e. i.i.d. uniform
-            x, y = generate_walk(self.vocab, self.length, 0.0, self.n_train, gen_seed)
-        if self.permutation_seed is not None:
-            perm = torch.randperm(self.vocab, generator=torch.Generator().manual_seed(self.permutation_seed))
-            x = perm[x]
-        if self.shuffle_positions:
-            order = torch.rand(x.shape, generator=torch.Generator().manual_seed(gen_seed + 1)).argsort(dim=1)
-            x = x.gather(1, order)
+        x, y = self.sequences()
         # the SPT stage reads only x_train; the test split is a slice so that the Dataset is whole
         return Dataset(x, y, x[:PROBE_SIZE], y[:PROBE_SIZE], mask_id=self.vocab)
 
@@ -288,63 +244,6 @@ def control_key(spec: RunSpec) -> dict:
         extra["spt_steps"] = spec.spt_steps
     return extra
 
-
-PROXINIT_OFFSETS = (1, -1)
-"""Offsets delta_h of the proximity init, cycled over heads: head h peaks at j = i + delta_h."""
-PROXINIT_ALPHA = 3.0
-"""Scale of W_Q and W_K in the proximity init.  Measured at init on the walk data (seed 0, 128
-sequences): alpha = 2 / 3 / 4 give band mass 0.44 / 0.84 / 0.95 (SPT reaches ~0.5) and attention
-0.16 / 0.39 / 0.49 on the peak offset; 3 makes each head clearly directional (0.39 vs 0.04 on the
-opposite neighbour)."""
-
-
-@torch.no_grad()
-def proximity_init(model: Encoder, offsets: tuple[int, ...] = PROXINIT_OFFSETS, alpha: float = PROXINIT_ALPHA,
-                   pairs: str = "top", project_tokens: bool = True) -> None:
-    r"""Set W_Q, W_K (every layer, biases 0) so that head h's PE-PE score peaks at offset ``delta_h``.
-
-    With sinusoidal PE, the frequency pair ``k`` of ``P_t`` is ``(sin w_k t, cos w_k t)`` and
-    ``R(theta) = [[cos, -sin], [sin, cos]]`` maps it to the pair of ``P_{t - delta}`` for
-    ``theta = w_k delta``.  Head h reads ``d_h / 2`` frequency pairs with ``W_Q = alpha I`` and
-    ``W_K = alpha blockdiag(R(w_k delta_h))``, so its PE-PE score is
-    ``alpha^2 / sqrt(d_h) sum_k cos(w_k (i - j + delta_h))``: largest at ``j = i + delta_h``.
-    ``pairs="top"``: every head reads the ``d_h / 2`` highest frequencies (sharp peaks);
-    ``"own"``: head h reads its own block of dimensions (``W_Q = alpha I``, the plain construction,
-    whose low-frequency heads are nearly flat over 100 positions).
-
-    ``project_tokens``: multiply both maps on the right by the projector onto the orthogonal
-    complement of span{token embeddings, 1}, so that at init the scores carry no token-token or
-    token-PE term (without it, e^T R e > 0 makes every head attend to equal tokens: 62% of the
-    attention went to the diagonal at alpha = 2) and the LayerNorm's centring drops out.  The
-    PE-PE profile still peaks exactly at ``j = i + delta_h`` (``tests/test_controls.py``).
-    """
-    cfg = model.cfg
-    d, dh = cfg.d_model, cfg.d_head
-    freq = torch.exp(-math.log(10000.0) * torch.arange(0, d, 2, dtype=torch.float64) / d)
-    for block in model.blocks:
-        w_q = torch.zeros(d, d, dtype=torch.float64)
-        w_k = torch.zeros(d, d, dtype=torch.float64)
-        for h in range(cfg.n_heads):
-            delta = offsets[h % len(offsets)]
-            first = 0 if pairs == "top" else h * dh
-            for c in range(0, dh, 2):
-                row, col = h * dh + c, first + c
-                theta = float(freq[col // 2]) * delta
-                w_q[row, col], w_q[row + 1, col + 1] = alpha, alpha
-                rot = alpha * torch.tensor([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]],
-                                           dtype=torch.float64)
-                w_k[row:row + 2, col:col + 2] = rot
-        if project_tokens:  # remove the token-token and token-PE terms of the scores at init
-            basis = torch.cat([model.embed.weight.detach().to(torch.float64), torch.ones(1, d, dtype=torch.float64)])
-            q, _ = torch.linalg.qr(basis.T)
-            complement = torch.eye(d, dtype=torch.float64) - q @ q.T
-            w_q, w_k = w_q @ complement, w_k @ complement
-        block.attn.qk.weight.copy_(torch.cat([w_q, w_k]).to(block.attn.qk.weight.dtype))
-        block.attn.qk.bias.zero_()
-
-
-INIT_HOOKS = {"proxinit": proximity_init}
-"""Named initialisation hooks of :class:`RunSpec` (applied after the seeded default init)."""
 
 PRETRAIN_SOURCES = {
     "symmetric": lambda walk: PretrainData("symmetric", walk.vocab, walk.length, walk.p, walk.n_train),

@@ -18,7 +18,8 @@ from spt_theory.checks.harness import (
 )
 from spt_theory.claims import Context, Measurement
 from spt_theory.experiments import (Budget, PretrainData, RunSpec, WalkData, control_recipe,
-                                    initial_model, proximity_init, recipe, stage_key)
+                                    initial_model, recipe, stage_key)
+from spt_theory.inits import proximity_init
 from synthetic.walk import symmetric_walk
 from spt_theory.model import Encoder
 from spt_theory.probes import attention_patterns, pe_score_block

@@ -7,7 +7,7 @@ control changes one ingredient and says what the explanation predicts:
 
 - X1  a built-in proximity bias (ALiBi) makes attention non-uniform from the start: supervised
       training from scratch should then learn the task without SPT;
-- X2  the same proximity put into W_Q, W_K by hand (:func:`spt_theory.experiments.proximity_init`)
+- X2  the same proximity put into W_Q, W_K by hand (:func:`spt_theory.inits.proximity_init`)
       should stand in for SPT;
 - X3  without positional encoding there is no proximity for SPT to create (band mass stays near
       uniform) and the task stays unsolved after SPT then finetune;
