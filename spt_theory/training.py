@@ -93,13 +93,12 @@ class Dataset:
 class Task(Protocol):
     """What :func:`train_stage` trains on.
 
-    ``x_train``, ``y_train``: the training split (indexed by example, on the device where the
-    loss is computed); ``lengths``: one real length per training example (on the CPU) for
-    length-bucketed batches (:func:`epoch_batches`), or None.
+    ``data``: the splits; training reads ``data.x_train`` and ``data.y_train`` (indexed by example,
+    on the device where the loss is computed).  ``lengths``: one real length per training example
+    (on the CPU) for length-bucketed batches (:func:`epoch_batches`), or None.
     """
 
-    x_train: torch.Tensor
-    y_train: torch.Tensor
+    data: Dataset
     lengths: torch.Tensor | None
 
     def loss(self, model: Encoder, stage: Stage, x: torch.Tensor, y: torch.Tensor,
@@ -121,14 +120,6 @@ class DatasetTask:
     data: Dataset
     epoch_metrics: Callable[[Encoder], dict] | None = None
     lengths: torch.Tensor | None = None
-
-    @property
-    def x_train(self) -> torch.Tensor:
-        return self.data.x_train
-
-    @property
-    def y_train(self) -> torch.Tensor:
-        return self.data.y_train
 
     def loss(self, model: Encoder, stage: Stage, x: torch.Tensor, y: torch.Tensor,
              mask_generator: torch.Generator) -> torch.Tensor:
@@ -343,7 +334,7 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
         meta = meta or {}
         optimizer = make_optimizer(model, stage)
         objective = runtime.wrap(_StageObjective(model, stage, task))
-        n = len(task.x_train)
+        n = len(task.data.x_train)
         steps_per_epoch = math.ceil(n / stage.batch_size)
         total = stage.epochs * steps_per_epoch if max_steps is None else min(stage.epochs * steps_per_epoch, max_steps)
         epochs = stage.epochs if max_steps is None else math.ceil(total / steps_per_epoch)
@@ -370,7 +361,7 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
                 for group in optimizer.param_groups:
                     group["lr"] = _learning_rate(stage, step)
                 with runtime.autocast_context():
-                    loss = objective(task.x_train[idx], task.y_train[idx], _generator(seed, 2, step))
+                    loss = objective(task.data.x_train[idx], task.data.y_train[idx], _generator(seed, 2, step))
                 reported = runtime.mean(loss.detach())
                 if not torch.isfinite(reported):
                     bar.close()

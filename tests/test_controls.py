@@ -114,7 +114,7 @@ def test_cross_data_recipe_pretrains_on_the_other_data_and_finetunes_on_the_real
     original = experiments.train_stage
 
     def recording(model, data, stage, *args, **kwargs):
-        seen.append((stage.objective, data.x_train))
+        seen.append((stage.objective, data.data.x_train))
         return original(model, data, stage, *args, **kwargs)
 
     monkeypatch.setattr(experiments, "train_stage", recording)

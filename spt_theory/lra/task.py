@@ -148,14 +148,6 @@ class LRATraining:
     runtime: Runtime
     lengths: torch.Tensor | None = None
 
-    @property
-    def x_train(self) -> torch.Tensor:
-        return self.data.x_train
-
-    @property
-    def y_train(self) -> torch.Tensor:
-        return self.data.y_train
-
     def loss(self, model: Encoder, stage: Stage, x: torch.Tensor, y: torch.Tensor,
              mask_generator: torch.Generator) -> torch.Tensor:
         return self.task.loss(model, stage, x, y, mask_generator)
