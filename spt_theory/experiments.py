@@ -1,9 +1,10 @@
 """Named experiments on the walk task, cached on disk by a hash of their full config.
 
-A run is a :class:`RunSpec`: the data (:class:`WalkData`), the model (:class:`ModelConfig`), the
-seed and a sequence of training stages.  Stage ``k`` is cached in ``cache_dir/<key_k>/`` where
-``key_k`` hashes everything it depends on: data, model, seed, the full stages before it, and the
-stage itself *without its epoch count*.  Its directory keeps ``epoch_<e>.pt`` for every epoch
+A run is a :class:`RunSpec`: the data (:class:`WalkData`, the spec of :mod:`synthetic.walk`), the
+model (:class:`ModelConfig`), the seed and a sequence of training stages.  Stage ``k`` is cached in
+the :class:`~spt_theory.cache.StageCache` ``cache_dir/<key_k>/`` (:func:`stage_cache`) where
+``key_k`` (:func:`stage_key`) hashes everything it depends on: data, model, seed, the full stages
+before it, and the stage itself *without its epoch count*.  Its directory keeps ``epoch_<e>.pt`` for every epoch
 (``keep_checkpoints="all"``: E9 reuses epochs 1, 2, 4, 8 of one pretraining, X6 reads every epoch), so
 the same stage run for fewer epochs (the pretraining-length sweep) or resumed after a kill reuses
 what was trained.  With a constant learning rate after warm-up, epoch ``e`` of a longer run is
@@ -20,8 +21,9 @@ PE-PE scores peak at offsets +-1) and/or another sequence source for the SPT sta
 (``pretrain_data``, a :class:`PretrainData`).  Both enter the stage keys only when set, so every
 plain :class:`RunSpec` keeps its key.  Recipes: ``proxinit`` / ``proxinit_<e>`` (supervised from the
 proximity init, scratch budget / ``e`` epochs) and ``xspt_<source>`` / ``xspt_<source>_long``
-(SPT on ``source`` = ``symmetric``, ``p08`` or ``perm``, then finetune on the walk task for the
-finetune / scratch budget), built by :func:`control_recipe`.
+(SPT on a :data:`PRETRAIN_SOURCES` source, then finetune on the walk task for the finetune /
+scratch budget), and the :data:`CONTROL_RUNS` (a recipe on another architecture: ``alibi``,
+``nope``, ``cls``, ``last``), built by :func:`control_recipe`.
 """
 
 from __future__ import annotations
