@@ -529,14 +529,14 @@ def test_verify_full_disk_one_line_exit_2(tmp_path, monkeypatch, capsys):
 
 
 def test_figures_full_disk_one_line_exit_2(tmp_path, monkeypatch, capsys):
-    from spt_theory import figures
+    from spt_theory.figures import cli, registry
 
     def draw(ctx):
         return [atomic_write(ctx.out / "f.json", lambda tmp: (_ for _ in ()).throw(
             OSError(errno.ENOSPC, "No space left on device")))]
 
-    monkeypatch.setitem(figures.FIGURES, "attention_maps", figures.Figure("attention_maps", draw, "E4", "-"))
-    assert figures.main(["--only", "attention_maps", "--out", str(tmp_path / "fig"),
+    monkeypatch.setitem(registry.FIGURES, "attention_maps", registry.Figure("attention_maps", draw, "E4", "-"))
+    assert cli.main(["--only", "attention_maps", "--out", str(tmp_path / "fig"),
                          "--cache-dir", str(tmp_path / "c")]) == 2
     _one_error_line(capsys.readouterr().err, "f.json", "No space left on device")
     assert _files(tmp_path / "fig") == []

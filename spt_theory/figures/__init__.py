@@ -15,6 +15,7 @@ Figures (claims they support in brackets):
   ablations          final test accuracy: scratch, SPT, frozen, hybrid inits, controls (E2-E6, X1-X5)
   pretrain_sweep     finetuned accuracy and band mass against SPT epochs (E9)
   lra_table          LRA results table from the runner's result JSONs (skipped when there are none)
+  lra_evidence       the committed LRA sweeps redrawn: accuracy per cell, attention proximity (L1-L4)
 
 Examples::
 
@@ -24,7 +25,8 @@ Examples::
 
 Layout: one module per figure (named like it, registering itself in :data:`registry.FIGURES`
 with ``@figure``), ``style`` (palette, sizes), ``context`` (runs, provenance, files), ``cli``.
-Importing this package imports every figure module.
+Importing this package imports every figure module, so a new figure is one new module:
+``spt_theory/figures/NAME.py`` with ``@figure("claims", "what it shows") def NAME(ctx)``.
 """
 
 import importlib
