@@ -30,3 +30,28 @@ PINNED = [
 def test_walk_stage_keys_are_those_of_the_cached_runs(name, data, seed, overrides, keys):
     spec = control_recipe(name, data, seed, Budget(), **overrides)
     assert [stage_key(spec, k) for k in range(len(spec.stages))] == keys
+
+
+def test_lra_stage_keys_are_those_of_the_cached_runs(tmp_path, monkeypatch):
+    """The LRA runner's keys (scratch, pretrain, finetune) on the tiny release-layout data of
+    ``test_lra_pipeline``: the stage folders it asks for, training replaced by a stub that writes
+    the best checkpoint the finetune stage transplants from."""
+    import torch
+
+    from spt_theory.lra import runner
+    from test_lra_pipeline import _write_lra
+
+    asked = []
+
+    def stub(model, task, stage, seed, cache, **kwargs):
+        asked.append(cache.key)
+        cache.dir.mkdir(parents=True, exist_ok=True)
+        torch.save({"format": 2, "model": model.state_dict(), "optimizer": {}, "epoch": 1, "step_in_epoch": 0,
+                    "loss_sum": 0.0, "history": []}, cache.checkpoint(1))
+        return [{"epoch": 1, "loss": 1.0, "seconds": 0.0, "val_loss": 1.0, "val_accuracy": 0.5, "test_accuracy": 0.5}]
+
+    monkeypatch.setattr(runner, "train_stage", stub)
+    root = _write_lra(tmp_path / "lra")
+    runner.LRARun(runner.RunOptions(task="listops", data_dir=root, tiny=True, out=tmp_path / "out",
+                                    progress=False)).confirm()
+    assert asked == ["9c900e3c17c2b4a7", "d30b74a02dffc7e9", "c87d0c8e5f2ca17d"]
