@@ -10,7 +10,9 @@ figure and compares it with a threshold.  Layers register their claims with :fun
         return at_most(err, 1e-10)
 
 Claim ids start with a letter naming the layer: ``T`` theory, ``E`` synthetic experiments,
-``X`` mechanism controls beyond the paper, ``L`` LRA evidence.  Check modules live in :mod:`spt_theory.checks`.
+``X`` mechanism controls beyond the paper, ``L`` LRA evidence.  Check modules live in
+:mod:`spt_theory.checks`; this module imports none of them (it is a plain registry):
+:mod:`spt_theory.verify` imports them all.
 """
 
 from __future__ import annotations
@@ -99,6 +101,4 @@ def _order(claim_id: str) -> tuple[int, int, str]:
 
 def all_claims() -> list[Claim]:
     """Every registered claim, theory first, then experiments, then controls, by number."""
-    import spt_theory.checks  # noqa: F401  (importing registers the checks)
-
     return sorted(REGISTRY.values(), key=lambda c: _order(c.id))

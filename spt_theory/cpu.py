@@ -22,6 +22,15 @@ attention kernel) then start nested thread teams, and attention gets ~1.5x slowe
 count is set back.  :func:`intra_op_threads` changes only OpenMP's count, which torch's intra-op
 parallelism reads, so code that needs one thread for a while leaves training at full speed.
 
+**Gathers and tables.**  :func:`gather_rows` is ``table[index]`` by ``index_select`` on the CPU
+(its backward, an index_add, is ~7x faster than the embedding backward there) and by
+``F.embedding`` elsewhere (its CUDA backward is deterministic, index_add's is not).
+:func:`tabulated` computes a row map ``f`` of token embedding plus position, ``f(E[x] + P)``, as
+the table ``T[v n + t] = f(E_v + P_t)`` over every (token, position) pair, gathered at row
+``x_bt n + t``: exact, and V n rows of work instead of B n, which pays when the batch B is at
+least twice the vocabulary V (:func:`table_pays`).  The encoder computes its first block's Q, K, V
+so (``spt_theory.model.Encoder.first_qkv``).
+
 **Allocator.**  glibc returns freed blocks of more than a few MiB to the kernel and page-faults
 them back in on the next allocation; a training step allocates tens of such activations.
 :func:`tune_allocator` keeps them in the heap (``mallopt``: mmap threshold 32 MiB, trim threshold
@@ -119,6 +128,26 @@ def _cpu_autocast() -> bool:
         return torch.is_autocast_enabled("cpu")
     except TypeError:  # torch < 2.4
         return torch.is_autocast_cpu_enabled()
+
+
+def gather_rows(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """table[index], shape index.shape + (d,), by the faster gather of the device (module doc)."""
+    if table.device.type == "cpu":
+        return table.index_select(0, index.flatten()).view(*index.shape, table.shape[1])
+    return F.embedding(index, table)
+
+
+def table_pays(vocab: int, batch: int) -> bool:
+    """Whether a (token, position) table (:func:`tabulated`) does less work than the batch: 2 V <= B."""
+    return 2 * vocab <= batch
+
+
+def tabulated(f, embedding: torch.Tensor, positions: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """``f(E[x] + P[:n])`` for token ids ``x`` (batch, n), from the table of ``f`` over every
+    (token, position) pair (module doc); ``f`` maps rows (m, d) to rows (m, d')."""
+    n = x.shape[1]
+    table = f((embedding[:, None, :] + positions[:n]).flatten(0, 1))
+    return gather_rows(table, x * n + torch.arange(n, device=x.device))
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:

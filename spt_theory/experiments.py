@@ -1,9 +1,10 @@
 """Named experiments on the walk task, cached on disk by a hash of their full config.
 
-A run is a :class:`RunSpec`: the data (:class:`WalkData`), the model (:class:`ModelConfig`), the
-seed and a sequence of training stages.  Stage ``k`` is cached in ``cache_dir/<key_k>/`` where
-``key_k`` hashes everything it depends on: data, model, seed, the full stages before it, and the
-stage itself *without its epoch count*.  Its directory keeps ``epoch_<e>.pt`` for every epoch
+A run is a :class:`RunSpec`: the data (:class:`WalkData`, the spec of :mod:`synthetic.walk`), the
+model (:class:`ModelConfig`), the seed and a sequence of training stages.  Stage ``k`` is cached in
+the :class:`~spt_theory.cache.StageCache` ``cache_dir/<key_k>/`` (:func:`stage_cache`) where
+``key_k`` (:func:`stage_key`) hashes everything it depends on: data, model, seed, the full stages
+before it, and the stage itself *without its epoch count*.  Its directory keeps ``epoch_<e>.pt`` for every epoch
 (``keep_checkpoints="all"``: E9 reuses epochs 1, 2, 4, 8 of one pretraining, X6 reads every epoch), so
 the same stage run for fewer epochs (the pretraining-length sweep) or resumed after a kill reuses
 what was trained.  With a constant learning rate after warm-up, epoch ``e`` of a longer run is
@@ -20,14 +21,14 @@ PE-PE scores peak at offsets +-1) and/or another sequence source for the SPT sta
 (``pretrain_data``, a :class:`PretrainData`).  Both enter the stage keys only when set, so every
 plain :class:`RunSpec` keeps its key.  Recipes: ``proxinit`` / ``proxinit_<e>`` (supervised from the
 proximity init, scratch budget / ``e`` epochs) and ``xspt_<source>`` / ``xspt_<source>_long``
-(SPT on ``source`` = ``symmetric``, ``p08`` or ``perm``, then finetune on the walk task for the
-finetune / scratch budget), built by :func:`control_recipe`.
+(SPT on a :data:`PRETRAIN_SOURCES` source, then finetune on the walk task for the finetune /
+scratch budget), and the :data:`CONTROL_RUNS` (a recipe on another architecture: ``alibi``,
+``nope``, ``cls``, ``last``), built by :func:`control_recipe`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import platform
@@ -36,28 +37,20 @@ from pathlib import Path
 
 import torch
 
-from spt_theory.io import write_json
+from spt_theory.cache import StageCache, config_hash
+from spt_theory.inits import INIT_HOOKS
 from spt_theory.model import PARAMETER_GROUPS, Encoder, ModelConfig
 from spt_theory.probes import attention_patterns, band_mass, mean_attention_distance
-from spt_theory.training import Dataset, Stage, accuracy, load_checkpoint, load_model_state, train_stage
-from synthetic.walk import generate_walk, symmetric_walk
+from spt_theory.training import Dataset, DatasetTask, Stage, accuracy, load_model_state, train_stage
+from synthetic import walk
 
 
-@dataclass(frozen=True)
-class WalkData:
-    """The walk-direction data set: task parameters and split sizes (test set uses seed + 1)."""
-
-    vocab: int = 16
-    length: int = 100
-    p: float = 0.5
-    n_train: int = 8000
-    n_test: int = 2000
-    data_seed: int = 0
+class WalkData(walk.WalkData):
+    """:class:`synthetic.walk.WalkData` (the data spec and its fields) with what the toolkit makes
+    of it: the :class:`Dataset` and the model sized for it."""
 
     def build(self) -> Dataset:
-        x_tr, y_tr = generate_walk(self.vocab, self.length, self.p, self.n_train, 2 * self.data_seed)
-        x_te, y_te = generate_walk(self.vocab, self.length, self.p, self.n_test, 2 * self.data_seed + 1)
-        return Dataset(x_tr, y_tr, x_te, y_te, mask_id=self.vocab)
+        return Dataset(*self.splits(), mask_id=self.vocab)
 
     def model_config(self, **overrides) -> ModelConfig:
         """The design's 1-layer model sized for this data (token ids 0..V-1, ``<mask>`` = V)."""
@@ -89,14 +82,12 @@ class RunSpec:
             raise ValueError(f"spt_steps must be >= 1, got {self.spt_steps}")
 
 
-def config_hash(obj) -> str:
-    """sha256 (16 hex digits) of the canonical JSON of a (nested) dataclass."""
-    text = json.dumps(dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) else obj,
-                      sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 CACHE_FORMAT = 2  # bump when the checkpoint layout, the recorded metrics or the training semantics change
+
+
+def stage_cache(spec: RunSpec, k: int, cache_dir: Path) -> StageCache:
+    """Where stage ``k`` of ``spec`` is cached under ``cache_dir``."""
+    return StageCache(Path(cache_dir), stage_key(spec, k))
 
 
 def stage_key(spec: RunSpec, k: int) -> str:
@@ -159,22 +150,21 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
         if k > 0 and set(stage.keep) != set(PARAMETER_GROUPS):
             torch.manual_seed(spec.seed * 1000 + k)
             model.reset_parameters(tuple(g for g in PARAMETER_GROUPS if g not in stage.keep))
-        stage_dir = cache_dir / stage_key(spec, k)
-        done = stage_dir / f"epoch_{stage.epochs}.pt"
-        stage_data = data
-        if stage.objective == "spt" and spec.pretrain_data is not None:
-            stage_data = build_pretrain_data(spec.pretrain_data)  # X5: SPT on another source
-        if done.exists():
-            ckpt = load_checkpoint(done)
-            load_model_state(model, ckpt["model"], done)
-            history = list(ckpt["history"])
+        cache = stage_cache(spec, k, cache_dir)
+        task = DatasetTask(data, metrics)
+        if stage.objective == "spt" and spec.pretrain_data is not None:  # X5: SPT on another source
+            task = DatasetTask(build_pretrain_data(spec.pretrain_data), metrics)
+        if cache.has(stage.epochs):
+            checkpoint = cache.load(stage.epochs)
+            load_model_state(model, checkpoint["model"], cache.checkpoint(stage.epochs))
+            history = list(checkpoint["history"])
         else:
             meta = {"spec": json.loads(json.dumps(dataclasses.asdict(spec), default=str)), "stage": k,
                     "torch": str(torch.__version__), "python": platform.python_version()}
-            history = train_stage(model, stage_data, stage, spec.seed * 1000 + k, stage_dir,
-                                  epoch_metrics=metrics, meta=meta, progress=progress, keep_checkpoints="all",
+            history = train_stage(model, task, stage, spec.seed * 1000 + k, cache, meta=meta, progress=progress,
+                                  keep_checkpoints="all",
                                   max_steps=spec.spt_steps if stage.objective == "spt" else None)
-            write_json(stage_dir / "run.json", {**meta, "history": history})
+            cache.write_record({**meta, "history": history})
         if stage.epochs == 0:
             history = [{"epoch": 0, **metrics(model)}]
         histories.append(history)
@@ -226,47 +216,11 @@ def recipe(name: str, data: WalkData, seed: int, budget: Budget = Budget(),
 
 
 # ----------------------------------------------------------------------------- mechanism controls
-@dataclass(frozen=True)
-class PretrainData:
-    """Another sequence source for the SPT stages (claim X5); finetuning still uses the walk task.
-
-    ``source``: ``walk`` (the walk generator, step probability ``p``, one direction per sequence),
-    ``symmetric`` (with probability ``p`` step by +1 or -1, drawn independently at every step: no
-    direction to learn, but the same local correlations) or ``uniform`` (i.i.d. uniform tokens: no
-    neighbour structure at all, the negative control of X5).  ``permutation_seed``: relabel every
-    token by one fixed random permutation of 0..V-1 (token neighbourhoods scrambled, positions
-    kept).  ``shuffle_positions``: permute the positions of every sequence independently (token
-    counts kept, neighbour structure destroyed: the second negative control).  The sequences use
-    their own seeds (``data_seed``), distinct from the walk data's.
-    """
-
-    source: str = "walk"
-    vocab: int = 16
-    length: int = 100
-    p: float = 0.5
-    n_train: int = 8000
-    data_seed: int = 7
-    permutation_seed: int | None = None
-    shuffle_positions: bool = False
-
-    def __post_init__(self):
-        if self.source not in ("walk", "symmetric", "uniform"):
-            raise ValueError(f"source must be 'walk', 'symmetric' or 'uniform', got {self.source!r}")
+class PretrainData(walk.PretrainData):
+    """:class:`synthetic.walk.PretrainData` (the X5 source spec) as a :class:`Dataset`."""
 
     def build(self) -> Dataset:
-        gen_seed = 1000 + 2 * self.data_seed
-        if self.source == "walk":
-            x, y = generate_walk(self.vocab, self.length, self.p, self.n_train, gen_seed)
-        elif self.source == "symmetric":
-            x, y = symmetric_walk(self.vocab, self.length, self.p, self.n_train, gen_seed)
-        else:  # p = 0: every token fresh, i.e. i.i.d. uniform
-            x, y = generate_walk(self.vocab, self.length, 0.0, self.n_train, gen_seed)
-        if self.permutation_seed is not None:
-            perm = torch.randperm(self.vocab, generator=torch.Generator().manual_seed(self.permutation_seed))
-            x = perm[x]
-        if self.shuffle_positions:
-            order = torch.rand(x.shape, generator=torch.Generator().manual_seed(gen_seed + 1)).argsort(dim=1)
-            x = x.gather(1, order)
+        x, y = self.sequences()
         # the SPT stage reads only x_train; the test split is a slice so that the Dataset is whole
         return Dataset(x, y, x[:PROBE_SIZE], y[:PROBE_SIZE], mask_id=self.vocab)
 
@@ -293,63 +247,6 @@ def control_key(spec: RunSpec) -> dict:
     return extra
 
 
-PROXINIT_OFFSETS = (1, -1)
-"""Offsets delta_h of the proximity init, cycled over heads: head h peaks at j = i + delta_h."""
-PROXINIT_ALPHA = 3.0
-"""Scale of W_Q and W_K in the proximity init.  Measured at init on the walk data (seed 0, 128
-sequences): alpha = 2 / 3 / 4 give band mass 0.44 / 0.84 / 0.95 (SPT reaches ~0.5) and attention
-0.16 / 0.39 / 0.49 on the peak offset; 3 makes each head clearly directional (0.39 vs 0.04 on the
-opposite neighbour)."""
-
-
-@torch.no_grad()
-def proximity_init(model: Encoder, offsets: tuple[int, ...] = PROXINIT_OFFSETS, alpha: float = PROXINIT_ALPHA,
-                   pairs: str = "top", project_tokens: bool = True) -> None:
-    r"""Set W_Q, W_K (every layer, biases 0) so that head h's PE-PE score peaks at offset ``delta_h``.
-
-    With sinusoidal PE, the frequency pair ``k`` of ``P_t`` is ``(sin w_k t, cos w_k t)`` and
-    ``R(theta) = [[cos, -sin], [sin, cos]]`` maps it to the pair of ``P_{t - delta}`` for
-    ``theta = w_k delta``.  Head h reads ``d_h / 2`` frequency pairs with ``W_Q = alpha I`` and
-    ``W_K = alpha blockdiag(R(w_k delta_h))``, so its PE-PE score is
-    ``alpha^2 / sqrt(d_h) sum_k cos(w_k (i - j + delta_h))``: largest at ``j = i + delta_h``.
-    ``pairs="top"``: every head reads the ``d_h / 2`` highest frequencies (sharp peaks);
-    ``"own"``: head h reads its own block of dimensions (``W_Q = alpha I``, the plain construction,
-    whose low-frequency heads are nearly flat over 100 positions).
-
-    ``project_tokens``: multiply both maps on the right by the projector onto the orthogonal
-    complement of span{token embeddings, 1}, so that at init the scores carry no token-token or
-    token-PE term (without it, e^T R e > 0 makes every head attend to equal tokens: 62% of the
-    attention went to the diagonal at alpha = 2) and the LayerNorm's centring drops out.  The
-    PE-PE profile still peaks exactly at ``j = i + delta_h`` (``tests/test_controls.py``).
-    """
-    cfg = model.cfg
-    d, dh = cfg.d_model, cfg.d_head
-    freq = torch.exp(-math.log(10000.0) * torch.arange(0, d, 2, dtype=torch.float64) / d)
-    for block in model.blocks:
-        w_q = torch.zeros(d, d, dtype=torch.float64)
-        w_k = torch.zeros(d, d, dtype=torch.float64)
-        for h in range(cfg.n_heads):
-            delta = offsets[h % len(offsets)]
-            first = 0 if pairs == "top" else h * dh
-            for c in range(0, dh, 2):
-                row, col = h * dh + c, first + c
-                theta = float(freq[col // 2]) * delta
-                w_q[row, col], w_q[row + 1, col + 1] = alpha, alpha
-                rot = alpha * torch.tensor([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]],
-                                           dtype=torch.float64)
-                w_k[row:row + 2, col:col + 2] = rot
-        if project_tokens:  # remove the token-token and token-PE terms of the scores at init
-            basis = torch.cat([model.embed.weight.detach().to(torch.float64), torch.ones(1, d, dtype=torch.float64)])
-            q, _ = torch.linalg.qr(basis.T)
-            complement = torch.eye(d, dtype=torch.float64) - q @ q.T
-            w_q, w_k = w_q @ complement, w_k @ complement
-        block.attn.qk.weight.copy_(torch.cat([w_q, w_k]).to(block.attn.qk.weight.dtype))
-        block.attn.qk.bias.zero_()
-
-
-INIT_HOOKS = {"proxinit": proximity_init}
-"""Named initialisation hooks of :class:`RunSpec` (applied after the seeded default init)."""
-
 PRETRAIN_SOURCES = {
     "symmetric": lambda walk: PretrainData("symmetric", walk.vocab, walk.length, walk.p, walk.n_train),
     "p08": lambda walk: PretrainData("walk", walk.vocab, walk.length, 0.8, walk.n_train),
@@ -364,15 +261,30 @@ structure kept); negative controls without neighbour structure: (d) i.i.d. unifo
 walk's own sequences with positions shuffled."""
 
 
+CONTROL_RUNS: dict[str, tuple[str, dict]] = {
+    "alibi": ("scratch", {"attention_bias": "alibi"}),
+    "nope": ("spt", {"positional": "none"}),
+    "cls": ("scratch", {"pooling": "cls"}),
+    "last": ("scratch", {"pooling": "last"}),
+}
+"""Control runs that are a recipe on another architecture: name -> (recipe, model overrides);
+the overrides win over the caller's."""
+
+
 def control_recipe(name: str, data: WalkData, seed: int, budget: Budget = Budget(),
                    **model_overrides) -> RunSpec:
     """The runs of the mechanism controls (or any :func:`recipe` name, returned unchanged).
 
+    :data:`CONTROL_RUNS` names (``alibi``, ``nope``, ``cls``, ``last``): their recipe with their
+    model overrides.
     ``proxinit``: supervised from the proximity init for the scratch budget (``proxinit_<e>``:
     ``e`` epochs; same stage key, so one is a prefix of the other).  ``xspt_<source>``: SPT on a
     :data:`PRETRAIN_SOURCES` source, then finetune on ``data`` for the finetune budget
     (``xspt_<source>_long``: for the scratch budget).
     """
+    if name in CONTROL_RUNS:
+        base_name, overrides = CONTROL_RUNS[name]
+        return control_recipe(base_name, data, seed, budget, **{**model_overrides, **overrides})
     if name == "proxinit" or name.startswith("proxinit_"):
         base = recipe("scratch", data, seed, budget, **model_overrides)
         if name != "proxinit":

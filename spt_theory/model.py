@@ -20,11 +20,15 @@ so padded queries stay finite and never reach a real position) and the pooled ve
 the last real position; ``mean_all`` is the mean over all n positions, padding included (the
 official LRA Pathfinder readout).  A padded batch thus gives the outputs of its unpadded examples.
 
-Linear layers are :class:`spt_theory.cpu.Linear` (``nn.Linear`` computed by oneDNN on the CPU).
-For token input the first block's Q, K, V projection is tabulated when the batch is at least
-twice the vocabulary: LN(E_v + P_t) W_QKV^T depends only on the token v and the position t, so it
-is computed for the V x n table and gathered, which is exact and does V n rows of work instead of
-B n (``Encoder.first_qkv``).
+Speed (:mod:`spt_theory.cpu`): linear layers are :class:`spt_theory.cpu.Linear` (``nn.Linear``
+computed by oneDNN on the CPU), embeddings are read with :func:`spt_theory.cpu.gather_rows`, and
+for token input the first block's Q, K, V, LN(E_v + P_t) W_QKV^T, depends only on the token v and
+the position t, so it is computed once per (v, t) and gathered (:func:`spt_theory.cpu.tabulated`,
+``Encoder.first_qkv``) when that pays.
+
+Layout of W_Q, W_K: the ``qk`` layer's weight is [W_Q; W_K] (2 d x d), and rows h d_h .. (h+1) d_h
+of each half belong to head h.  :meth:`Attention.split_query_key` and :meth:`Attention.split_heads`
+are the only places that know it; probes, checks and initialisations read W_Q^h, W_K^h through them.
 
 Two attention paths compute the same thing: the fused ``scaled_dot_product_attention`` when nobody
 asks for the weights, and the explicit softmax path when a probe passes a ``cache`` dict.  With a
@@ -46,7 +50,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from spt_theory.cpu import Linear, linear
+from spt_theory.cpu import Linear, gather_rows, linear, table_pays, tabulated
 
 PARAMETER_GROUPS = ("qk", "vo", "mlp", "norm", "embed", "head", "decoder")
 POOLINGS = ("mean", "mean_all", "max", "cls", "last")
@@ -122,15 +126,6 @@ def alibi_bias(length: int, n_heads: int) -> torch.Tensor:
     return -slopes[:, None, None] * distance
 
 
-def gather_rows(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """table[index], shape index.shape + (d,): ``index_select`` on the CPU (its backward, an
-    index_add, is ~7x faster than the embedding backward there), ``F.embedding`` elsewhere (its
-    CUDA backward is deterministic, index_add's is not)."""
-    if table.device.type == "cpu":
-        return table.index_select(0, index.flatten()).view(*index.shape, table.shape[1])
-    return F.embedding(index, table)
-
-
 def attention_mask(bias: torch.Tensor | None, valid: torch.Tensor | None) -> torch.Tensor | None:
     """What attention adds to its scores: the fixed ``bias`` (heads, n, n) and, where ``valid``
     (batch, n) is given, -inf at padded keys: a bool mask (batch, 1, 1, n) without a bias, else
@@ -155,6 +150,15 @@ class Attention(nn.Module):
         self.v = Linear(cfg.d_model, cfg.d_model)
         self.out = Linear(cfg.d_model, cfg.d_model)
 
+    def split_query_key(self, t: torch.Tensor, dim: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """The W_Q and W_K parts (views) of a tensor laid out like ``qk.weight`` along ``dim``: the
+        weight, the bias, their gradients (dim 0), or a transposed weight (dim 1)."""
+        return t.chunk(2, dim=dim)
+
+    def split_heads(self, t: torch.Tensor, dim: int = -1) -> torch.Tensor:
+        """``t`` with its ``dim`` of size d viewed as (heads, d_h): head h owns d_h h .. d_h (h+1)."""
+        return t.unflatten(dim, (self.n_heads, self.d_head))
+
     def project(self, u: torch.Tensor) -> torch.Tensor:
         """[Q, K, V] = u [W_Q; W_K; W_V]^T + [b_Q, b_K, b_V], shape (..., 3 d)."""
         return linear(u, torch.cat([self.qk.weight, self.v.weight]), torch.cat([self.qk.bias, self.v.bias]))
@@ -165,7 +169,7 @@ class Attention(nn.Module):
         with True where attention is allowed (:func:`attention_mask`)."""
         b, n, d = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
         # split, not unbind: the backward then concatenates dQ, dK, dV in place of stack + copy
-        q, k, v = (t.unflatten(-1, (self.n_heads, self.d_head)).transpose(1, 2) for t in qkv.split(d, dim=-1))
+        q, k, v = (self.split_heads(t).transpose(1, 2) for t in qkv.split(d, dim=-1))
         if cache is None:
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
         else:
@@ -268,16 +272,13 @@ class Encoder(nn.Module):
     def tabulates_first_qkv(self, x: torch.Tensor) -> bool:
         """Whether :meth:`encode` computes the first block's Q, K, V by table (see the module doc)."""
         return (self.cfg.vocab_size > 0 and self.cls is None and x.dim() == 2
-                and 2 * self.cfg.vocab_size <= x.shape[0])
+                and table_pays(self.cfg.vocab_size, x.shape[0]))
 
     def first_qkv(self, x: torch.Tensor) -> torch.Tensor:
         """Q, K, V of the first block from the table T[v n + t] = LN(E_v + P_t) W_QKV^T, gathered
         at row x_bt n + t for every (b, t); equals ``blocks[0].attn.project(LN(E[x] + P))``."""
-        n = x.shape[1]
         block = self.blocks[0]
-        inputs = (self.embed.weight[:, None, :] + self.pe[:n]).flatten(0, 1)
-        table = block.attn.project(block.ln_attn(inputs))
-        return gather_rows(table, x * n + torch.arange(n, device=x.device))
+        return tabulated(lambda u: block.attn.project(block.ln_attn(u)), self.embed.weight, self.pe, x)
 
     def encode(self, x: torch.Tensor, cache: dict | None = None,
                valid: torch.Tensor | None = None) -> torch.Tensor:

@@ -87,11 +87,10 @@ def pe_score_block(model: Encoder, layer: int = 0) -> torch.Tensor:
     """
     block = model.blocks[layer]
     p = model.pe[: model.cfg.max_len] * block.ln_attn.weight.detach()
-    w_q, w_k = block.attn.qk.weight.detach().chunk(2, dim=0)
-    h, dh = model.cfg.n_heads, model.cfg.d_head
-    q = (p @ w_q.T).view(-1, h, dh).transpose(0, 1)
-    k = (p @ w_k.T).view(-1, h, dh).transpose(0, 1)
-    return q @ k.transpose(-1, -2) / math.sqrt(dh)
+    w_q, w_k = block.attn.split_query_key(block.attn.qk.weight.detach())
+    q = block.attn.split_heads(p @ w_q.T).transpose(0, 1)
+    k = block.attn.split_heads(p @ w_k.T).transpose(0, 1)
+    return q @ k.transpose(-1, -2) / math.sqrt(model.cfg.d_head)
 
 
 def diagonal_profile(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -24,7 +24,6 @@ from spt_theory.experiments import Budget, RunSpec, WalkData, run
 from spt_theory.io import InputError, write_json
 from spt_theory.model import PARAMETER_GROUPS
 from spt_theory.training import Stage, TrainingDiverged
-from synthetic.walk import WalkTask
 
 MODES = ("scratch", "spt", "frozen", "hybrid", "pretrain")
 
@@ -32,11 +31,10 @@ MODES = ("scratch", "spt", "frozen", "hybrid", "pretrain")
 def build_spec(args: argparse.Namespace) -> RunSpec:
     """Turn the command line into a :class:`RunSpec` (bad values raise :class:`InputError`)."""
     try:  # the task's own checks, before anything is generated or written
-        WalkTask(args.vocab, args.length, args.p)
+        data = WalkData(vocab=args.vocab, length=args.length, p=args.p, n_train=args.n_train,
+                        n_test=args.n_test, data_seed=args.data_seed)
     except ValueError as err:
         raise InputError(f"walk task: {err}") from None
-    data = WalkData(vocab=args.vocab, length=args.length, p=args.p, n_train=args.n_train,
-                    n_test=args.n_test, data_seed=args.data_seed)
     try:
         model = data.model_config(d_model=args.d_model, n_heads=args.heads, d_ff=4 * args.d_model,
                                   n_layers=args.layers, pooling=args.pooling,
@@ -110,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                                  f"got {getattr(args, name)}")
         try:
             spec = build_spec(args)
-        except ValueError as err:  # WalkTask's own validation
+        except ValueError as err:  # the model config's own validation
             raise InputError(str(err)) from None
         if args.threads is not None:
             cpu.set_intra_op_threads(args.threads)

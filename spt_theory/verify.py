@@ -13,14 +13,27 @@ cache or the report cannot be written (read-only folder, full disk).
 from __future__ import annotations
 
 import argparse
+import importlib
+import pkgutil
 import platform
 import sys
 import time
 import traceback
 from pathlib import Path
 
+from spt_theory import checks
 from spt_theory.claims import Claim, Context, Measurement, all_claims
 from spt_theory.io import InputError, StorageError, write_json
+
+
+def import_checks() -> None:
+    """Import every module of :mod:`spt_theory.checks`: a check module registers its claims with
+    :mod:`spt_theory.claims` when imported (a new module there is picked up without any edit)."""
+    for module in pkgutil.iter_modules(checks.__path__):
+        importlib.import_module(f"{checks.__name__}.{module.name}")
+
+
+import_checks()
 
 
 def _format_measured(value: float | str) -> str:

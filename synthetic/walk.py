@@ -24,21 +24,84 @@ from fractions import Fraction
 import torch
 
 
+def check_walk(vocab: int, length: int, p: float) -> None:
+    """ValueError unless ``vocab >= 2``, ``length >= 2`` and ``0 <= p <= 1``."""
+    if vocab < 2:
+        raise ValueError(f"vocab must be >= 2, got {vocab}")
+    if length < 2:
+        raise ValueError(f"length must be >= 2, got {length}")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p}")
+
+
 @dataclass(frozen=True)
-class WalkTask:
-    """Parameters of the walk-direction task (the design's defaults)."""
+class WalkData:
+    """The walk-direction data set (the design's defaults): task parameters ``vocab`` (V),
+    ``length`` (n), ``p``, and split sizes.  The training split is drawn with seed
+    ``2 data_seed``, the test split with ``2 data_seed + 1``.  Its fields enter the cache keys of
+    every walk run (:func:`spt_theory.experiments.stage_key`): never rename one."""
 
     vocab: int = 16
     length: int = 100
     p: float = 0.5
+    n_train: int = 8000
+    n_test: int = 2000
+    data_seed: int = 0
 
     def __post_init__(self):
-        if self.vocab < 2:
-            raise ValueError(f"vocab must be >= 2, got {self.vocab}")
-        if self.length < 2:
-            raise ValueError(f"length must be >= 2, got {self.length}")
-        if not 0.0 <= self.p <= 1.0:
-            raise ValueError(f"p must be in [0, 1], got {self.p}")
+        check_walk(self.vocab, self.length, self.p)
+
+    def splits(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(x_train, y_train, x_test, y_test)``."""
+        x_tr, y_tr = generate_walk(self.vocab, self.length, self.p, self.n_train, 2 * self.data_seed)
+        x_te, y_te = generate_walk(self.vocab, self.length, self.p, self.n_test, 2 * self.data_seed + 1)
+        return x_tr, y_tr, x_te, y_te
+
+
+@dataclass(frozen=True)
+class PretrainData:
+    """Another sequence source for SPT (claim X5); finetuning still uses the walk task.
+
+    ``source``: ``walk`` (the walk generator, step probability ``p``, one direction per sequence),
+    ``symmetric`` (with probability ``p`` step by +1 or -1, drawn independently at every step: no
+    direction to learn, but the same local correlations) or ``uniform`` (i.i.d. uniform tokens: no
+    neighbour structure at all, the negative control of X5).  ``permutation_seed``: relabel every
+    token by one fixed random permutation of 0..V-1 (token neighbourhoods scrambled, positions
+    kept).  ``shuffle_positions``: permute the positions of every sequence independently (token
+    counts kept, neighbour structure destroyed: the second negative control).  The sequences use
+    their own seeds (``data_seed``), distinct from the walk data's.  Its fields enter the cache keys
+    of the X5 runs: never rename one.
+    """
+
+    source: str = "walk"
+    vocab: int = 16
+    length: int = 100
+    p: float = 0.5
+    n_train: int = 8000
+    data_seed: int = 7
+    permutation_seed: int | None = None
+    shuffle_positions: bool = False
+
+    def __post_init__(self):
+        if self.source not in ("walk", "symmetric", "uniform"):
+            raise ValueError(f"source must be 'walk', 'symmetric' or 'uniform', got {self.source!r}")
+
+    def sequences(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(x, y)``: ``n_train`` sequences of the source (``y`` is meaningless for SPT)."""
+        gen_seed = 1000 + 2 * self.data_seed
+        if self.source == "walk":
+            x, y = generate_walk(self.vocab, self.length, self.p, self.n_train, gen_seed)
+        elif self.source == "symmetric":
+            x, y = symmetric_walk(self.vocab, self.length, self.p, self.n_train, gen_seed)
+        else:  # p = 0: every token fresh, i.e. i.i.d. uniform
+            x, y = generate_walk(self.vocab, self.length, 0.0, self.n_train, gen_seed)
+        if self.permutation_seed is not None:
+            perm = torch.randperm(self.vocab, generator=torch.Generator().manual_seed(self.permutation_seed))
+            x = perm[x]
+        if self.shuffle_positions:
+            order = torch.rand(x.shape, generator=torch.Generator().manual_seed(gen_seed + 1)).argsort(dim=1)
+            x = x.gather(1, order)
+        return x, y
 
 
 def generate_walk(vocab: int, length: int, p: float, size: int, seed: int,
@@ -54,7 +117,7 @@ def generate_walk(vocab: int, length: int, p: float, size: int, seed: int,
     always does).  Unrolling the recurrence, ``x_i = u_{r(i)} + s * (i - r(i)) (mod V)``, and
     ``r`` is a running maximum over positions, so no Python loop over the sequence is needed.
     """
-    WalkTask(vocab, length, p)
+    check_walk(vocab, length, p)
     if size < 0:
         raise ValueError(f"size must be >= 0, got {size}")
     gen = torch.Generator().manual_seed(seed)
@@ -87,7 +150,7 @@ def symmetric_walk(vocab: int, length: int, p: float, size: int, seed: int) -> t
     is a random label carrying no information (a source for SPT on other data, claim X5).
     Vectorised like :func:`generate_walk`: ``x_i = u_{r(i)} + C_i - C_{r(i)} (mod V)`` with ``C``
     the running sum of the signs."""
-    WalkTask(vocab, length, p)
+    check_walk(vocab, length, p)
     gen = torch.Generator().manual_seed(seed)
     y = torch.randint(0, 2, (size,), generator=gen)
     fresh_tokens = torch.randint(0, vocab, (size, length), generator=gen)

@@ -14,7 +14,7 @@ from spt_theory.checks.bridge import (
     VALUE_WEIGHT, departure, exact_marginals_uniform, factored_first_steps, label_parts, row_departure, tiny_model,
     value_weight_identity,
 )
-from spt_theory.checks.theory import TOLERANCE, random_instances, sup_autograd
+from spt_theory.checks.harness import TOLERANCE, random_instances, sup_autograd
 from spt_theory.checks.walk_law import exact_law
 from synthetic.walk import generate_walk
 

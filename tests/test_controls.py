@@ -12,13 +12,14 @@ from hypothesis import strategies as st
 
 from spt_theory import experiments, symbolic, theory
 from spt_theory.checks import controls, synthetic
-from spt_theory.checks.theory import (
+from spt_theory.checks.harness import (
     LOSS_KINDS, TOLERANCE, random_instance, random_instances, relative_error, sup_autograd,
     uniform_bilinear_point,
 )
 from spt_theory.claims import Context, Measurement
 from spt_theory.experiments import (Budget, PretrainData, RunSpec, WalkData, control_recipe,
-                                    initial_model, proximity_init, recipe, stage_key)
+                                    initial_model, recipe, stage_key)
+from spt_theory.inits import proximity_init
 from synthetic.walk import symmetric_walk
 from spt_theory.model import Encoder
 from spt_theory.probes import attention_patterns, pe_score_block
@@ -113,7 +114,7 @@ def test_cross_data_recipe_pretrains_on_the_other_data_and_finetunes_on_the_real
     original = experiments.train_stage
 
     def recording(model, data, stage, *args, **kwargs):
-        seen.append((stage.objective, data.x_train))
+        seen.append((stage.objective, data.data.x_train))
         return original(model, data, stage, *args, **kwargs)
 
     monkeypatch.setattr(experiments, "train_stage", recording)

@@ -1,6 +1,7 @@
 """Every figure renders from tiny runs into PNG + PDF + JSON; --only selects; LRA table skips cleanly;
 the paper figures' numbers are those of the runs and probes they name."""
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -8,14 +9,18 @@ from pathlib import Path
 import pytest
 import torch
 
-from spt_theory import figures, paper_figures, paper_runs, probes
+from spt_theory import paper_runs, probes
+from spt_theory.cache import config_hash
 from spt_theory.checks import controls
 from spt_theory.experiments import Budget, WalkData, initial_model
+from spt_theory.figures import ablations, cli, context as figure_context, lra_evidence, lra_table, paper_claims
+from spt_theory.figures.registry import FIGURES
+from spt_theory.io import InputError
 
 TINY_DATA = WalkData(vocab=5, length=12, p=0.9, n_train=96, n_test=32)
 TINY_BUDGET = Budget(scratch_epochs=2, pretrain_epochs=2, finetune_epochs=1, batch_size=32)
 TINY_MODEL = dict(d_model=16, n_heads=2, d_ff=32)
-DRAWN = [name for name in figures.FIGURES if name not in ("lra_table", "lra_evidence")]
+DRAWN = [name for name in FIGURES if name not in ("lra_table", "lra_evidence")]
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -34,15 +39,15 @@ def cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("runs")
 
 
-def tiny_context(cache: Path, out: Path, **kw) -> figures.FigureContext:
-    return figures.FigureContext(data=TINY_DATA, budget=TINY_BUDGET, model=dict(TINY_MODEL), seeds=(0, 1),
-                                 cache_dir=cache, out=out, progress=False, spt_lengths=(0.5, 1, 2), data_scales=(2,),
-                                 depths=(2,), t3_count=3,
+def tiny_context(cache: Path, out: Path, **kw) -> figure_context.FigureContext:
+    return figure_context.FigureContext(data=TINY_DATA, budget=TINY_BUDGET, model=dict(TINY_MODEL), seeds=(0, 1),
+                                        cache_dir=cache, out=out, progress=False, spt_lengths=(0.5, 1, 2),
+                                        data_scales=(2,), depths=(2,), t3_count=3,
                                  lra_results=out / "no-lra-results", **kw)
 
 
 @pytest.fixture(scope="module")
-def context(cache, tmp_path_factory) -> figures.FigureContext:
+def context(cache, tmp_path_factory) -> figure_context.FigureContext:
     return tiny_context(cache, tmp_path_factory.mktemp("figures"))
 
 
@@ -60,7 +65,7 @@ def assert_written(out: Path, name: str) -> dict:
 
 @pytest.mark.parametrize("name", DRAWN)
 def test_figure_renders(context, name):
-    paths = figures.FIGURES[name].draw(context)
+    paths = FIGURES[name].draw(context)
     assert [p.suffix for p in paths] == [".png", ".pdf", ".json"]
     record = assert_written(context.out, name)
     text = json.dumps(record)
@@ -69,7 +74,7 @@ def test_figure_renders(context, name):
 
 
 def test_plotted_numbers_come_from_the_runs(context):
-    figures.FIGURES["ablations"].draw(context)
+    FIGURES["ablations"].draw(context)
     record = json.loads((context.out / "ablations.json").read_text())
     scratch = next(b for b in record["bars"] if b["recipe"] == "scratch")["test_accuracy_percent"]
     runs = [context.result("scratch", s) for s in context.seeds]
@@ -77,8 +82,8 @@ def test_plotted_numbers_come_from_the_runs(context):
 
 
 def test_lra_table_skipped_without_results(context):
-    with pytest.raises(figures.FigureSkipped, match="no LRA results"):
-        figures.lra_table(context)
+    with pytest.raises(figure_context.FigureSkipped, match="no LRA results"):
+        lra_table.lra_table(context)
 
 
 def test_lra_table_from_result_json(cache, tmp_path):
@@ -90,17 +95,17 @@ def test_lra_table_from_result_json(cache, tmp_path):
     (tmp_path / "res" / "listops" / "scratch-0.json").write_text(json.dumps(result))
     ctx = tiny_context(cache, tmp_path / "out", )
     ctx.lra_results = tmp_path / "res"
-    figures.lra_table(ctx)
+    lra_table.lra_table(ctx)
     record = assert_written(ctx.out, "lra_table")
     assert record["rows"][0]["test_accuracy_percent"]["mean"] == pytest.approx(30.0)
 
 
 def test_cli_only_selects_and_skips_lra(cache, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(figures, "DEFAULT_DATA", TINY_DATA)
-    monkeypatch.setattr(figures, "DEFAULT_BUDGET", TINY_BUDGET)
-    monkeypatch.setattr(figures, "DEFAULT_MODEL", TINY_MODEL)
+    monkeypatch.setattr(figure_context, "DEFAULT_DATA", TINY_DATA)
+    monkeypatch.setattr(figure_context, "DEFAULT_BUDGET", TINY_BUDGET)
+    monkeypatch.setattr(figure_context, "DEFAULT_MODEL", TINY_MODEL)
     out = tmp_path / "out"
-    code = figures.main(["--only", "pe_toeplitz", "lra_table", "--seeds", "0", "1", "--cache-dir", str(cache),
+    code = cli.main(["--only", "pe_toeplitz", "lra_table", "--seeds", "0", "1", "--cache-dir", str(cache),
                          "--out", str(out), "--lra-results", str(tmp_path / "none"), "--no-progress"])
     assert code == 0
     assert sorted(p.name for p in out.iterdir()) == ["pe_toeplitz.json", "pe_toeplitz.pdf", "pe_toeplitz.png"]
@@ -109,11 +114,11 @@ def test_cli_only_selects_and_skips_lra(cache, tmp_path, monkeypatch, capsys):
 
 
 def test_cli_fresh_uses_a_new_cache(cache, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(figures, "DEFAULT_DATA", TINY_DATA)
-    monkeypatch.setattr(figures, "DEFAULT_BUDGET", TINY_BUDGET)
-    monkeypatch.setattr(figures, "DEFAULT_MODEL", TINY_MODEL)
+    monkeypatch.setattr(figure_context, "DEFAULT_DATA", TINY_DATA)
+    monkeypatch.setattr(figure_context, "DEFAULT_BUDGET", TINY_BUDGET)
+    monkeypatch.setattr(figure_context, "DEFAULT_MODEL", TINY_MODEL)
     base = tmp_path / "runs"
-    code = figures.main(["--only", "pe_toeplitz", "--seeds", "0", "--cache-dir", str(base), "--fresh",
+    code = cli.main(["--only", "pe_toeplitz", "--seeds", "0", "--cache-dir", str(base), "--fresh",
                          "--out", str(tmp_path / "out"), "--no-progress"])
     assert code == 0
     fresh = [p for p in base.iterdir() if p.name.startswith("fresh-")]
@@ -124,31 +129,31 @@ def test_cli_fresh_uses_a_new_cache(cache, tmp_path, monkeypatch, capsys):
 
 def test_cli_help_and_bad_arguments(capsys):
     with pytest.raises(SystemExit) as done:
-        figures.main(["--help"])
+        cli.main(["--help"])
     assert done.value.code == 0
     text = capsys.readouterr().out
-    for name in figures.FIGURES:
+    for name in FIGURES:
         assert name in text
     with pytest.raises(SystemExit) as done:
-        figures.main(["--only", "no_such_figure"])
+        cli.main(["--only", "no_such_figure"])
     assert done.value.code == 2
-    assert figures.main(["--seeds", "-1"]) == 2
+    assert cli.main(["--seeds", "-1"]) == 2
 
 
 def test_control_runs_match_verify():
     """The ablation figure's control bars are the very runs (same specs, so same cache) of X1-X5."""
     controls = pytest.importorskip("spt_theory.checks.controls")
-    ctx = figures.FigureContext(seeds=(0,))
-    entries = figures.control_entries(ctx)
+    ctx = figure_context.FigureContext(seeds=(0,))
+    entries = ablations.control_entries(ctx)
     assert entries, "controls module present but no control run found"
     for _, name in entries:
-        assert figures.control_spec(ctx, name, 0) == controls.control_spec(name, 0)
+        assert ablations.control_spec(ctx, name, 0) == controls.control_spec(name, 0)
 
 
 def test_lra_evidence_redraws_committed_sweeps_or_skips(context, tmp_path):
     out = tmp_path / "figs"
-    with pytest.raises(figures.FigureSkipped, match="no committed LRA sweep"):
-        figures.lra_evidence(figures.dataclasses.replace(context, out=out))
+    with pytest.raises(figure_context.FigureSkipped, match="no committed LRA sweep"):
+        lra_evidence.lra_evidence(dataclasses.replace(context, out=out))
     (out / "lra").mkdir(parents=True)
     summary = {"task": "listops", "seeds": [0, 1], "config": {"num_classes": 10},
                "data": {"width": 40, "n_train": 100},
@@ -160,23 +165,23 @@ def test_lra_evidence_redraws_committed_sweeps_or_skips(context, tmp_path):
                           "band_ratio": {"per_seed": [2.0, 2.2], "mean": 2.1, "std": 0.1},
                           "spt_band_ratio": {"per_seed": [5.0, 6.0], "mean": 5.5, "std": 0.7}}]}
     (out / "lra/listops.json").write_text(json.dumps(summary))
-    paths = figures.lra_evidence(figures.dataclasses.replace(context, out=out))
+    paths = lra_evidence.lra_evidence(dataclasses.replace(context, out=out))
     assert sorted(p.name for p in paths) == ["listops.pdf", "listops.png"]
     assert (out / "lra/listops.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     (out / "lra/listops.json").write_text(json.dumps({"task": "listops"}))
-    with pytest.raises(figures.InputError, match="not an LRA sweep summary"):
-        figures.lra_evidence(figures.dataclasses.replace(context, out=out))
+    with pytest.raises(InputError, match="not an LRA sweep summary"):
+        lra_evidence.lra_evidence(dataclasses.replace(context, out=out))
 
 
 # ----------------------------------------------------------------------------- the paper figures
-PAPER = [name for name, _, _ in figures.PAPER_FIGURES]
+PAPER = [name for name, f in FIGURES.items() if f.draw.__module__ == paper_claims.__name__]
 
 
 def record_of(context, name: str) -> dict:
     """The figure's JSON, drawn now unless an earlier test drew it into the same folder."""
     path = context.out / f"{name}.json"
     if not path.exists():
-        figures.FIGURES[name].draw(context)
+        FIGURES[name].draw(context)
     return json.loads(path.read_text())
 
 
@@ -216,11 +221,11 @@ def test_score_gradients_panel_c_is_x6s_share(context):
             for at, model in ends.items():
                 share = controls.supervised_share(model, x, y, directions)["expected"] / chance
                 assert curve["share_over_chance_per_seed"][i][at] == pytest.approx(share, rel=1e-4)
-    gradients = paper_figures.init_gradients(context, context.seeds[0])
+    gradients = paper_claims.init_gradients(context, context.seeds[0])
     for objective, g in gradients.items():
         panel = record["panels_a_b"][objective]
         assert panel["colour_scale"][1] == pytest.approx(float(g.abs().max()))
-        assert panel["rank_one_share"] == pytest.approx(paper_figures.rank_one_share(g))
+        assert panel["rank_one_share"] == pytest.approx(paper_claims.rank_one_share(g))
 
 
 def test_pe_scores_r2_is_e7s_and_residual_has_no_toeplitz_part(context):
@@ -270,13 +275,13 @@ def test_supervised_curves_continue_the_spt_finetune(context):
 
 
 def test_spt_length_trains_what_is_missing_and_shares_e9s_runs(context, tmp_path, capsys):
-    fresh = figures.dataclasses.replace(context, cache_dir=tmp_path / "runs", out=tmp_path / "out", _runs={},
+    fresh = dataclasses.replace(context, cache_dir=tmp_path / "runs", out=tmp_path / "out", _runs={},
                                         spt_lengths=(1,))
-    figures.FIGURES["spt_length"].draw(fresh)
+    FIGURES["spt_length"].draw(fresh)
     assert "training spt_length_3_steps seed 0" in capsys.readouterr().out  # 3 steps = 1 tiny epoch
     [point] = json.loads((fresh.out / "spt_length.json").read_text())["points"]
     assert (point["spt_steps"], point["spt_epochs"]) == (3, 1)
-    reloaded = figures.dataclasses.replace(fresh, _runs={})
+    reloaded = dataclasses.replace(fresh, _runs={})
     runs = [reloaded.result("sweep_1", seed) for seed in fresh.seeds]  # E9's recipe: same cache keys
     assert "training" not in capsys.readouterr().out
     assert point["test_accuracy_percent"]["per_seed"] == pytest.approx([100 * r.final["test_accuracy"] for r in runs])
@@ -312,5 +317,5 @@ def test_paper_checks_bars_are_the_claims_runs(context):
     for (panel, i), build in specs.items():
         bar = panels[panel][i]
         runs = [context.result("check", seed, build(seed)) for seed in context.seeds]
-        assert bar["config_hashes"] == [figures.config_hash(r.spec) for r in runs]
+        assert bar["config_hashes"] == [config_hash(r.spec) for r in runs]
         assert bar["test_accuracy_percent"]["per_seed"] == pytest.approx([100 * r.final["test_accuracy"] for r in runs])

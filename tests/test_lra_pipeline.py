@@ -22,7 +22,8 @@ from spt_theory.lra.data import load_task_data
 from spt_theory.lra.readers import BYTE_VOCAB, LISTOPS_VOCAB, PIXEL_VOCAB
 from spt_theory.lra.task import LRATask
 from spt_theory.model import Encoder, ModelConfig
-from spt_theory.training import Stage, train_stage
+from spt_theory.cache import StageCache
+from spt_theory.training import DatasetTask, Stage, train_stage
 from synthetic import listops, pathfinder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -204,7 +205,7 @@ def test_shorter_pretraining_reuses_the_cached_epochs(lra_root, tmp_path):
 def test_max_steps_cuts_the_last_epoch_short(tiny_walk, tiny_model_overrides, tmp_path):
     data = tiny_walk.build()  # 96 examples, batch 16: 6 steps per epoch
     model = Encoder(tiny_walk.model_config(**tiny_model_overrides))
-    history = train_stage(model, data, Stage("supervised", 3, batch_size=16), 0, tmp_path,
+    history = train_stage(model, DatasetTask(data), Stage("supervised", 3, batch_size=16), 0, StageCache.folder(tmp_path),
                           progress=False, max_steps=8, keep_checkpoints="all")
     assert [record["epoch"] for record in history] == [1, 2]
     assert sorted(p.name for p in tmp_path.glob("*.pt")) == ["epoch_1.pt", "epoch_2.pt"]

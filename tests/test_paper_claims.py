@@ -15,7 +15,8 @@ from spt_theory.checks import paper, synthetic
 from spt_theory.claims import Context, Measurement, all_claims
 from spt_theory.experiments import (Budget, PretrainData, RunResult, RunSpec, WalkData, initial_model, recipe, run,
                                     stage_key, walk_metrics)
-from spt_theory.training import train_stage
+from spt_theory.cache import StageCache
+from spt_theory.training import DatasetTask, train_stage
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -42,7 +43,7 @@ def test_spt_step_cap_is_the_prefix_of_the_uncapped_run(tiny_walk, tiny_model_ov
     for name, kw in (("capped", {"max_steps": 5}), ("killed", {"stop_after_steps": 5})):
         torch.manual_seed(0)
         model = initial_model(recipe("pretrain", tiny_walk, 0, TINY_BUDGET, **tiny_model_overrides))
-        train_stage(model, data, stage, 0, tmp_path / name, progress=False, **kw)
+        train_stage(model, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / name), progress=False, **kw)
         models.append(model.state_dict())
     assert all(torch.equal(models[0][k], models[1][k]) for k in models[0])
 

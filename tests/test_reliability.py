@@ -33,8 +33,8 @@ from spt_theory import verify as verify_cli
 from spt_theory.experiments import Budget, initial_model, recipe, run, stage_key
 from spt_theory.io import InputError, write_json
 from spt_theory.lra import __main__ as lra_cli
-from spt_theory.training import (StageState, TrainingDiverged, latest_checkpoint, load_checkpoint,
-                                 make_optimizer, save_checkpoint, stage_loss, train_stage)
+from spt_theory.cache import StageCache, StageState, load_checkpoint, save_checkpoint
+from spt_theory.training import DatasetTask, TrainingDiverged, make_optimizer, stage_loss, train_stage
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -215,10 +215,11 @@ from pathlib import Path
 import torch
 torch.set_num_threads(1)
 from spt_theory.experiments import Budget, WalkData, initial_model, recipe
-from spt_theory.training import train_stage
+from spt_theory.cache import StageCache
+from spt_theory.training import DatasetTask, train_stage
 walk = WalkData(vocab=5, length=12, p=0.9, n_train=192, n_test=32)
 spec = recipe("scratch", walk, 0, Budget(scratch_epochs=2, batch_size=4), d_model=16, n_heads=2, d_ff=32)
-train_stage(initial_model(spec), walk.build(), spec.stages[0], 0, Path(sys.argv[1]),
+train_stage(initial_model(spec), DatasetTask(walk.build()), spec.stages[0], 0, StageCache.folder(Path(sys.argv[1])),
             checkpoint_every=1, progress=False)
 """
 
@@ -242,16 +243,16 @@ def test_kill_during_step_checkpoints_resumes_bit_identically(tmp_path, one_torc
     process.kill()
     assert process.wait() == -signal.SIGKILL
     assert not (killed_dir / "epoch_2.pt").exists()
-    resume_from = latest_checkpoint(killed_dir, stage.epochs)  # loads last.pt: it is whole
+    resume_from = StageCache.folder(killed_dir).latest(stage.epochs)  # loads last.pt: it is whole
     assert resume_from is not None
     position = load_checkpoint(resume_from)
     done_before_kill = position["epoch"] * 48 + position["step_in_epoch"]
     assert 0 < done_before_kill < 96
 
     reference = initial_model(spec)
-    expected = train_stage(reference, data, stage, 0, tmp_path / "reference", progress=False)
+    expected = train_stage(reference, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "reference"), progress=False)
     resumed = initial_model(spec)  # what a rerun does: fresh init, then the checkpoint
-    got = train_stage(resumed, data, stage, 0, killed_dir, progress=False)
+    got = train_stage(resumed, DatasetTask(data), stage, 0, StageCache.folder(killed_dir), progress=False)
     assert [{k: v for k, v in e.items() if k != "seconds"} for e in got] == \
            [{k: v for k, v in e.items() if k != "seconds"} for e in expected]
     assert _same_tensors(reference.state_dict(), resumed.state_dict())
@@ -300,7 +301,7 @@ def test_kill_inside_atomic_write_keeps_the_previous_file(kind, tmp_path, tiny_w
     assert strays[0].stat().st_size == new.stat().st_size // 2
     if kind == "checkpoint":
         assert load_checkpoint(target)["meta"] == {"seed": 0}
-        assert latest_checkpoint(target.parent, 5) == target  # the stray temp is never picked
+        assert StageCache.folder(target.parent).latest(5) == target  # the stray temp is never picked
     else:
         assert json.loads(target.read_text()) == {"history": [1, 2, 3]}
 
@@ -569,14 +570,15 @@ def test_injected_non_finite_loss_stops_at_its_step_keeping_a_resumable_checkpoi
     data, stage = tiny_walk.build(), spec.stages[0]
     calls = []
 
-    def poisoned(model, stage, x, y, mask_generator):
-        calls.append(1)
-        loss = stage_loss(model, data, stage, x, y, mask_generator)
-        return loss * fault if len(calls) == 10 else loss
+    class Poisoned(DatasetTask):
+        def loss(self, model, stage, x, y, mask_generator):
+            calls.append(1)
+            loss = stage_loss(model, data, stage, x, y, mask_generator)
+            return loss * fault if len(calls) == 10 else loss
 
     faulty = tmp_path / "faulty"
     with pytest.raises(TrainingDiverged) as error:
-        train_stage(initial_model(spec), data, stage, 0, faulty, loss_fn=poisoned, checkpoint_every=2,
+        train_stage(initial_model(spec), Poisoned(data), stage, 0, StageCache.folder(faulty), checkpoint_every=2,
                     progress=False)
     assert f"non-finite loss ({fault}) at step 9 (epoch 2)" in str(error.value) and str(faulty) in str(error.value)
     assert sorted(p.name for p in faulty.iterdir()) == ["epoch_1.pt", "last.pt"]
@@ -584,12 +586,12 @@ def test_injected_non_finite_loss_stops_at_its_step_keeping_a_resumable_checkpoi
     assert (kept["epoch"], kept["step_in_epoch"]) == (1, 2)
 
     clean = tmp_path / "clean"
-    train_stage(initial_model(spec), data, stage, 0, clean, stop_after_steps=8, progress=False)
+    train_stage(initial_model(spec), DatasetTask(data), stage, 0, StageCache.folder(clean), stop_after_steps=8, progress=False)
     assert _same_tensors(_weights_and_optimizer(kept), _weights_and_optimizer(load_checkpoint(clean / "last.pt")))
 
     reference = initial_model(spec)
-    expected = train_stage(reference, data, stage, 0, tmp_path / "reference", progress=False)
+    expected = train_stage(reference, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "reference"), progress=False)
     resumed = initial_model(spec)
-    got = train_stage(resumed, data, stage, 0, faulty, progress=False)
+    got = train_stage(resumed, DatasetTask(data), stage, 0, StageCache.folder(faulty), progress=False)
     assert [e["loss"] for e in got] == [e["loss"] for e in expected]
     assert _same_tensors(reference.state_dict(), resumed.state_dict())

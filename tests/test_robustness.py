@@ -28,7 +28,8 @@ from spt_theory.lra.readers import load_cifar_batch, read_listops
 from spt_theory.lra.task import LRATask
 from spt_theory.model import Encoder
 from spt_theory.probes import gradient_proximity_shares
-from spt_theory.training import Stage, load_checkpoint, train_stage
+from spt_theory.cache import StageCache, load_checkpoint
+from spt_theory.training import DatasetTask, Stage, train_stage
 from synthetic import listops
 from test_reliability import _files, _one_error_line
 
@@ -265,8 +266,8 @@ def _tiny_stage_run(tiny_walk, tiny_model_overrides, folder, epochs=4, val_losse
     model = Encoder(tiny_walk.model_config(**tiny_model_overrides))
     values = iter(val_losses or [])
     metrics = (lambda m: {"val_loss": next(values)}) if val_losses else None
-    return train_stage(model, data, Stage("spt", epochs, batch_size=48), 0, folder, progress=False,
-                       epoch_metrics=metrics, **kwargs), model
+    return train_stage(model, DatasetTask(data, metrics), Stage("spt", epochs, batch_size=48), 0,
+                       StageCache.folder(folder), progress=False, **kwargs), model
 
 
 def _pt(folder: Path) -> list[str]:
@@ -406,7 +407,7 @@ def test_directory_lock_admits_one_holder_at_a_time_while_holders_remove_the_fil
 def test_two_cli_runs_on_one_cache_train_each_stage_once(tmp_path):
     """Two `train` processes started together on one cache: one trains, the other waits and reloads."""
     argv = [*WALK, "--mode", "spt", "--epochs", "2", "--finetune-epochs", "2", "--cache-dir", str(tmp_path / "c")]
-    trace = ("import sys, spt_theory.training as t\n"  # print every checkpoint written
+    trace = ("import sys, spt_theory.cache as t\n"  # print every checkpoint written
              "real = t.save_checkpoint\n"
              "def traced(path, *args):\n"
              "    print('SAVED', path.parent.name, path.name, flush=True)\n"
@@ -439,10 +440,10 @@ def test_train_stage_takes_the_lock_and_a_waiter_reloads_the_finished_stage(tiny
         seen.append(Path(directory))
         return real_lock(directory, **kwargs)
 
-    monkeypatch.setattr("spt_theory.training.directory_lock", recording_lock)
+    monkeypatch.setattr("spt_theory.cache.directory_lock", recording_lock)
     first, model1 = _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "s", epochs=2)
     calls = []
-    monkeypatch.setattr("spt_theory.training.save_checkpoint", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr("spt_theory.cache.save_checkpoint", lambda *a, **k: calls.append(a))
     second, model2 = _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "s", epochs=2)
     assert seen == [tmp_path / "s"] * 2 and calls == [] and second == first
     assert all(torch.equal(a, b) for a, b in zip(model1.state_dict().values(), model2.state_dict().values()))
@@ -528,14 +529,14 @@ def test_verify_full_disk_one_line_exit_2(tmp_path, monkeypatch, capsys):
 
 
 def test_figures_full_disk_one_line_exit_2(tmp_path, monkeypatch, capsys):
-    from spt_theory import figures
+    from spt_theory.figures import cli, registry
 
     def draw(ctx):
         return [atomic_write(ctx.out / "f.json", lambda tmp: (_ for _ in ()).throw(
             OSError(errno.ENOSPC, "No space left on device")))]
 
-    monkeypatch.setitem(figures.FIGURES, "attention_maps", figures.Figure("attention_maps", draw, "E4", "-"))
-    assert figures.main(["--only", "attention_maps", "--out", str(tmp_path / "fig"),
+    monkeypatch.setitem(registry.FIGURES, "attention_maps", registry.Figure("attention_maps", draw, "E4", "-"))
+    assert cli.main(["--only", "attention_maps", "--out", str(tmp_path / "fig"),
                          "--cache-dir", str(tmp_path / "c")]) == 2
     _one_error_line(capsys.readouterr().err, "f.json", "No space left on device")
     assert _files(tmp_path / "fig") == []

@@ -10,11 +10,14 @@ import pytest
 import torch
 
 from spt_theory import theory
+from spt_theory.checks.harness import (
+    TOLERANCE, bilinear_autograd, random_instance, random_instances, rec_autograd, relative_error, sup_autograd,
+    uniform_bilinear_point,
+)
 from spt_theory.checks.theory import (
-    TOLERANCE, aligned_toeplitz, band_cosine_bound, bilinear_autograd, blind_patterns, loss_after_attention_change,
-    off_uniform_growth, random_instance, random_instances, rank_counter_cases, rank_one_residual, rec_autograd,
-    relative_error, sup_autograd, toeplitz_boundary_cases, toeplitz_projection, uniform_bilinear_point,
-    uniform_gradient_structure, walk_monte_carlo, with_unmasked_noise,
+    aligned_toeplitz, band_cosine_bound, blind_patterns, loss_after_attention_change, off_uniform_growth,
+    rank_counter_cases, rank_one_residual, toeplitz_boundary_cases, toeplitz_projection, uniform_gradient_structure,
+    walk_monte_carlo, with_unmasked_noise,
 )
 from spt_theory.claims import Context
 

@@ -8,7 +8,8 @@ import torch
 from spt_theory.experiments import RunSpec, initial_model, recipe, run, stage_key
 from spt_theory.io import InputError
 from spt_theory.model import Encoder
-from spt_theory.training import Stage, load_checkpoint, train_stage
+from spt_theory.cache import StageCache, load_checkpoint
+from spt_theory.training import DatasetTask, Stage, train_stage
 
 
 def spec_for(name, walk, overrides, seed=0, **budget):
@@ -67,12 +68,12 @@ def test_interrupted_stage_resumes_to_the_same_weights(tiny_walk, tiny_model_ove
     data = tiny_walk.build()
     stage = spec.stages[0]
     reference = initial_model(spec)
-    ref_history = train_stage(reference, data, stage, 0, tmp_path / "ref", progress=False)
+    ref_history = train_stage(reference, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "ref"), progress=False)
     interrupted = initial_model(spec)
-    train_stage(interrupted, data, stage, 0, tmp_path / "cut", progress=False, stop_after_steps=5,
+    train_stage(interrupted, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "cut"), progress=False, stop_after_steps=5,
                 checkpoint_every=2)
     resumed = initial_model(spec)  # a fresh process: only the checkpoint survives
-    history = train_stage(resumed, data, stage, 0, tmp_path / "cut", progress=False)
+    history = train_stage(resumed, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "cut"), progress=False)
     assert [e["loss"] for e in history] == [e["loss"] for e in ref_history]
     assert all(torch.equal(p, q) for p, q in zip(reference.parameters(), resumed.parameters()))
 

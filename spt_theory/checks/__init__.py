@@ -1,3 +1,6 @@
-"""Check modules: importing this package registers every claim with :mod:`spt_theory.claims`."""
+"""Check modules: each registers its claims with :mod:`spt_theory.claims` when imported.
 
-from spt_theory.checks import bridge, controls, lra, paper, synthetic, theory  # noqa: F401
+theory.py T1-T6 (the lemmas; harness.py: their random instances and autograd), bridge.py T2b, T4b,
+T7 (the real model), walk_law.py (the generator's exact law, for T6 / T7), synthetic.py E1-E9,
+controls.py X1-X6, lra.py L1-L4.  :mod:`spt_theory.verify` imports every module here.
+"""

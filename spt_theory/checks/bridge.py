@@ -23,7 +23,7 @@ from torch import Tensor
 
 from spt_theory import per_token, theory
 from spt_theory.checks import walk_law
-from spt_theory.checks.theory import TOLERANCE, random_instances, single_threaded, sup_autograd
+from spt_theory.checks.harness import TOLERANCE, random_instances, single_threaded, sup_autograd
 from spt_theory.claims import Context, Measurement, claim
 from spt_theory.experiments import WalkData, initial_model, recipe
 from spt_theory.model import Encoder, ModelConfig
@@ -92,8 +92,7 @@ def check_t2b(ctx: Context) -> Measurement:
 
 def _head_blocks(model: Encoder, tensor: Tensor) -> list[Tensor]:
     """Per head, the augmented ``[W^T; b^T]`` block of the Q or K half: ``tensor`` is ``(d + 1, d)``."""
-    dh = model.cfg.d_head
-    return [tensor[:, h * dh:(h + 1) * dh] for h in range(model.cfg.n_heads)]
+    return list(model.blocks[0].attn.split_heads(tensor).unbind(-2))
 
 
 def augmented_qk(model: Encoder, grad: bool = False) -> tuple[Tensor, Tensor]:
@@ -101,9 +100,7 @@ def augmented_qk(model: Encoder, grad: bool = False) -> tuple[Tensor, Tensor]:
     ``H_hat = [LN(h), 1]`` the scores of head ``h`` are ``H_hat W_hat_Q,h W_hat_K,h^T H_hat^T / sqrt(d_h)``."""
     qk = model.blocks[0].attn.qk
     weight, bias = (qk.weight.grad, qk.bias.grad) if grad else (qk.weight.detach(), qk.bias.detach())
-    d = model.cfg.d_model
-    full = torch.cat([weight.T, bias.unsqueeze(0)])
-    return full[:, :d], full[:, d:]
+    return model.blocks[0].attn.split_query_key(torch.cat([weight.T, bias.unsqueeze(0)]), dim=1)
 
 
 def bilinear_matrices(model: Encoder) -> list[Tensor]:
@@ -169,16 +166,18 @@ def saddle_at_zero(seed: int, x: Tensor, y: Tensor, eps: float = 1e-3) -> dict:
     ``L(eps A, +-eps B) - L(0) = +-eps^2 <dL/dM, A B^T> / sqrt(d_h) + O(eps^3)`` has both signs: a saddle."""
     model = real_model(seed, biases=True)
     supervised_backward(model, x, y)
-    qk = model.blocks[0].attn.qk
-    grad_norm = float(torch.cat([qk.weight.grad.flatten(), qk.bias.grad.flatten()]).norm())
+    attn = model.blocks[0].attn
+    grad_norm = float(torch.cat([attn.qk.weight.grad.flatten(), attn.qk.bias.grad.flatten()]).norm())
+    w_q, w_k = attn.split_query_key(attn.qk.weight)
     gen = torch.Generator().manual_seed(seed)
-    A = torch.randn(qk.weight.shape[0] // 2, qk.weight.shape[1], generator=gen, dtype=torch.float64)
+    A = torch.randn(w_q.shape, generator=gen, dtype=torch.float64)
     B = torch.randn(A.shape, generator=gen, dtype=torch.float64)
     with torch.no_grad():
         base = F.cross_entropy(model(x), y)
         changes = []
         for sign in (1.0, -1.0):
-            qk.weight.copy_(torch.cat([eps * A, sign * eps * B]))
+            w_q.copy_(eps * A)
+            w_k.copy_(sign * eps * B)
             changes.append(float(F.cross_entropy(model(x), y) - base))
     return {"saddle_qk_grad_norm": grad_norm, "saddle_loss_change_plus": changes[0],
             "saddle_loss_change_minus": changes[1], "saddle_ratio": changes[0] / changes[1]}

@@ -7,7 +7,7 @@ control changes one ingredient and says what the explanation predicts:
 
 - X1  a built-in proximity bias (ALiBi) makes attention non-uniform from the start: supervised
       training from scratch should then learn the task without SPT;
-- X2  the same proximity put into W_Q, W_K by hand (:func:`spt_theory.experiments.proximity_init`)
+- X2  the same proximity put into W_Q, W_K by hand (:func:`spt_theory.inits.proximity_init`)
       should stand in for SPT;
 - X3  without positional encoding there is no proximity for SPT to create (band mass stays near
       uniform) and the task stays unsolved after SPT then finetune;
@@ -36,28 +36,21 @@ from torch import Tensor
 from spt_theory import symbolic, theory
 from spt_theory.checks import synthetic
 from spt_theory.checks.synthetic import dataset, summary
-from spt_theory.checks.theory import (
+from spt_theory.checks.harness import (
     SYMBOLIC_NS, TOLERANCE, Instance, RowLoss, ScoreGradient, random_instances, relative_error, single_threaded,
     sup_autograd, uniform_bilinear_point,
 )
 from spt_theory.claims import Context, Measurement, claim
-from spt_theory.experiments import (Budget, RunResult, RunSpec, control_recipe, initial_model, run, stage_key,
+from spt_theory.experiments import (Budget, RunResult, RunSpec, control_recipe, initial_model, run, stage_cache,
                                     walk_metrics)
 from spt_theory.model import Encoder
 from spt_theory.probes import diagonal_profile, pe_score_block, score_gradients, uniform_band_mass
-from spt_theory.training import load_checkpoint, load_model_state
+from spt_theory.cache import load_checkpoint
+from spt_theory.training import load_model_state
 
 BUDGET = Budget()
 """The epoch budget of every control run (the design's: scratch 8, SPT 4, finetune 3)."""
 
-CONTROL_RUNS: dict[str, tuple[str, dict]] = {
-    "alibi": ("scratch", {"attention_bias": "alibi"}),
-    "nope": ("spt", {"positional": "none"}),
-    "cls": ("scratch", {"pooling": "cls"}),
-    "last": ("scratch", {"pooling": "last"}),
-}
-"""Control name -> (recipe of :func:`spt_theory.experiments.control_recipe`, model overrides); any
-other name is a recipe itself (``scratch``, ``spt``, ``proxinit_3``, ``xspt_symmetric``...)."""
 
 
 # Thresholds, set from runs of seeds 0-2 at the design's budget (8000 / 2000 sequences, n = 100,
@@ -81,8 +74,8 @@ X6_SPT_MIN = 3.0          # SPT trajectory, mean share / chance over the finetun
 
 
 def control_spec(name: str, seed: int) -> RunSpec:
-    recipe_name, overrides = CONTROL_RUNS.get(name, (name, {}))
-    return control_recipe(recipe_name, synthetic.WALK, seed, BUDGET, **overrides)
+    """A control run (:data:`spt_theory.experiments.CONTROL_RUNS`) or any recipe, on the walk data."""
+    return control_recipe(name, synthetic.WALK, seed, BUDGET)
 
 
 def control_runs(ctx: Context, name: str) -> list[RunResult]:
@@ -345,8 +338,7 @@ def check_x5(ctx: Context) -> Measurement:
 # ----------------------------------------------------------------------------- X6
 def stage_checkpoints(spec: RunSpec, cache_dir: Path, k: int) -> list[Path]:
     """``epoch_1.pt .. epoch_<E>.pt`` of stage ``k`` (they exist once the run is cached)."""
-    directory = cache_dir / stage_key(spec, k)
-    return [directory / f"epoch_{e}.pt" for e in range(1, spec.stages[k].epochs + 1)]
+    return stage_cache(spec, k, cache_dir).checkpoints(spec.stages[k].epochs)
 
 
 def supervised_share(model: Encoder, x: Tensor, y: Tensor, directions: Tensor) -> dict[str, float]:

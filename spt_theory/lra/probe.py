@@ -38,7 +38,8 @@ from spt_theory.lra.runner import LRARun, options_from_json
 from spt_theory.lra.task import LRATask
 from spt_theory.model import Encoder
 from spt_theory.probes import offset_mass, pe_toeplitz_fit, uniform_pattern
-from spt_theory.training import Runtime, load_checkpoint, load_model_state
+from spt_theory.cache import StageCache, load_checkpoint
+from spt_theory.training import Runtime, load_model_state
 
 MAX_OFFSET = 40
 BAND = 2
@@ -47,11 +48,11 @@ PROBE_VERSION = 1
 
 def checkpoints(run: LRARun, result: dict) -> list[tuple[str, Path | None]]:
     """(label, checkpoint) pairs of the run behind ``result``; None stands for the initialisation."""
-    own = run.options.out / "cache" / result["cache"] / f"epoch_{result['metrics']['best_epoch']}.pt"
+    own = StageCache(run.options.out / "cache", result["cache"]).checkpoint(result["metrics"]["best_epoch"])
     if result["kind"] == "scratch":
         return [("init", None), ("scratch", own)]
     pretrained = result["pretrain"]
-    spt = run.options.out / "cache" / pretrained["cache"] / f"epoch_{pretrained['best_epoch']}.pt"
+    spt = StageCache(run.options.out / "cache", pretrained["cache"]).checkpoint(pretrained["best_epoch"])
     return [("init", None), ("spt", spt), ("finetuned", own)]
 
 

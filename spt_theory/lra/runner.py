@@ -39,13 +39,13 @@ import numpy as np
 import torch
 
 import spt_theory
-from spt_theory.experiments import config_hash
+from spt_theory.cache import StageCache, load_checkpoint
 from spt_theory.io import InputError, write_json
 from spt_theory.lra.configs import LRAConfig, config_for, tiny
 from spt_theory.lra.data import LRAData, data_source, load_task_data, real_lengths
-from spt_theory.lra.task import LRATask
+from spt_theory.lra.task import LRATask, LRATraining
 from spt_theory.model import Encoder
-from spt_theory.training import Runtime, Stage, load_checkpoint, load_groups, train_stage
+from spt_theory.training import Runtime, Stage, load_groups, train_stage
 
 ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
 """What finetuning takes from the SPT checkpoint by default (the head is never trained by SPT)."""
@@ -172,18 +172,15 @@ class LRARun:
     def pretrain(self) -> Pretrained:
         data, fingerprint, task, model_config = self._setup(self.source, self._pretrain_dir)
         stage = pretrain_stage(self.source)
-        key = config_hash({"objective": "spt", "data": fingerprint, "model": dataclasses.asdict(model_config),
-                           "seed": self.options.seed, "stage": dataclasses.asdict(replace(stage, epochs=0)),
-                           "max_steps": self.source.max_steps, "padding": padding(self.source)})
-
-        def metrics(model: Encoder) -> dict:
-            return {"val_loss": task.reconstruction_loss(model, data.x_val, stage, self.runtime)}
-
+        cache = self.stage_cache({"objective": "spt", "data": fingerprint, "model": dataclasses.asdict(model_config),
+                                  "seed": self.options.seed, "stage": dataclasses.asdict(replace(stage, epochs=0)),
+                                  "max_steps": self.source.max_steps, "padding": padding(self.source)})
+        key = cache.key
         model = self.initial_model(model_config)
         self._say(f"SPT pretraining on {self.source.task} ({_budget(stage, self.source)}) -> cache {key}")
-        history = self._train(model, data, stage, task, key, self.options.seed * 1000, metrics)
+        history = self._train(model, data, stage, task, cache, self.options.seed * 1000)
         best = min(history, key=lambda record: _finite_or_inf(record["val_loss"]))["epoch"]
-        pretrained = Pretrained(key, history, best, self._stage_dir(key) / f"epoch_{best}.pt")
+        pretrained = Pretrained(key, history, best, cache.checkpoint(best))
         self._write("pretrain", key, {
             "pretrain_task": self.source.task, "pretrain_config": dataclasses.asdict(self.source),
             "stages": [dataclasses.asdict(stage)], "model": dataclasses.asdict(model_config),
@@ -200,21 +197,17 @@ class LRARun:
         keep = self.options.keep if pretrained else ()
         stage = supervised_stage(self.config, self.options.finetune_epochs, self.options.freeze, keep)
         init = {"pretrain": pretrained.key, "epoch": pretrained.best_epoch} if pretrained else None
-        key = config_hash({"objective": "supervised", "data": fingerprint,
-                           "model": dataclasses.asdict(model_config), "seed": self.options.seed,
-                           "stage": dataclasses.asdict(replace(stage, epochs=0)),
-                           "max_steps": self.config.max_steps, "init": init, "padding": padding(self.config)})
+        cache = self.stage_cache({"objective": "supervised", "data": fingerprint,
+                                  "model": dataclasses.asdict(model_config), "seed": self.options.seed,
+                                  "stage": dataclasses.asdict(replace(stage, epochs=0)),
+                                  "max_steps": self.config.max_steps, "init": init, "padding": padding(self.config)})
+        key = cache.key
         model = self.initial_model(model_config)
         if pretrained:
             load_groups(model, load_checkpoint(pretrained.checkpoint)["model"], keep, pretrained.checkpoint)
-
-        def metrics(model: Encoder) -> dict:
-            return {"val_accuracy": task.accuracy(model, data.x_val, data.y_val, self.runtime),
-                    "test_accuracy": task.accuracy(model, data.x_test, data.y_test, self.runtime)}
-
         kind = "spt" if pretrained else "scratch"
         self._say(f"{kind}: supervised on {self.config.task} ({_budget(stage, self.config)}) -> cache {key}")
-        history = self._train(model, data, stage, task, key, self.options.seed * 1000 + 1, metrics)
+        history = self._train(model, data, stage, task, cache, self.options.seed * 1000 + 1)
         best = max(history, key=lambda record: record["val_accuracy"])
         result = {
             "stages": ([dataclasses.asdict(pretrain_stage(self.source))] if pretrained else [])
@@ -291,17 +284,17 @@ class LRARun:
         torch.manual_seed(self.options.seed)
         return Encoder(model_config).to(self.runtime.device)
 
-    def _stage_dir(self, key: str) -> Path:
-        return self.options.out / "cache" / key
+    def stage_cache(self, fields: dict) -> StageCache:
+        """The cache of the stage whose key hashes ``fields``: ``out/cache/<key>/``."""
+        return StageCache.of(self.options.out / "cache", fields)
 
-    def _train(self, model, data, stage, task: LRATask, key, seed, metrics) -> list[dict]:
+    def _train(self, model, data: LRAData, stage: Stage, task: LRATask, cache: StageCache, seed: int) -> list[dict]:
         meta = {"task": self.config.task, "options": options_json(self.options), "stage": dataclasses.asdict(stage)}
         lengths = (real_lengths(data.x_train, data.vocab.pad_id).cpu() if padding(task.config)["bucketed"]
                    else None)
-        return train_stage(model, data, stage, seed, self._stage_dir(key), epoch_metrics=metrics,
-                           meta=meta, checkpoint_every=self.options.checkpoint_every,
-                           progress=self.options.progress, loss_fn=task.loss,
-                           max_steps=task.config.max_steps, runtime=self.runtime, lengths=lengths)
+        return train_stage(model, LRATraining(task, data, self.runtime, lengths), stage, seed, cache, meta=meta,
+                           checkpoint_every=self.options.checkpoint_every, progress=self.options.progress,
+                           max_steps=task.config.max_steps, runtime=self.runtime)
 
     def describe_data(self, data: LRAData, fingerprint: str, config: LRAConfig, data_dir: Path) -> dict:
         lengths = real_lengths(data.x_train, data.vocab.pad_id).float()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from spt_theory.lra.configs import LRAConfig
-from spt_theory.lra.data import real_lengths
+from spt_theory.lra.data import LRAData, real_lengths
 from spt_theory.lra.readers import Vocabulary
 from spt_theory.model import Encoder, ModelConfig
 from spt_theory.objectives import (bernoulli_mask, mask_continuous, mask_tokens, masked_l1_loss,
@@ -88,7 +88,7 @@ class LRATask:
 
     def loss(self, model: Encoder, stage: Stage, x: torch.Tensor, y: torch.Tensor,
              mask_generator: torch.Generator) -> torch.Tensor:
-        """The training loss of a batch (a :data:`~spt_theory.training.LossFn`)."""
+        """The training loss of a batch (masking and losses: module doc)."""
         if stage.objective == "supervised":
             return supervised_loss(self.logits(model, x), y)
         if self.config.two_documents:
@@ -131,3 +131,32 @@ class LRATask:
                 total += self.loss(model, stage, x[index], None, generator).item() * len(index)
         model.train()
         return total / len(x) if len(x) else math.nan
+
+
+@dataclass
+class LRATraining:
+    """One LRA task's loaded data as a :class:`~spt_theory.training.Task`.
+
+    The loss is :meth:`LRATask.loss`; after every epoch it records the masked validation loss
+    (SPT, one fixed mask draw: :meth:`LRATask.reconstruction_loss`) or the validation and test
+    accuracy (supervised).  ``lengths``: the real training lengths when batches come from length
+    buckets, else None.
+    """
+
+    task: LRATask
+    data: LRAData
+    runtime: Runtime
+    lengths: torch.Tensor | None = None
+
+    def loss(self, model: Encoder, stage: Stage, x: torch.Tensor, y: torch.Tensor,
+             mask_generator: torch.Generator) -> torch.Tensor:
+        return self.task.loss(model, stage, x, y, mask_generator)
+
+    def metrics(self, model: Encoder, stage: Stage) -> dict:
+        if stage.objective == "spt":
+            return {"val_loss": self.task.reconstruction_loss(model, self.data.x_val, stage, self.runtime)}
+        return {"val_accuracy": self.task.accuracy(model, self.data.x_val, self.data.y_val, self.runtime),
+                "test_accuracy": self.task.accuracy(model, self.data.x_test, self.data.y_test, self.runtime)}
+
+    def check(self, model: Encoder) -> None:
+        """The model config is built from the data's width (:meth:`LRATask.model_config`): nothing to check."""

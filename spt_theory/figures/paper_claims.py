@@ -1,8 +1,9 @@
-"""The figures of the paper's claims (E4, E7, E8-E14, E5, X5b, X6), one function per figure.
+"""The figures of the paper's claims (E4, E7, E8-E14, E5, X5b, X6): one family in one module,
+one registered function per figure (they share the run helpers below).
 
-Each function takes a :class:`~spt_theory.figures.FigureContext` and writes ``NAME.png``,
+Each function takes a :class:`~spt_theory.figures.context.FigureContext` and writes ``NAME.png``,
 ``NAME.pdf`` and ``NAME.json`` (every number drawn, and the recipe or spec label, seed, config
-hash and stage keys of every run used) through :func:`spt_theory.figures.save`.  The runs are
+hash and stage keys of every run used) through :func:`spt_theory.figures.context.save`.  The runs are
 the specs of :mod:`spt_theory.paper_runs` and of the recipes, built on the context's data,
 budget and model, so at the default context they are the very runs (same cache keys) of
 ``verify --full`` and ``python -m spt_theory.paper_runs``; a missing run is trained.
@@ -31,13 +32,13 @@ from spt_theory import paper_runs, probes
 from spt_theory.checks.controls import chance_share, share_trajectory
 from spt_theory.checks.paper import median_budget, point_label
 from spt_theory.experiments import RunResult, RunSpec, initial_model
-from spt_theory.figures import (COLUMN_WIDTH, FONT_SIZE, OKABE_ITO, PAGE_WIDTH, RECIPE_COLOUR, STYLE,
-                                FigureContext, _figure, _rounded, _seeds, save, summary)
+from spt_theory.figures.context import FigureContext, rounded, save, seeds_label, summary
+from spt_theory.figures.registry import figure
+from spt_theory.figures.style import (COLUMN_WIDTH, FONT_SIZE, OKABE_ITO, PAGE_WIDTH, RECIPE_COLOUR, STYLE,
+                                      new_figure, plt)
 from spt_theory.probes import (attention_patterns, offset_mass, pe_score_block, toeplitz_fit, toeplitz_part,
                                uniform_band_mass, uniform_pattern)
 from spt_theory.theory import proximity_directions
-
-import matplotlib.pyplot as plt  # noqa: E402  (after spt_theory.figures has chosen the Agg backend)
 
 GREY = RECIPE_COLOUR["grey"]
 DIVERGING = "RdBu_r"
@@ -92,6 +93,7 @@ def rank_one_share(g: torch.Tensor) -> float:
     return float(s[0] ** 2 / (s ** 2).sum())
 
 
+@figure("T3, T5, E8, X6", "E[dL_sup/dS], E[dL_rec/dS] at init; supervised proximity share in training")
 def score_gradients(ctx: FigureContext) -> list[Path]:
     """(a) E[dL_sup/dS] and (b) E[dL_rec/dS] at init (seed ``ctx.seeds[0]``), each on its own
     symmetric diverging scale; (c) X6: proximity share of the supervised E[dL_sup/dS] at init and
@@ -105,7 +107,7 @@ def score_gradients(ctx: FigureContext) -> list[Path]:
     chance = chance_share(directions)
     trajectories = {name: [share_trajectory(r, ctx.cache_dir, x, y, directions) for r in ctx.runs(name)]
                     for name in ("scratch", "spt")}
-    fig, axes = _figure(COLUMN_WIDTH, 5.0, 2, 2, height_ratios=(1, 1.05))
+    fig, axes = new_figure(COLUMN_WIDTH, 5.0, 2, 2, height_ratios=(1, 1.05))
     panels = {}
     with plt.rc_context(STYLE):
         n = x.shape[1]
@@ -123,7 +125,7 @@ def score_gradients(ctx: FigureContext) -> list[Path]:
             bar.ax.tick_params(labelsize=FONT_SIZE - 2, rotation=30)
             panels[objective] = {"colour_scale": [-vmax, vmax], "rank_one_share": share,
                                  "row_spread_over_norm": float((g - g.mean(0)).norm() / g.norm()),
-                                 "matrix": _rounded(g, 9)}
+                                 "matrix": rounded(g, 9)}
         axes[0, 0].set_ylabel("query i")
         gs = axes[1, 0].get_gridspec()
         for ax in axes[1]:
@@ -151,7 +153,7 @@ def score_gradients(ctx: FigureContext) -> list[Path]:
         bottom.set_xlabel("epoch (0 = init)")
         bottom.set_ylabel("proximity share of\nE[∂L_sup/∂S] / chance")
         bottom.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-        bottom.set_title(f"(c) X6: mean over seeds {_seeds(ctx)} (dots: seeds)", pad=3)
+        bottom.set_title(f"(c) X6: mean over seeds {seeds_label(ctx)} (dots: seeds)", pad=3)
         fig.legend(*bottom.get_legend_handles_labels(), loc="outside lower center", ncols=2,
                    fontsize=FONT_SIZE - 1)
         fig.suptitle(f"layer 0 at init (seed {seed}), mean over {k} test\nsequences and heads; "
@@ -179,6 +181,7 @@ def pe_blocks(ctx: FigureContext, seed: int) -> dict[str, torch.Tensor]:
     return blocks
 
 
+@figure("E7", "PE-PE score blocks per head: init, scratch, SPT; residual of the Toeplitz fit")
 def pe_scores(ctx: FigureContext) -> list[Path]:
     """PE-PE scores P W_Q W_K^T P^T / sqrt(d_h) of every head (rows) at init, after scratch, after
     SPT, and SPT minus its Toeplitz (diagonal-mean) fit; columns share a symmetric scale, the
@@ -194,7 +197,7 @@ def pe_scores(ctx: FigureContext) -> list[Path]:
                ("spt", f"after SPT\n({b.pretrain_epochs} ep)"), ("residual", "SPT minus\nToeplitz fit"))
     scale = {stage: float(blocks[stage].abs().max()) for stage in ("init", "scratch", "spt")}
     scale["residual"] = scale["spt"]
-    fig, axes = _figure(PAGE_WIDTH * 0.72, 1.25 * heads + 1.0, heads, 4, sharex=True, sharey=True, squeeze=False)
+    fig, axes = new_figure(PAGE_WIDTH * 0.72, 1.25 * heads + 1.0, heads, 4, sharex=True, sharey=True, squeeze=False)
     with plt.rc_context(STYLE):
         for c, (stage, title) in enumerate(columns):
             for h in range(heads):
@@ -214,7 +217,7 @@ def pe_scores(ctx: FigureContext) -> list[Path]:
             fig.colorbar(im, ax=axes[:, c], location="bottom", shrink=0.85, pad=0.01).ax.tick_params(
                 labelsize=FONT_SIZE - 2)
         stats = {stage: summary([statistics.fmean(r[stage]) for r in r2.values()]) for stage in ("init", "scratch", "spt")}
-        fig.suptitle(f"maps: seed {seed}; Toeplitz R² (mean of heads), mean ± sd over seeds {_seeds(ctx)}:\n"
+        fig.suptitle(f"maps: seed {seed}; Toeplitz R² (mean of heads), mean ± sd over seeds {seeds_label(ctx)}:\n"
                      + ", ".join(f"{k.replace('spt', 'SPT')} {v['mean']:.2f} ± {v['std']:.2f}" for k, v in stats.items()))
     record = {**ctx.header("pe_scores", ["E7"]), "seed_plotted": seed,
               "what": "T_h = (P g) W_Q^h W_K^h^T (P g)^T / sqrt(d_h) (probes.pe_score_block); residual = "
@@ -222,7 +225,7 @@ def pe_scores(ctx: FigureContext) -> list[Path]:
                       "probes.toeplitz_fit",
               "colour_scale_abs_max": scale, "r2_mean_of_heads": stats,
               "r2_per_head": {str(s): v for s, v in r2.items()},
-              "matrices_seed_plotted": {stage: _rounded(t, 4) for stage, t in blocks.items()},
+              "matrices_seed_plotted": {stage: rounded(t, 4) for stage, t in blocks.items()},
               "runs": ctx.sources("init", "scratch", "pretrain")}
     return save(ctx, "pe_scores", fig, record)
 
@@ -235,6 +238,7 @@ def offset_shares(model, x: torch.Tensor) -> torch.Tensor:
     return (sums / queries).flip(-1).double()
 
 
+@figure("E4", "attention share by offset per head: scratch, SPT, finetuned, uniform")
 def offset_profile(ctx: FigureContext) -> list[Path]:
     """Attention share by offset i - j (|i - j| <= 20), per head, averaged over the first
     ``ctx.probe_size`` test sequences; lines: mean over seeds of scratch, after SPT (``pretrain``)
@@ -257,7 +261,7 @@ def offset_profile(ctx: FigureContext) -> list[Path]:
     heads = shares["scratch"].shape[1]
     cols = min(heads, 2)
     rows = math.ceil(heads / cols)
-    fig, axes = _figure(COLUMN_WIDTH, 1.35 * rows + 0.9, rows, cols, sharex=True, sharey=True, squeeze=False)
+    fig, axes = new_figure(COLUMN_WIDTH, 1.35 * rows + 0.9, rows, cols, sharex=True, sharey=True, squeeze=False)
     with plt.rc_context(STYLE):
         for h, ax in enumerate(axes.flat):
             if h >= heads:
@@ -276,21 +280,22 @@ def offset_profile(ctx: FigureContext) -> list[Path]:
             ax.set_ylabel("attention share")
         fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="outside lower center", ncols=2,
                    fontsize=FONT_SIZE - 1)
-        fig.suptitle(f"layer 0, mean over {k} test sequences and seeds {_seeds(ctx)};\n"
+        fig.suptitle(f"layer 0, mean over {k} test sequences and seeds {seeds_label(ctx)};\n"
                      "shaded: min to max over seeds")
     record = {**ctx.header("offset_profile", ["E4"]), "probe": f"x_test[:{k}]",
               "what": "share of each query's attention on the key at offset i - j, mean over queries "
                       "(probes.offset_mass), layer 0, per head",
-              "offsets_i_minus_j": offsets.tolist(), "uniform": _rounded(uniform, 6),
+              "offsets_i_minus_j": offsets.tolist(), "uniform": rounded(uniform, 6),
               "uniform_band_mass": uniform_band_mass(n),
-              "shares": {name: {"mean": _rounded(v.mean(0), 6), "min": _rounded(v.min(0).values, 6),
-                                "max": _rounded(v.max(0).values, 6), "per_seed": _rounded(v, 6)}
+              "shares": {name: {"mean": rounded(v.mean(0), 6), "min": rounded(v.min(0).values, 6),
+                                "max": rounded(v.max(0).values, 6), "per_seed": rounded(v, 6)}
                          for name, v in shares.items()},
               "runs": ctx.sources("scratch", "pretrain", "spt")}
     return save(ctx, "offset_profile", fig, record)
 
 
 # ----------------------------------------------------------------------------- supervised curves
+@figure("E2, E3, E10", "test / train accuracy, train loss per supervised epoch")
 def supervised_curves(ctx: FigureContext) -> list[Path]:
     """Test accuracy, training accuracy (first 2000 training sequences) and training loss (mean
     over the epoch's steps) after every supervised epoch: scratch vs SPT then finetune for the
@@ -300,7 +305,7 @@ def supervised_curves(ctx: FigureContext) -> list[Path]:
     colours = {"scratch": RECIPE_COLOUR["scratch"], paper_runs.FULL_SPT_KEEP: RECIPE_COLOUR["spt"]}
     metrics = (("test_accuracy", "test accuracy (%)", 100.0), ("train_accuracy", "training accuracy (%)", 100.0),
                ("loss", "training loss", 1.0))
-    fig, axes = _figure(COLUMN_WIDTH, 4.6, 3, 1, sharex=True)
+    fig, axes = new_figure(COLUMN_WIDTH, 4.6, 3, 1, sharex=True)
     curves = {}
     with plt.rc_context(STYLE):
         for name, label in names:
@@ -325,7 +330,7 @@ def supervised_curves(ctx: FigureContext) -> list[Path]:
                      transform=axes[2].get_yaxis_transform())
         axes[-1].set_xlabel("supervised epoch")
         axes[-1].xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-        axes[0].set_title(f"mean over seeds {_seeds(ctx)} (shaded: min to max)")
+        axes[0].set_title(f"mean over seeds {seeds_label(ctx)} (shaded: min to max)")
     record = {**ctx.header("supervised_curves", ["E2", "E3", "E10"]),
               "what": "per supervised epoch: test accuracy (whole test set), training accuracy on the "
                       "first 2000 training sequences, training loss = mean over the epoch's steps",
@@ -334,6 +339,7 @@ def supervised_curves(ctx: FigureContext) -> list[Path]:
 
 
 # ----------------------------------------------------------------------------- SPT length
+@figure("E9", "finetuned accuracy and band mass against SPT length (log axis)")
 def spt_length(ctx: FigureContext) -> list[Path]:
     """Finetuned test accuracy (``finetune_epochs`` supervised epochs) and band mass at the end of
     SPT against the SPT length ``ctx.spt_lengths`` (epochs, run in optimizer steps by
@@ -349,7 +355,7 @@ def spt_length(ctx: FigureContext) -> list[Path]:
                        "test_accuracy_percent": summary([100 * r.final["test_accuracy"] for r in results]),
                        "band_mass_after_spt": summary([r.history[0][-1]["band_mass"] for r in results])})
     x = np.array([p["spt_epochs"] for p in points])
-    fig, (top, bottom) = _figure(COLUMN_WIDTH, 3.8, 2, 1, sharex=True)
+    fig, (top, bottom) = new_figure(COLUMN_WIDTH, 3.8, 2, 1, sharex=True)
     with plt.rc_context(STYLE):
         for ax, key, colour in ((top, "test_accuracy_percent", RECIPE_COLOUR["spt"]),
                                 (bottom, "band_mass_after_spt", OKABE_ITO["green"])):
@@ -361,7 +367,7 @@ def spt_length(ctx: FigureContext) -> list[Path]:
         top.set_ylim(40, 102)
         top.set_ylabel(f"test accuracy (%) after\n{ctx.budget.finetune_epochs} finetune epochs")
         top.legend(loc="upper left", fontsize=FONT_SIZE - 1)
-        top.set_title(f"seeds {_seeds(ctx)}; SPT in optimizer steps ({per_epoch} per epoch)")
+        top.set_title(f"seeds {seeds_label(ctx)}; SPT in optimizer steps ({per_epoch} per epoch)")
         uniform = uniform_band_mass(ctx.data.length)
         bottom.axhline(uniform, color=GREY, ls=":", lw=1, label=f"uniform ({uniform:.3f})")
         bottom.set_ylim(0, None)
@@ -411,6 +417,7 @@ def phase_points(ctx: FigureContext) -> dict[str, dict]:
     return out
 
 
+@figure("E13, E14", "SPT epochs needed and scratch accuracy as p, n, V move")
 def phase_map(ctx: FigureContext) -> list[Path]:
     """Top: SPT epochs needed to reach 0.95 after the finetune (least of 1, 2, 4, 8; log axis;
     '> 8' above), median over seeds (bar) and seeds (dots); bottom: scratch test accuracy (mean,
@@ -418,7 +425,7 @@ def phase_map(ctx: FigureContext) -> list[Path]:
     points = phase_points(ctx)
     ladder = paper_runs.SPT_LADDER
     top_value = 2 * ladder[-1]
-    fig, axes = _figure(PAGE_WIDTH * 0.75, 3.3, 2, 3, sharey="row", squeeze=False)
+    fig, axes = new_figure(PAGE_WIDTH * 0.75, 3.3, 2, 3, sharey="row", squeeze=False)
     rng = np.random.default_rng(0)
     with plt.rc_context(STYLE):
         for c, (symbol, field_name, title) in enumerate(FACTORS):
@@ -453,7 +460,7 @@ def phase_map(ctx: FigureContext) -> list[Path]:
                    fontsize=FONT_SIZE - 1)
         axes[1, 0].set_ylim(0, 102)
         axes[1, 0].set_ylabel(f"scratch test acc. (%)\n({ctx.budget.scratch_epochs} ep)")
-        fig.suptitle(f"seeds {_seeds(ctx)}; default V={ctx.data.vocab}, n={ctx.data.length}, p={ctx.data.p:g}")
+        fig.suptitle(f"seeds {seeds_label(ctx)}; default V={ctx.data.vocab}, n={ctx.data.length}, p={ctx.data.p:g}")
     record = {**ctx.header("phase_map", ["E13", "E14"]), "spt_ladder": list(ladder), "solved": paper_runs.SOLVED,
               "not_solved_drawn_at": top_value,
               "points": {label: {**p, "walk": {"vocab": p["walk"].vocab, "length": p["walk"].length, "p": p["walk"].p}}
@@ -485,6 +492,7 @@ def paper_check_groups(ctx: FigureContext) -> list[tuple[str, list[tuple[str, st
     ]
 
 
+@figure("E5, E11, E12, X5b", "final accuracy: frozen attention, data scale, depth, SPT source")
 def paper_checks(ctx: FigureContext) -> list[Path]:
     """Final test accuracy (bars: mean ± sd over seeds, dots: seeds) of E5 (last-token readout,
     W_Q, W_K trained vs frozen at init), E11 (scratch with 1x and more labelled sequences, same
@@ -492,7 +500,7 @@ def paper_checks(ctx: FigureContext) -> list[Path]:
     i.i.d. tokens, on the walk with positions shuffled, each then finetuned)."""
     b = ctx.budget
     groups = paper_check_groups(ctx)
-    fig, axes = _figure(COLUMN_WIDTH, 4.2, 2, 2, sharey=True, squeeze=False)
+    fig, axes = new_figure(COLUMN_WIDTH, 4.2, 2, 2, sharey=True, squeeze=False)
     panels, sources = [], []
     with plt.rc_context(STYLE):
         for ax, (title, bars) in zip(axes.flat, groups):
@@ -514,7 +522,7 @@ def paper_checks(ctx: FigureContext) -> list[Path]:
         axes[0, 0].set_ylim(0, 105)
         for ax in axes[:, 0]:
             ax.set_ylabel("final test accuracy (%)")
-        fig.suptitle(f"mean ± sd over seeds {_seeds(ctx)} (dots: seeds);\nscratch {b.scratch_epochs} ep, "
+        fig.suptitle(f"mean ± sd over seeds {seeds_label(ctx)} (dots: seeds);\nscratch {b.scratch_epochs} ep, "
                      f"SPT {b.pretrain_epochs} + finetune {b.finetune_epochs} ep")
     record = {**ctx.header("paper_checks", ["E5", "E11", "E12", "X5b"]), "panels": panels, "runs": sources}
     return save(ctx, "paper_checks", fig, record)

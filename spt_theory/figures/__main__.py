@@ -1,0 +1,7 @@
+"""``python -m spt_theory.figures``."""
+
+import sys
+
+from spt_theory.figures.cli import main
+
+sys.exit(main())

@@ -1,0 +1,35 @@
+"""The look of every figure: Okabe & Ito's colour-blind-safe palette, one- and two-column sizes,
+8 pt type, and :func:`new_figure` to open a figure in that style."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73",
+             "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7"}
+"""Okabe & Ito's colour-blind-safe palette."""
+PALETTE = [OKABE_ITO[k] for k in ("blue", "orange", "green", "vermillion", "purple", "sky", "yellow", "black")]
+RECIPE_COLOUR = {"scratch": OKABE_ITO["vermillion"], "spt": OKABE_ITO["blue"], "frozen": OKABE_ITO["orange"],
+                 "hybrid_qk": OKABE_ITO["green"], "hybrid_qk_vo": OKABE_ITO["sky"],
+                 "hybrid_mlp": OKABE_ITO["purple"], "reconstruction": OKABE_ITO["blue"],
+                 "supervised": OKABE_ITO["vermillion"], "grey": "#7f7f7f"}
+COLUMN_WIDTH = 3.5  # inches: one column of a two-column paper
+PAGE_WIDTH = 7.0
+FONT_SIZE = 8
+STYLE = {
+    "font.size": FONT_SIZE, "axes.titlesize": FONT_SIZE, "axes.labelsize": FONT_SIZE,
+    "xtick.labelsize": FONT_SIZE, "ytick.labelsize": FONT_SIZE, "legend.fontsize": FONT_SIZE,
+    "figure.titlesize": FONT_SIZE, "legend.frameon": False, "axes.spines.top": False,
+    "axes.spines.right": False, "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+    "lines.linewidth": 1.2, "lines.markersize": 3.5, "savefig.dpi": 300, "pdf.fonttype": 42,
+    "image.cmap": "viridis", "axes.linewidth": 0.6, "xtick.major.width": 0.6, "ytick.major.width": 0.6,
+}
+
+
+def new_figure(width: float, height: float, nrows: int = 1, ncols: int = 1, **kw):
+    """``plt.subplots`` in :data:`STYLE`, constrained layout, ``width`` x ``height`` inches."""
+    with plt.rc_context(STYLE):
+        return plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kw)
