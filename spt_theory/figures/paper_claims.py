@@ -1,4 +1,4 @@
-"""The figures of the paper's claims (E4, E7, E8-E14, E5, X5b, X6): one family in one module,
+"""The figures of the paper's claims (E4, E5, E5b, E7, E8-E14, X5b, X6): one family in one module,
 one registered function per figure (they share the run helpers below).
 
 Each function takes a :class:`~spt_theory.figures.context.FigureContext` and writes ``NAME.png``,
@@ -14,7 +14,7 @@ budget and model, so at the default context they are the very runs (same cache k
   supervised_curves  test / training accuracy, training loss per supervised epoch
   spt_length         finetuned accuracy and band mass at the end of SPT against SPT length
   phase_map          SPT epochs needed and scratch accuracy as p, n, V move one at a time
-  paper_checks       final accuracy: last-token frozen (E5), data scale (E11), depth (E12), SPT source (X5b)
+  paper_checks       final accuracy: frozen attention (E5, E5b), data scale (E11), depth (E12), SPT source (X5b)
 """
 
 from __future__ import annotations
@@ -474,9 +474,11 @@ def paper_check_groups(ctx: FigureContext) -> list[tuple[str, list[tuple[str, st
     d, b, m = ctx.data, ctx.budget, ctx.model
     scratch, spt, frozen = RECIPE_COLOUR["scratch"], RECIPE_COLOUR["spt"], RECIPE_COLOUR["frozen"]
     return [
-        ("E5 last-token readout", [
-            ("trained", scratch, lambda s: paper_runs.last_token_spec("scratch", s, d, b, **m)),
-            ("$W_Q, W_K$\nfrozen", frozen, lambda s: paper_runs.last_token_spec("frozen", s, d, b, **m))]),
+        ("E5 last token | E5b ALiBi", [
+            ("last\ntrained", scratch, lambda s: paper_runs.last_token_spec("scratch", s, d, b, **m)),
+            ("last\nfrozen", frozen, lambda s: paper_runs.last_token_spec("frozen", s, d, b, **m)),
+            ("ALiBi\ntrained", scratch, lambda s: paper_runs.alibi_spec("scratch", s, d, b, **m)),
+            ("ALiBi\nfrozen", frozen, lambda s: paper_runs.alibi_spec("frozen", s, d, b, **m))]),
         ("E11 scratch, more data", [
             (f"1x\n({d.n_train})", scratch, lambda s: ctx.spec("scratch", s)),
             *((f"{k}x", scratch, lambda s, k=k: paper_runs.scaled_scratch_spec(k, s, d, b, **m))
@@ -492,10 +494,10 @@ def paper_check_groups(ctx: FigureContext) -> list[tuple[str, list[tuple[str, st
     ]
 
 
-@figure("E5, E11, E12, X5b", "final accuracy: frozen attention, data scale, depth, SPT source")
+@figure("E5, E5b, E11, E12, X5b", "final accuracy: frozen attention, data scale, depth, SPT source")
 def paper_checks(ctx: FigureContext) -> list[Path]:
-    """Final test accuracy (bars: mean ± sd over seeds, dots: seeds) of E5 (last-token readout,
-    W_Q, W_K trained vs frozen at init), E11 (scratch with 1x and more labelled sequences, same
+    """Final test accuracy (bars: mean ± sd over seeds, dots: seeds) of E5 / E5b (W_Q, W_K trained
+    vs frozen at init, with the last-token readout / with ALiBi and the mean-pooled readout), E11 (scratch with 1x and more labelled sequences, same
     epochs), E12 (scratch vs SPT + finetune at 1 and more layers) and X5b (SPT on the walk, on
     i.i.d. tokens, on the walk with positions shuffled, each then finetuned)."""
     b = ctx.budget
@@ -524,5 +526,5 @@ def paper_checks(ctx: FigureContext) -> list[Path]:
             ax.set_ylabel("final test accuracy (%)")
         fig.suptitle(f"mean ± sd over seeds {seeds_label(ctx)} (dots: seeds);\nscratch {b.scratch_epochs} ep, "
                      f"SPT {b.pretrain_epochs} + finetune {b.finetune_epochs} ep")
-    record = {**ctx.header("paper_checks", ["E5", "E11", "E12", "X5b"]), "panels": panels, "runs": sources}
+    record = {**ctx.header("paper_checks", ["E5", "E5b", "E11", "E12", "X5b"]), "panels": panels, "runs": sources}
     return save(ctx, "paper_checks", fig, record)
