@@ -189,7 +189,7 @@ def priority_queue(seeds: tuple[int, ...]) -> list[tuple[str, object]]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m spt_theory.paper_runs",
-                                description="Train (or load) the runs of claims E5, E9-E13 and X5 ahead of "
+                                description="Train (or load) the runs of claims E5, E5b, E6, E6b, E9-E14 and X5b ahead of "
                                             "`verify --full`, cheapest and most needed first; cached in "
                                             "--cache-dir like verify's runs, so an interrupted call resumes.")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], metavar="S")

@@ -2,5 +2,5 @@
 
 theory.py T1-T6 (the lemmas; harness.py: their random instances and autograd), bridge.py T2b, T4b,
 T7 (the real model), walk_law.py (the generator's exact law, for T6 / T7), synthetic.py E1-E9,
-controls.py X1-X6, lra.py L1-L4.  :mod:`spt_theory.verify` imports every module here.
+paper.py E5b, E6b, E10-E14, X5b, controls.py X1-X6, lra.py L1-L4.  :mod:`spt_theory.verify` imports every module here.
 """
