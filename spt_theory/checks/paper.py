@@ -26,7 +26,7 @@ import math
 import statistics
 
 from spt_theory import paper_runs
-from spt_theory.checks.synthetic import E5_MAX_GAP, E5_MIN_SCRATCH, runs, summary
+from spt_theory.checks.synthetic import frozen_vs_trained, runs, summary
 from spt_theory.claims import Context, Measurement, claim
 from spt_theory.experiments import RunResult, RunSpec, WalkData, recipe
 from spt_theory.probes import uniform_band_mass
@@ -69,15 +69,11 @@ def first_epoch_solved(result: RunResult) -> float:
 def check_e5b(ctx: Context) -> Measurement:
     """E5 in the setting of the paper's mechanism: mean-pooled readout (label supervision blind to
     proximity directions of the scores) with ALiBi, where scratch partly learns (X1: 0.89 mean).
-    Same two-sided bound as E5 (:data:`spt_theory.checks.synthetic.E5_MAX_GAP`); written after E5's
+    Same two-sided decision as E5 (:func:`spt_theory.checks.synthetic.frozen_vs_trained`); written after E5's
     last-token runs (frozen at chance there, the readout is not mean-pooled) and before these runs."""
     frozen, scratch = (finals(trained(ctx, [paper_runs.alibi_spec(name, s, WALK, BUDGET) for s in ctx.seeds]))
                        for name in ("frozen", "scratch"))
-    gap = statistics.fmean(frozen) - statistics.fmean(scratch)
-    ok = abs(gap) <= E5_MAX_GAP and statistics.fmean(scratch) >= E5_MIN_SCRATCH
-    return Measurement(gap, f"|gap| <= {E5_MAX_GAP:g}, scratch >= {E5_MIN_SCRATCH:g}", ok,
-                       {"frozen_accuracy": summary(frozen), "scratch_accuracy": summary(scratch),
-                        "per_seed_gap": [round(f - s, 4) for f, s in zip(frozen, scratch)]})
+    return frozen_vs_trained(frozen, scratch)
 
 
 # ----------------------------------------------------------------------------- E10, E11

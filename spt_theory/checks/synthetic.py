@@ -132,6 +132,11 @@ def check_e5(ctx: Context) -> Measurement:
     frozen, scratch = ([run(last_token_spec(name, seed, WALK), ctx.cache_dir, progress=ctx.progress,
                             data=dataset(WALK)).final["test_accuracy"] for seed in ctx.seeds]
                        for name in ("frozen", "scratch"))
+    return frozen_vs_trained(frozen, scratch)
+
+
+def frozen_vs_trained(frozen: list[float], scratch: list[float]) -> Measurement:
+    """E5's decision: ``|mean(frozen) - mean(scratch)| <= E5_MAX_GAP`` and ``mean(scratch) >= E5_MIN_SCRATCH``."""
     gap = statistics.fmean(frozen) - statistics.fmean(scratch)
     ok = abs(gap) <= E5_MAX_GAP and statistics.fmean(scratch) >= E5_MIN_SCRATCH
     return Measurement(gap, f"|gap| <= {E5_MAX_GAP:g}, scratch >= {E5_MIN_SCRATCH:g}", ok,
