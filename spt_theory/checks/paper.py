@@ -105,8 +105,7 @@ def check_e11(ctx: Context) -> Measurement:
                                       "train_accuracy": summary(finals(r, "train_accuracy")),
                                       "train_loss": summary(finals(r, "loss")),
                                       "test_curve": mean_curve(r, "test_accuracy")}
-                        for scale, r in by_scale.items()},
-                       )
+                        for scale, r in by_scale.items()})
 
 
 # ----------------------------------------------------------------------------- E12
