@@ -8,7 +8,8 @@ by :func:`~spt_theory.experiments.run` and cached by config hash, so verify, the
   (E5), the ALiBi bias with the mean-pooled readout (E5b);
 - E9: SPT length on a log grid of optimizer steps, :data:`SPT_LENGTH_STEPS` (1/4 to 8 epochs);
 - E10, E11: training accuracy / loss of the scratch and SPT runs (recorded every epoch), and
-  scratch with :data:`DATA_SCALES` times the labelled data;
+  scratch with :data:`DATA_SCALES` times the labelled data; E11b: scratch on the 1x data for as many
+  steps as the largest of those runs;
 - E12: scratch and SPT at :data:`DEPTHS` layers;
 - E13, E14: scratch and the SPT budget needed at every point of :data:`PHASE_POINTS` (p, n, V);
 - E6b (E6 per epoch): hybrids kept groups ``qk``, ``vo``, ``mlp`` and full SPT, each finetuned
@@ -52,10 +53,10 @@ def spt_length_steps(walk: WalkData = WALK, budget: Budget = BUDGET,
 SPT_LENGTH_STEPS = spt_length_steps()
 
 DATA_SCALES = (4, 16)
-"""Labelled-data multiples of the scratch data-scaling run (E10): 32000 and 128000 sequences."""
+"""Labelled-data multiples of the scratch data-scaling run (E11): 32000 and 128000 sequences."""
 
 DEPTHS = (2, 4)
-"""Encoder depths of E11 (the design's model has 1 layer)."""
+"""Encoder depths of E12 (the design's model has 1 layer)."""
 
 
 
@@ -118,6 +119,15 @@ def scaled_scratch_spec(scale: int, seed: int, walk: WalkData = WALK, budget: Bu
     return recipe("scratch", replace(walk, n_train=walk.n_train * scale), seed, budget, **overrides)
 
 
+def step_matched_scratch_spec(seed: int, walk: WalkData = WALK, budget: Budget = BUDGET, **overrides) -> RunSpec:
+    """Scratch on the 1x labelled data for as many optimizer steps as the largest data-scaling run
+    (:data:`DATA_SCALES` [-1] x the scratch epochs: 128 epochs, 16000 steps at the default), E11b's
+    control that separates more data from more steps.  Its stage key is scratch's (a stage's epoch
+    count is not in its key), so it continues E2's 8-epoch run, which is its prefix."""
+    return recipe("scratch", walk, seed, replace(budget, scratch_epochs=budget.scratch_epochs * DATA_SCALES[-1]),
+                  **overrides)
+
+
 def depth_spec(name: str, layers: int, seed: int, walk: WalkData = WALK, budget: Budget = BUDGET,
                **overrides) -> RunSpec:
     return recipe(name, walk, seed, budget, **{**overrides, "n_layers": layers})
@@ -169,7 +179,8 @@ def solved_budget(walk: WalkData, seed: int, cache_dir: Path, progress: bool = T
 def priority_queue(seeds: tuple[int, ...]) -> list[tuple[str, object]]:
     """(claim, spec or (phase point, seed)) in the order ``python -m spt_theory.paper_runs`` trains
     them: first the cheap claims for every seed, then the expensive ones (depth, 4x data, phase
-    map, 16x data) seed by seed, so that a short budget still ends with whole seeds."""
+    map, 16x data) seed by seed, so that a short budget still ends with whole seeds; last the
+    step-matched scratch runs of E11b (120 epochs beyond E2's)."""
     jobs: list[tuple[str, object]] = []
     for seed in seeds:
         jobs += [("E10", recipe("scratch", WALK, seed, BUDGET))]
@@ -184,17 +195,18 @@ def priority_queue(seeds: tuple[int, ...]) -> list[tuple[str, object]]:
         jobs += [("E11", scaled_scratch_spec(DATA_SCALES[0], seed))]
         jobs += [("E13", (point, seed)) for point in PHASE_POINTS]
         jobs += [("E11", scaled_scratch_spec(scale, seed)) for scale in DATA_SCALES[1:]]
+    jobs += [("E11b", step_matched_scratch_spec(seed)) for seed in seeds]
     return jobs
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m spt_theory.paper_runs",
-                                description="Train (or load) the runs of claims E5, E5b, E6, E6b, E9-E14 and X5b ahead of "
+                                description="Train (or load) the runs of claims E5, E5b, E6, E6b, E9-E14, E11b and X5b ahead of "
                                             "`verify --full`, cheapest and most needed first; cached in "
                                             "--cache-dir like verify's runs, so an interrupted call resumes.")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], metavar="S")
     p.add_argument("--only", nargs="+", metavar="CLAIM",
-                   help="train only these claims' runs (E5 E5b E6 E6b E9 E10 E11 E12 E13 X5b; E13 also serves E14)")
+                   help="train only these claims' runs (E5 E5b E6 E6b E9 E10 E11 E11b E12 E13 X5b; E13 also serves E14)")
     p.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR")
     p.add_argument("--threads", type=int, metavar="N", help="torch intra-op threads")
     p.add_argument("--no-progress", action="store_true")

@@ -21,7 +21,7 @@ from spt_theory.training import DatasetTask, train_stage
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 TINY_BUDGET = Budget(scratch_epochs=2, pretrain_epochs=1, finetune_epochs=1, batch_size=16)
-NEW_IDS = ("E5", "E5b", "E6b", "E9", "E10", "E11", "E12", "E13", "E14", "X5b")
+NEW_IDS = ("E5", "E5b", "E6b", "E9", "E10", "E11", "E11b", "E12", "E13", "E14", "X5b")
 
 
 def test_new_claims_are_registered_with_short_statements():
@@ -140,6 +140,7 @@ def tiny_claims(tiny_walk, monkeypatch):
 
 
 @pytest.mark.parametrize("check", [synthetic.check_e5, paper.check_e5b, paper.check_e6b, paper.check_e10, paper.check_e11,
+                                   paper.check_e11b,
                                    paper.check_e12, paper.check_e13, paper.check_e14, paper.check_x5b])
 def test_every_paper_check_runs_on_tiny_data(check, tiny_claims, tmp_path):
     m = check(Context(full=True, seeds=(0,), cache_dir=tmp_path, progress=False))
@@ -167,6 +168,27 @@ def test_e10_fails_when_scratch_fits_its_training_set(monkeypatch, scratch_fit, 
             "spt": [fake_result({"train_accuracy": 0.99, "test_accuracy": 0.99, "loss": 0.05})]}
     monkeypatch.setattr(paper, "runs", lambda ctx, name: runs[name])
     assert paper.check_e10(Context()).passed is passed
+
+
+def test_step_matched_scratch_continues_e2s_run_for_the_largest_scale_of_steps(tiny_walk):
+    long = paper_runs.step_matched_scratch_spec(0, tiny_walk, TINY_BUDGET)
+    short = recipe("scratch", tiny_walk, 0, TINY_BUDGET)
+    scaled = paper_runs.scaled_scratch_spec(paper_runs.DATA_SCALES[-1], 0, tiny_walk, TINY_BUDGET)
+    assert stage_key(long, 0) == stage_key(short, 0) and long.data == short.data
+    steps = lambda spec: spec.stages[0].epochs * paper_runs.steps_per_epoch(spec.data, TINY_BUDGET)  # noqa: E731
+    assert steps(long) == steps(scaled) == paper_runs.DATA_SCALES[-1] * steps(short)
+
+
+@pytest.mark.parametrize("curve, first_step, passed", [([0.5, 0.5, 0.5], None, True), ([0.5, 0.55, 0.61], 18, False),
+                                                        ([0.5, 0.9, 0.55], 12, True)])
+def test_e11b_judges_the_final_accuracy_and_reports_where_scratch_left_chance(
+        monkeypatch, tiny_walk, curve, first_step, passed):
+    monkeypatch.setattr(paper, "WALK", tiny_walk)
+    monkeypatch.setattr(paper, "BUDGET", TINY_BUDGET)  # 96 sequences, batch 16: 6 steps per epoch
+    spec = paper_runs.step_matched_scratch_spec(0, tiny_walk, TINY_BUDGET)
+    monkeypatch.setattr(paper, "trained", lambda ctx, specs: [RunResult(spec, None, fake_result({}, curve).history)])
+    m = paper.check_e11b(Context(seeds=(0,)))
+    assert m.passed is passed and m.details["first_step_above_chance"] == [first_step]
 
 
 @pytest.mark.parametrize("budgets, passed", [
