@@ -33,6 +33,7 @@ import json
 import math
 import platform
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 
 import torch
@@ -142,7 +143,7 @@ def initial_model(spec: RunSpec) -> Encoder:
 
 def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset | None = None) -> RunResult:
     """Train (or load from the cache) every stage of ``spec``; returns the final model and history."""
-    data = data if data is not None else spec.data.build()
+    data = data if data is not None else built_data(spec.data)
     metrics = walk_metrics(data)
     model = initial_model(spec)
     histories: list[list[dict]] = []
@@ -153,7 +154,7 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
         cache = stage_cache(spec, k, cache_dir)
         task = DatasetTask(data, metrics)
         if stage.objective == "spt" and spec.pretrain_data is not None:  # X5: SPT on another source
-            task = DatasetTask(build_pretrain_data(spec.pretrain_data), metrics)
+            task = DatasetTask(built_data(spec.pretrain_data), metrics)
         if cache.has(stage.epochs):
             checkpoint = cache.load(stage.epochs)
             load_model_state(model, checkpoint["model"], cache.checkpoint(stage.epochs))
@@ -225,14 +226,11 @@ class PretrainData(walk.PretrainData):
         return Dataset(x, y, x[:PROBE_SIZE], y[:PROBE_SIZE], mask_id=self.vocab)
 
 
-_PRETRAIN_CACHE: dict = {}
-
-
-def build_pretrain_data(source: PretrainData) -> Dataset:
-    """:meth:`PretrainData.build`, memoised per process."""
-    if source not in _PRETRAIN_CACHE:
-        _PRETRAIN_CACHE[source] = source.build()
-    return _PRETRAIN_CACHE[source]
+@lru_cache(maxsize=4)
+def built_data(spec: WalkData | PretrainData) -> Dataset:
+    """``spec.build()`` (a pure function of the frozen spec), memoised per process: every run, check
+    and figure on one task shares one copy of its sequences."""
+    return spec.build()
 
 
 def control_key(spec: RunSpec) -> dict:

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -145,10 +147,8 @@ def negative_spec(source: str, seed: int, walk: WalkData = WALK, budget: Budget 
 
 
 def train(spec: RunSpec, cache_dir: Path, progress: bool) -> RunResult:
-    """One run, its data memoised by the checks' cache (same sets as verify)."""
-    from spt_theory.checks.synthetic import dataset
-
-    return run(spec, cache_dir, progress=progress, data=dataset(spec.data))
+    """One run trained or loaded (its data memoised per process: :func:`~spt_theory.experiments.built_data`)."""
+    return run(spec, cache_dir, progress=progress)
 
 
 def solved_budget(walk: WalkData, seed: int, cache_dir: Path, progress: bool = True, budget: Budget = BUDGET,
@@ -174,6 +174,29 @@ def solved_budget(walk: WalkData, seed: int, cache_dir: Path, progress: bool = T
         else:
             lo = mid + 1
     return {"budget": best, "accuracy_by_spt_epochs": {str(k): round(v, 4) for k, v in sorted(tried.items())}}
+
+
+def point_label(walk: WalkData) -> str:
+    """``V<vocab>_n<length>_p<p>``: a phase point's name in claims and figures."""
+    return f"V{walk.vocab}_n{walk.length}_p{walk.p:g}"
+
+
+def median_budget(budgets: list[int | None]) -> float:
+    """Median SPT epochs needed over seeds, a run never solved (None) counted as infinite."""
+    return statistics.median(math.inf if b is None else b for b in budgets)
+
+
+def phase_map(seeds: tuple[int, ...], train_run: Callable[[RunSpec], RunResult], walk: WalkData = WALK,
+              budget: Budget = BUDGET, **overrides) -> dict[str, dict]:
+    """The robustness map of E13 and E14: per point of :func:`phase_points` (keyed by
+    :func:`point_label`), its task ``walk``, the ``scratch`` run of every seed and, per seed, what
+    :func:`solved_budget` found (``found``).  ``train_run(spec)`` trains or loads a run."""
+    out = {}
+    for point in phase_points(walk):
+        scratch = [train_run(phase_spec("scratch", point, s, budget, **overrides)) for s in seeds]
+        found = [solved_budget(point, s, None, budget=budget, train_run=train_run, **overrides) for s in seeds]
+        out[point_label(point)] = {"walk": point, "scratch": scratch, "found": found}
+    return out
 
 
 def priority_queue(seeds: tuple[int, ...]) -> list[tuple[str, object]]:

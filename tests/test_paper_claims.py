@@ -207,7 +207,7 @@ def test_e14_needs_the_budget_to_rise_in_n_and_fall_in_p(monkeypatch, budgets, p
                 budget = budgets[f"n{walk.length}"]
             else:
                 budget = budgets[f"p{walk.p:g}"]
-            out[paper.point_label(walk)] = {"scratch": [0.5], "budgets": [budget], "tried": [{}]}
+            out[paper_runs.point_label(walk)] = {"scratch": [0.5], "budgets": [budget], "tried": [{}]}
         return out
 
     monkeypatch.setattr(paper, "phase_map", fake_map)

@@ -35,13 +35,13 @@ from torch import Tensor
 
 from spt_theory import symbolic, theory
 from spt_theory.checks import synthetic
-from spt_theory.checks.synthetic import dataset, summary
+from spt_theory.checks.synthetic import summary
 from spt_theory.checks.harness import (
     SYMBOLIC_NS, TOLERANCE, Instance, RowLoss, ScoreGradient, random_instances, relative_error, single_threaded,
     sup_autograd, uniform_bilinear_point,
 )
 from spt_theory.claims import Context, Measurement, claim
-from spt_theory.experiments import (Budget, RunResult, RunSpec, control_recipe, initial_model, run, stage_cache,
+from spt_theory.experiments import (Budget, RunResult, RunSpec, built_data, control_recipe, initial_model, run, stage_cache,
                                     walk_metrics)
 from spt_theory.model import Encoder
 from spt_theory.probes import diagonal_profile, pe_score_block, score_gradients, uniform_band_mass
@@ -80,9 +80,7 @@ def control_spec(name: str, seed: int) -> RunSpec:
 
 def control_runs(ctx: Context, name: str) -> list[RunResult]:
     """The named control run trained (or loaded) for every seed of the context."""
-    walk = synthetic.WALK
-    return [run(control_spec(name, seed), ctx.cache_dir, progress=ctx.progress, data=dataset(walk))
-            for seed in ctx.seeds]
+    return [run(control_spec(name, seed), ctx.cache_dir, progress=ctx.progress) for seed in ctx.seeds]
 
 
 def final_accuracies(ctx: Context, name: str) -> list[float]:
@@ -134,7 +132,7 @@ def check_x2(ctx: Context) -> Measurement:
     name = "proxinit" if ctx.full else f"proxinit_{BUDGET.finetune_epochs}"
     results = control_runs(ctx, name)
     accs = [r.final["test_accuracy"] for r in results]
-    data = dataset(synthetic.WALK)
+    data = built_data(synthetic.WALK)
     at_init = [walk_metrics(data)(initial_model(r.spec)) for r in results]
     uniform = uniform_band_mass(synthetic.WALK.length)
     ok = _mean(accs) >= X2_THRESHOLD
@@ -370,7 +368,7 @@ def chance_share(directions: Tensor) -> float:
 @claim("X6", "sup. grad proximity share: chance on scratch, up w/ SPT",
        section="Controls: blindness over training", method="E[dL_sup/dS] share, per-epoch checkpoints")
 def check_x6(ctx: Context) -> Measurement:
-    data = dataset(synthetic.WALK)
+    data = built_data(synthetic.WALK)
     size = 256 if ctx.full else 128
     x, y = data.x_test[:size], data.y_test[:size]
     directions = theory.proximity_directions(x.shape[1], 2, circular=False)

@@ -30,7 +30,7 @@ import statistics
 from spt_theory import paper_runs
 from spt_theory.checks.synthetic import frozen_vs_trained, runs, summary
 from spt_theory.claims import Context, Measurement, claim
-from spt_theory.experiments import RunResult, RunSpec, WalkData, recipe
+from spt_theory.experiments import RunResult, RunSpec, recipe
 from spt_theory.probes import uniform_band_mass
 
 CHANCE_MAX = 0.6
@@ -148,24 +148,12 @@ def check_e12(ctx: Context) -> Measurement:
 
 
 # ----------------------------------------------------------------------------- E13, E14
-def point_label(walk: WalkData) -> str:
-    return f"V{walk.vocab}_n{walk.length}_p{walk.p:g}"
-
-
 def phase_map(ctx: Context) -> dict[str, dict]:
     """Per phase point: scratch accuracy per seed and the SPT budget per seed (None: > 8 epochs)."""
-    out = {}
-    for walk in paper_runs.phase_points(WALK):
-        scratch = finals(trained(ctx, [paper_runs.phase_spec("scratch", walk, s, BUDGET) for s in ctx.seeds]))
-        found = [paper_runs.solved_budget(walk, s, ctx.cache_dir, ctx.progress, BUDGET) for s in ctx.seeds]
-        out[point_label(walk)] = {"walk": walk, "scratch": scratch, "budgets": [f["budget"] for f in found],
-                                  "tried": [f["accuracy_by_spt_epochs"] for f in found]}
-    return out
-
-
-def median_budget(budgets: list[int | None]) -> float:
-    """Median SPT epochs needed over seeds, a run never solved counted as infinite."""
-    return statistics.median(math.inf if b is None else b for b in budgets)
+    points = paper_runs.phase_map(ctx.seeds, lambda spec: paper_runs.train(spec, ctx.cache_dir, ctx.progress),
+                                  WALK, BUDGET)
+    return {label: {"walk": p["walk"], "scratch": finals(p["scratch"]), "budgets": [f["budget"] for f in p["found"]],
+                    "tried": [f["accuracy_by_spt_epochs"] for f in p["found"]]} for label, p in points.items()}
 
 
 @claim("E13", "scratch at chance across p (.2-.8), n (50-200), V (4-64)", section="Robustness: task parameters",
@@ -181,10 +169,10 @@ def check_e13(ctx: Context) -> Measurement:
        method="least of 1,2,4,8 SPT ep solving (ft 3), median", quick=False)
 def check_e14(ctx: Context) -> Measurement:
     points = phase_map(ctx)
-    need = {label: median_budget(p["budgets"]) for label, p in points.items()}
+    need = {label: paper_runs.median_budget(p["budgets"]) for label, p in points.items()}
     around_default = paper_runs.phase_points(WALK)
-    by_n = [need[point_label(w)] for w in paper_runs.factor_line(around_default, WALK, "length")]
-    by_p = [need[point_label(w)] for w in paper_runs.factor_line(around_default, WALK, "p")]
+    by_n = [need[paper_runs.point_label(w)] for w in paper_runs.factor_line(around_default, WALK, "length")]
+    by_p = [need[paper_runs.point_label(w)] for w in paper_runs.factor_line(around_default, WALK, "p")]
     grows_n = all(a <= b for a, b in zip(by_n, by_n[1:])) and by_n[0] < by_n[-1]
     falls_p = all(a >= b for a, b in zip(by_p, by_p[1:])) and by_p[0] > by_p[-1]
     text = "n: " + "/".join(f"{b:g}" for b in by_n) + "; p: " + "/".join(f"{b:g}" for b in by_p)

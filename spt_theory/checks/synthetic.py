@@ -12,27 +12,19 @@ from __future__ import annotations
 
 import math
 import statistics
-from functools import lru_cache
 
 from spt_theory.baselines import diagonal_concentration_rule, train_bag_of_pairs, train_bag_of_tokens
 from spt_theory.claims import Context, Measurement, at_least, at_most, claim
-from spt_theory.experiments import RunResult, WalkData, initial_model, recipe, run
+from spt_theory.experiments import RunResult, WalkData, built_data, initial_model, recipe, run
 from spt_theory.probes import gradient_proximity_shares, pe_toeplitz_fit, uniform_band_mass
-from spt_theory.training import Dataset
 from synthetic.walk import generate_walk
 
 WALK = WalkData()
 
 
-@lru_cache(maxsize=4)
-def dataset(walk: WalkData) -> Dataset:
-    return walk.build()
-
-
 def runs(ctx: Context, name: str) -> list[RunResult]:
     """The named recipe trained (or loaded) for every seed of the context."""
-    return [run(recipe(name, WALK, seed), ctx.cache_dir, progress=ctx.progress, data=dataset(WALK))
-            for seed in ctx.seeds]
+    return [run(recipe(name, WALK, seed), ctx.cache_dir, progress=ctx.progress) for seed in ctx.seeds]
 
 
 def summary(values: list[float]) -> dict:
@@ -48,7 +40,7 @@ def final_accuracies(ctx: Context, name: str) -> list[float]:
 @claim("E1", "bag-of-tokens MLP on histograms stays at chance", section="Design, walk task (T6)",
        method="histogram MLP, 30 epochs; leak control")
 def check_e1(ctx: Context) -> Measurement:
-    data = dataset(WALK)
+    data = built_data(WALK)
     accs = [train_bag_of_tokens(data.x_train, data.y_train, data.x_test, data.y_test, WALK.vocab,
                                 seed=seed)["test_accuracy"] for seed in ctx.seeds]
     # negative control: the same baseline on a walk whose class-1 fresh tokens lean to token 0
@@ -69,7 +61,7 @@ def check_e1b(ctx: Context) -> Measurement:
     (token, position) features, all that a per-token map can pool (T7).  A nonlinear readout
     separates the classes; a linear one does not (T7: equal class means), nor does any function of
     the token histogram (E1); the quadratic rule of :func:`diagonal_concentration_rule` needs no training."""
-    data = dataset(WALK)
+    data = built_data(WALK)
     mlp = [train_bag_of_pairs(data.x_train, data.y_train, data.x_test, data.y_test, WALK.vocab, seed=seed)["test_accuracy"]
            for seed in ctx.seeds]
     linear = train_bag_of_pairs(data.x_train, data.y_train, data.x_test, data.y_test, WALK.vocab,
@@ -129,8 +121,8 @@ def check_e5(ctx: Context) -> Measurement:
     runs reach about 0.74.  Two-sided: the gap frozen - scratch must lie in [-0.05, 0.05]."""
     from spt_theory.paper_runs import last_token_spec
 
-    frozen, scratch = ([run(last_token_spec(name, seed, WALK), ctx.cache_dir, progress=ctx.progress,
-                            data=dataset(WALK)).final["test_accuracy"] for seed in ctx.seeds]
+    frozen, scratch = ([run(last_token_spec(name, seed, WALK), ctx.cache_dir, progress=ctx.progress
+                            ).final["test_accuracy"] for seed in ctx.seeds]
                        for name in ("frozen", "scratch"))
     return frozen_vs_trained(frozen, scratch)
 
@@ -184,7 +176,7 @@ def check_e7(ctx: Context) -> Measurement:
 @claim("E8", "at init the supervised score gradient ignores proximity", section="Theory T3/T5, full model",
        method="proximity share of E[dL/dS], sup / rec")
 def check_e8(ctx: Context) -> Measurement:
-    data = dataset(WALK)
+    data = built_data(WALK)
     shares = [gradient_proximity_shares(initial_model(recipe("init", WALK, seed)), data.x_test[:256],
                                         data.y_test[:256], data.mask_id, seed=seed)
               for seed in ctx.seeds]
@@ -214,8 +206,8 @@ def check_e9(ctx: Context) -> Measurement:
 
     per_epoch = steps_per_epoch(WALK)
     grid = spt_length_steps(WALK) if ctx.full else (per_epoch, 4 * per_epoch)
-    curve = {steps: [run(spt_length_spec(steps, seed, WALK), ctx.cache_dir, progress=ctx.progress,
-                         data=dataset(WALK)).final["test_accuracy"] for seed in ctx.seeds] for steps in grid}
+    curve = {steps: [run(spt_length_spec(steps, seed, WALK), ctx.cache_dir, progress=ctx.progress
+                         ).final["test_accuracy"] for seed in ctx.seeds] for steps in grid}
     means = {steps: statistics.fmean(v) for steps, v in curve.items()}
     solved = [steps for steps in grid if means[steps] >= E9_SOLVED]
     first = solved[0] / per_epoch if solved else math.inf

@@ -21,7 +21,7 @@ import torch
 
 from spt_theory import paper_runs
 from spt_theory.cache import config_hash
-from spt_theory.experiments import (Budget, RunResult, RunSpec, WalkData, initial_model, recipe, run, stage_cache,
+from spt_theory.experiments import (Budget, RunResult, RunSpec, WalkData, built_data, initial_model, recipe, run, stage_cache,
                                     stage_key, walk_metrics)
 from spt_theory.figures.style import plt
 from spt_theory.io import atomic_write, write_json
@@ -60,14 +60,10 @@ class FigureContext:
     lra_results: Path = LRA_RESULTS
     probe_size: int = 256
     _runs: dict = field(default_factory=dict, repr=False)
-    _datasets: dict = field(default_factory=dict, repr=False)
 
     def dataset(self, walk: WalkData | None = None) -> Dataset:
-        """The data set of ``walk`` (default: the context's), built once."""
-        walk = walk or self.data
-        if walk not in self._datasets:
-            self._datasets[walk] = walk.build()
-        return self._datasets[walk]
+        """The data set of ``walk`` (default: the context's), built once per process (:func:`built_data`)."""
+        return built_data(walk or self.data)
 
     def spec(self, name: str, seed: int) -> RunSpec:
         return recipe(name, self.data, seed, self.budget, **self.model)
@@ -83,7 +79,7 @@ class FigureContext:
             if missing:
                 print(f"  training {name} seed {seed} (stages {missing} not cached in {self.cache_dir})",
                       flush=True)
-            self._runs[key] = run(spec, self.cache_dir, progress=self.progress, data=self.dataset(spec.data))
+            self._runs[key] = run(spec, self.cache_dir, progress=self.progress)
         return self._runs[key]
 
     def runs(self, name: str) -> list[RunResult]:

@@ -29,8 +29,8 @@ import numpy as np
 import torch
 
 from spt_theory import paper_runs, probes
+from spt_theory.paper_runs import median_budget, point_label
 from spt_theory.checks.controls import chance_share, share_trajectory
-from spt_theory.checks.paper import median_budget, point_label
 from spt_theory.experiments import RunResult, RunSpec, initial_model
 from spt_theory.figures.context import FigureContext, rounded, save, seeds_label, summary
 from spt_theory.figures.registry import figure
@@ -389,31 +389,27 @@ FACTORS = (("p", "p", "step probability p"), ("n", "length", "length n"), ("V", 
 
 
 def phase_points(ctx: FigureContext) -> dict[str, dict]:
-    """Per phase point of ``ctx.data``: scratch accuracy per seed, the SPT epochs needed per seed
-    (:func:`spt_theory.paper_runs.solved_budget`; None: not solved by the largest) and the runs."""
+    """Per phase point of ``ctx.data`` (:func:`spt_theory.paper_runs.phase_map`): scratch accuracy,
+    the SPT epochs needed per seed (None: not solved by the largest) and every run's provenance."""
+    sources: dict[str, list[dict]] = {}
+
+    def train_run(spec: RunSpec) -> RunResult:
+        label = point_label(spec.data)
+        first = spec.stages[0]
+        name = f"SPT {first.epochs} ep {label}" if first.objective == "spt" else f"scratch {label}"
+        sources.setdefault(label, []).append(ctx.source(name, spec.seed, spec))
+        return ctx.result(name, spec.seed, spec)
+
     out = {}
-    for walk in paper_runs.phase_points(ctx.data):
-        label = point_label(walk)
-        scratch, sources = trained(ctx, f"scratch {label}", lambda seed, w=walk: paper_runs.phase_spec(
-            "scratch", w, seed, ctx.budget, **ctx.model))
-        found = []
-        for seed in ctx.seeds:
-            specs: list[RunSpec] = []
-
-            def train_run(spec: RunSpec, specs=specs) -> RunResult:
-                specs.append(spec)
-                return ctx.result(f"SPT {spec.stages[0].epochs} ep {label}", spec.seed, spec)
-
-            found.append(paper_runs.solved_budget(walk, seed, ctx.cache_dir, ctx.progress, ctx.budget,
-                                                  train_run=train_run, **ctx.model))
-            sources += [ctx.source(f"SPT {s.stages[0].epochs} ep {label}", seed, s) for s in specs]
-        budgets = [f["budget"] for f in found]
+    for label, point in paper_runs.phase_map(ctx.seeds, train_run, ctx.data, ctx.budget, **ctx.model).items():
+        budgets = [f["budget"] for f in point["found"]]
         median = median_budget(budgets)
-        out[label] = {"walk": walk, "scratch_accuracy": summary([r.final["test_accuracy"] for r in scratch]),
-                      "spt_epochs_needed": budgets,
-                      "median_spt_epochs_needed": None if math.isinf(median) else median,
+        out[label] = {"walk": point["walk"],
+                      "scratch_accuracy": summary([r.final["test_accuracy"] for r in point["scratch"]]),
+                      "spt_epochs_needed": budgets, "median_spt_epochs_needed": None if math.isinf(median) else median,
                       "not_solved": [b is None for b in budgets],
-                      "accuracy_by_spt_epochs": [f["accuracy_by_spt_epochs"] for f in found], "runs": sources}
+                      "accuracy_by_spt_epochs": [f["accuracy_by_spt_epochs"] for f in point["found"]],
+                      "runs": sources[label]}
     return out
 
 
