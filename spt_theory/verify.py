@@ -86,7 +86,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     "mechanism controls X* and the LRA evidence L* (read from figures/lra/). One row per claim: id, PASS/FAIL, statement, "
                     "measured figure, threshold, method. Exit 1 if any claim fails.")
     p.add_argument("--only", nargs="+", metavar="ID",
-                   help="check only these claims (ids or prefixes: T, E3, X)")
+                   help="check only these claims: ids (E1 also selects its variant E1b, not E10) or families (T, E, X, L)")
     p.add_argument("--full", action="store_true",
                    help="paper-sized runs over several seeds (slow) instead of quick mode; quick "
                         "mode skips the controls that need long extra training (X1, X3, X4, X5) "
@@ -108,14 +108,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def selects(key: str, claim_id: str) -> bool:
+    """Whether ``--only key`` selects ``claim_id``: a family (``E``, ``X``) selects all its claims, a
+    claim (``E1``) itself and its variants (``E1b``) but not the claims whose number continues it (``E10``)."""
+    rest = claim_id[len(key):]
+    return claim_id.startswith(key) and not (key[-1:].isdigit() and rest[:1].isdigit())
+
+
 def select(claims: list[Claim], only: list[str] | None) -> list[Claim]:
     if not only:
         return claims
     known = {c.id for c in claims}
     for key in only:
-        if not any(cid == key or cid.startswith(key) for cid in known):
+        if not any(selects(key, cid) for cid in known):
             raise InputError(f"--only: no claim matches {key!r} (known: {', '.join(sorted(known))})")
-    return [c for c in claims if any(c.id == k or c.id.startswith(k) for k in only)]
+    return [c for c in claims if any(selects(k, c.id) for k in only)]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from spt_theory.verify import main
+from spt_theory.claims import all_claims
+from spt_theory.verify import main, select
 
 
 def test_only_theory_claims_pass_and_json_report_has_the_schema(tmp_path, capsys):
@@ -23,6 +24,14 @@ def test_only_theory_claims_pass_and_json_report_has_the_schema(tmp_path, capsys
         assert len(row["statement"]) <= 58
         assert all(row["details"]["conditions"].values())
         assert f"{row['id']:<4} PASS" in printed
+
+
+def test_only_selects_a_claim_and_its_variants_not_the_claims_its_number_prefixes():
+    ids = lambda only: [c.id for c in select(all_claims(), only)]  # noqa: E731
+    assert ids(["E1"]) == ["E1", "E1b"]
+    assert ids(["E11"]) == ["E11", "E11b"]
+    assert ids(["T2", "X5b"]) == ["T2", "T2b", "X5b"]
+    assert set(ids(["E"])) == {c.id for c in all_claims() if c.id.startswith("E")} and "E14" in ids(["E"])
 
 
 def test_unknown_claim_exits_2_with_one_line_on_stderr(capsys):
