@@ -121,13 +121,14 @@ def scaled_scratch_spec(scale: int, seed: int, walk: WalkData = WALK, budget: Bu
     return recipe("scratch", replace(walk, n_train=walk.n_train * scale), seed, budget, **overrides)
 
 
-def step_matched_scratch_spec(seed: int, walk: WalkData = WALK, budget: Budget = BUDGET, **overrides) -> RunSpec:
-    """Scratch on the 1x labelled data for as many optimizer steps as the largest data-scaling run
-    (:data:`DATA_SCALES` [-1] x the scratch epochs: 128 epochs, 16000 steps at the default), E11b's
-    control that separates more data from more steps.  Its stage key is scratch's (a stage's epoch
-    count is not in its key), so it continues E2's 8-epoch run, which is its prefix."""
-    return recipe("scratch", walk, seed, replace(budget, scratch_epochs=budget.scratch_epochs * DATA_SCALES[-1]),
-                  **overrides)
+def step_matched_scratch_spec(seed: int, walk: WalkData = WALK, budget: Budget = BUDGET, scale: int | None = None,
+                              **overrides) -> RunSpec:
+    """Scratch on the 1x labelled data for as many optimizer steps as the data-scaling run with
+    ``scale`` times the data (default: the largest of :data:`DATA_SCALES`; 16 x 8 = 128 epochs,
+    16000 steps), E11b's control that separates more data from more steps.  Its stage key is
+    scratch's (a stage's epoch count is not in its key), so it continues E2's 8-epoch run, its prefix."""
+    scale = DATA_SCALES[-1] if scale is None else scale
+    return recipe("scratch", walk, seed, replace(budget, scratch_epochs=budget.scratch_epochs * scale), **overrides)
 
 
 def depth_spec(name: str, layers: int, seed: int, walk: WalkData = WALK, budget: Budget = BUDGET,

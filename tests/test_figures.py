@@ -307,12 +307,13 @@ def test_phase_map_records_the_unsolved_case(context):
 def test_paper_checks_bars_are_the_claims_runs(context):
     record = record_of(context, "paper_checks")
     panels = {p["panel"].split()[0]: p["bars"] for p in record["panels"]}
-    assert [len(panels[k]) for k in ("E5", "E11", "E12", "X5b")] == [4, 1 + len(context.data_scales),
+    assert [len(panels[k]) for k in ("E5", "E11", "E12", "X5b")] == [4, 2 + len(context.data_scales),
                                                                     2 * (1 + len(context.depths)), 3]
     d, b, m = context.data, context.budget, context.model
     specs = {("E5", 1): lambda s: paper_runs.last_token_spec("frozen", s, d, b, **m),
              ("E5", 3): lambda s: paper_runs.alibi_spec("frozen", s, d, b, **m),
              ("E11", 1): lambda s: paper_runs.scaled_scratch_spec(context.data_scales[0], s, d, b, **m),
+             ("E11", -1): lambda s: paper_runs.step_matched_scratch_spec(s, d, b, context.data_scales[-1], **m),
              ("E12", 3): lambda s: paper_runs.depth_spec("spt", context.depths[0], s, d, b, **m),
              ("X5b", 2): lambda s: paper_runs.negative_spec("shuffled", s, d, b, **m)}
     for (panel, i), build in specs.items():

@@ -24,7 +24,7 @@ and, in ``paper_claims`` (one module for the family: they share its run helpers)
   supervised_curves  test / training accuracy, training loss per supervised epoch: scratch vs SPT (E2, E3, E10)
   spt_length         finetuned accuracy and band mass against SPT length, log axis (E9)
   phase_map          SPT epochs needed and scratch accuracy as p, n, V move (E13, E14)
-  paper_checks       final accuracy: frozen attention (E5), data scale (E11), depth (E12), SPT source (X5b)
+  paper_checks       final accuracy: frozen attention (E5, E5b), data and steps (E11, E11b), depth (E12), SPT source (X5b)
 
 Examples::
 

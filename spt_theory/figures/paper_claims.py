@@ -14,7 +14,7 @@ budget and model, so at the default context they are the very runs (same cache k
   supervised_curves  test / training accuracy, training loss per supervised epoch
   spt_length         finetuned accuracy and band mass at the end of SPT against SPT length
   phase_map          SPT epochs needed and scratch accuracy as p, n, V move one at a time
-  paper_checks       final accuracy: frozen attention (E5, E5b), data scale (E11), depth (E12), SPT source (X5b)
+  paper_checks       final accuracy: frozen attention (E5, E5b), data and steps (E11, E11b), depth (E12), SPT source (X5b)
 """
 
 from __future__ import annotations
@@ -475,10 +475,12 @@ def paper_check_groups(ctx: FigureContext) -> list[tuple[str, list[tuple[str, st
             ("last\nfrozen", frozen, lambda s: paper_runs.last_token_spec("frozen", s, d, b, **m)),
             ("ALiBi\ntrained", scratch, lambda s: paper_runs.alibi_spec("scratch", s, d, b, **m)),
             ("ALiBi\nfrozen", frozen, lambda s: paper_runs.alibi_spec("frozen", s, d, b, **m))]),
-        ("E11 scratch, more data", [
+        ("E11 data, E11b steps (scratch)", [
             (f"1x\n({d.n_train})", scratch, lambda s: ctx.spec("scratch", s)),
             *((f"{k}x", scratch, lambda s, k=k: paper_runs.scaled_scratch_spec(k, s, d, b, **m))
-              for k in ctx.data_scales)]),
+              for k in ctx.data_scales),
+            (f"1x,\n{ctx.data_scales[-1] * b.scratch_epochs} ep", scratch,
+             lambda s: paper_runs.step_matched_scratch_spec(s, d, b, ctx.data_scales[-1], **m))]),
         ("E12 layers (L): scratch, SPT", [
             (f"{layers}L\n{'SPT' if name == 'spt' else 'scr.'}", spt if name == "spt" else scratch,
              lambda s, n=name, layers=layers: paper_runs.depth_spec(n, layers, s, d, b, **m))
@@ -490,12 +492,13 @@ def paper_check_groups(ctx: FigureContext) -> list[tuple[str, list[tuple[str, st
     ]
 
 
-@figure("E5, E5b, E11, E12, X5b", "final accuracy: frozen attention, data scale, depth, SPT source")
+@figure("E5, E5b, E11, E11b, E12, X5b", "final accuracy: frozen attention, data scale, depth, SPT source")
 def paper_checks(ctx: FigureContext) -> list[Path]:
     """Final test accuracy (bars: mean ± sd over seeds, dots: seeds) of E5 / E5b (W_Q, W_K trained
-    vs frozen at init, with the last-token readout / with ALiBi and the mean-pooled readout), E11 (scratch with 1x and more labelled sequences, same
-    epochs), E12 (scratch vs SPT + finetune at 1 and more layers) and X5b (SPT on the walk, on
-    i.i.d. tokens, on the walk with positions shuffled, each then finetuned)."""
+    vs frozen at init, with the last-token readout / with ALiBi and the mean-pooled readout), E11
+    (scratch with 1x and more labelled sequences, same epochs), E11b (1x data for as many steps as
+    the largest of them), E12 (scratch vs SPT + finetune at 1 and more layers) and X5b (SPT on the
+    walk, on i.i.d. tokens, on the walk with positions shuffled, each then finetuned)."""
     b = ctx.budget
     groups = paper_check_groups(ctx)
     fig, axes = new_figure(COLUMN_WIDTH, 4.2, 2, 2, sharey=True, squeeze=False)
@@ -522,5 +525,5 @@ def paper_checks(ctx: FigureContext) -> list[Path]:
             ax.set_ylabel("final test accuracy (%)")
         fig.suptitle(f"mean ± sd over seeds {seeds_label(ctx)} (dots: seeds);\nscratch {b.scratch_epochs} ep, "
                      f"SPT {b.pretrain_epochs} + finetune {b.finetune_epochs} ep")
-    record = {**ctx.header("paper_checks", ["E5", "E5b", "E11", "E12", "X5b"]), "panels": panels, "runs": sources}
+    record = {**ctx.header("paper_checks", ["E5", "E5b", "E11", "E11b", "E12", "X5b"]), "panels": panels, "runs": sources}
     return save(ctx, "paper_checks", fig, record)
