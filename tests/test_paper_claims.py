@@ -179,16 +179,18 @@ def test_step_matched_scratch_continues_e2s_run_for_the_largest_scale_of_steps(t
     assert steps(long) == steps(scaled) == paper_runs.DATA_SCALES[-1] * steps(short)
 
 
-@pytest.mark.parametrize("curve, first_step, passed", [([0.5, 0.5, 0.5], None, True), ([0.5, 0.55, 0.61], 18, False),
-                                                        ([0.5, 0.9, 0.55], 12, True)])
+@pytest.mark.parametrize("curve, first_step, solved_step, passed", [
+    ([0.5, 0.5, 0.5], None, None, True), ([0.5, 0.55, 0.61], 18, None, False), ([0.5, 0.9, 0.55], 12, None, True),
+    ([0.5, 0.7, 0.96], 12, 18, False)])
 def test_e11b_judges_the_final_accuracy_and_reports_where_scratch_left_chance(
-        monkeypatch, tiny_walk, curve, first_step, passed):
+        monkeypatch, tiny_walk, curve, first_step, solved_step, passed):
     monkeypatch.setattr(paper, "WALK", tiny_walk)
     monkeypatch.setattr(paper, "BUDGET", TINY_BUDGET)  # 96 sequences, batch 16: 6 steps per epoch
     spec = paper_runs.step_matched_scratch_spec(0, tiny_walk, TINY_BUDGET)
     monkeypatch.setattr(paper, "trained", lambda ctx, specs: [RunResult(spec, None, fake_result({}, curve).history)])
     m = paper.check_e11b(Context(seeds=(0,)))
     assert m.passed is passed and m.details["first_step_above_chance"] == [first_step]
+    assert m.details["first_step_solved"] == [solved_step]
 
 
 @pytest.mark.parametrize("budgets, passed", [

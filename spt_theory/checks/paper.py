@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 
 from spt_theory import paper_runs
 from spt_theory.checks.synthetic import frozen_vs_trained, runs, summary
@@ -65,11 +66,18 @@ def first_epoch_solved(result: RunResult) -> float:
     return next((e["epoch"] for e in result.history[-1] if e["test_accuracy"] >= SOLVED), math.inf)
 
 
-def first_step_above_chance(result: RunResult) -> int | None:
-    """Optimizer steps to the end of the first epoch of the last stage whose test accuracy is above
-    :data:`CHANCE_MAX` (None if none): where a scratch run leaves its plateau, comparable across data sizes."""
-    epoch = next((e["epoch"] for e in result.history[-1] if e["test_accuracy"] > CHANCE_MAX), None)
+def first_step_where(result: RunResult, reached: Callable[[float], bool]) -> int | None:
+    """Optimizer steps to the end of the first epoch of the last stage whose test accuracy
+    ``reached`` (None if none): where a scratch run leaves its plateau or solves the task,
+    comparable across data sizes."""
+    epoch = next((e["epoch"] for e in result.history[-1] if reached(e["test_accuracy"])), None)
     return None if epoch is None else epoch * paper_runs.steps_per_epoch(result.spec.data, BUDGET)
+
+
+def steps_to_leave_and_solve(results: list[RunResult]) -> dict:
+    """Per run: steps to the first epoch above chance (> :data:`CHANCE_MAX`) and to the first solved (>= :data:`SOLVED`)."""
+    return {"first_step_above_chance": [first_step_where(r, lambda a: a > CHANCE_MAX) for r in results],
+            "first_step_solved": [first_step_where(r, lambda a: a >= SOLVED) for r in results]}
 
 
 # ----------------------------------------------------------------------------- E5b
@@ -114,7 +122,7 @@ def check_e11(ctx: Context) -> Measurement:
                                       "train_accuracy": summary(finals(r, "train_accuracy")),
                                       "train_loss": summary(finals(r, "loss")),
                                       "test_curve": mean_curve(r, "test_accuracy"),
-                                      "first_step_above_chance": [first_step_above_chance(x) for x in r]}
+                                      **steps_to_leave_and_solve(r)}
                         for scale, r in by_scale.items()})
 
 
@@ -130,7 +138,7 @@ def check_e11b(ctx: Context) -> Measurement:
                        {"steps": long[0].spec.stages[0].epochs * paper_runs.steps_per_epoch(WALK, BUDGET),
                         "test_accuracy": summary(acc), "train_accuracy": summary(finals(long, "train_accuracy")),
                         "train_loss": summary(finals(long, "loss")),
-                        "first_step_above_chance": [first_step_above_chance(r) for r in long],
+                        **steps_to_leave_and_solve(long),
                         "test_curve": mean_curve(long, "test_accuracy")})
 
 
