@@ -3,6 +3,7 @@ the paper figures' numbers are those of the runs and probes they name."""
 
 import dataclasses
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -272,6 +273,21 @@ def test_supervised_curves_continue_the_spt_finetune(context):
         scratch = context.result("scratch", seed).history[-1]
         for key, scale in (("loss", 1), ("train_accuracy", 100)):
             assert record["curves"]["scratch"][key]["per_seed"][i] == pytest.approx([scale * e[key] for e in scratch])
+
+
+def test_scratch_steps_puts_every_run_on_one_axis_of_supervised_steps(context):
+    record = record_of(context, "scratch_steps")
+    b, largest = context.budget, context.data_scales[-1]
+    long, *scaled, spt = record["curves"]
+    per_epoch = math.ceil(context.data.n_train / b.batch_size)
+    assert long["test_accuracy"]["step"] == [e * per_epoch for e in range(1, largest * b.scratch_epochs + 1)]
+    assert [c["test_accuracy"]["step"][-1] for c in scaled] == [k * b.scratch_epochs * per_epoch
+                                                              for k in context.data_scales]
+    assert spt["band_mass"]["step"] == [e * per_epoch for e in range(1, b.scratch_epochs + 1)]
+    for i, seed in enumerate(context.seeds):  # E2's scratch run is the prefix of the step-matched one
+        scratch = context.result("scratch", seed).history[-1]
+        assert long["test_accuracy"]["per_seed"][i][:b.scratch_epochs] == pytest.approx(
+            [100 * e["test_accuracy"] for e in scratch])
 
 
 def test_spt_length_trains_what_is_missing_and_shares_e9s_runs(context, tmp_path, capsys):

@@ -12,6 +12,7 @@ budget and model, so at the default context they are the very runs (same cache k
   pe_scores          PE-PE score blocks per head at init / scratch / SPT, residual of the Toeplitz fit
   offset_profile     attention share by offset i - j per head: scratch, SPT, finetuned, uniform
   supervised_curves  test / training accuracy, training loss per supervised epoch
+  scratch_steps      scratch with more data or more steps vs SPT, per supervised step
   spt_length         finetuned accuracy and band mass at the end of SPT against SPT length
   phase_map          SPT epochs needed and scratch accuracy as p, n, V move one at a time
   paper_checks       final accuracy: frozen attention (E5, E5b), data and steps (E11, E11b), depth (E12), SPT source (X5b)
@@ -336,6 +337,58 @@ def supervised_curves(ctx: FigureContext) -> list[Path]:
                       "first 2000 training sequences, training loss = mean over the epoch's steps",
               "curves": curves, "runs": ctx.sources("scratch", paper_runs.FULL_SPT_KEEP)}
     return save(ctx, "supervised_curves", fig, record)
+
+
+# ----------------------------------------------------------------------------- scratch: data vs steps
+def step_curve(results: list[RunResult], key: str, scale: float) -> dict:
+    """Per epoch of the runs' last stage: the supervised optimizer steps at its end (``step``) and
+    ``scale`` times ``key``, mean / min / max over the runs and per run."""
+    stage = results[0].spec.stages[-1]
+    per_epoch = math.ceil(results[0].spec.data.n_train / stage.batch_size)
+    values = scale * np.array([[e[key] for e in r.history[-1]] for r in results])
+    return {"step": [e["epoch"] * per_epoch for e in results[0].history[-1]], "mean": values.mean(0).tolist(),
+            "min": values.min(0).tolist(), "max": values.max(0).tolist(), "per_seed": values.tolist()}
+
+
+@figure("E11, E11b, E10", "scratch with more data or more steps vs SPT, per supervised step")
+def scratch_steps(ctx: FigureContext) -> list[Path]:
+    """Test accuracy (top) and band mass (bottom: attention share within |i-j| <= 2, dotted: its
+    uniform value) after every epoch against the supervised optimizer steps so far (log axis):
+    scratch on the 1x data for the E11b budget (the largest data scale times the scratch epochs),
+    scratch with more labelled data for the scratch epochs (E11), and SPT then finetune for the
+    scratch budget, whose SPT steps (unsupervised) are not counted.  Mean over seeds, shaded min to max."""
+    d, b, m = ctx.data, ctx.budget, ctx.model
+    largest = ctx.data_scales[-1]
+    lines = [(f"1x data, {largest * b.scratch_epochs} ep (E11b)", RECIPE_COLOUR["scratch"], "-",
+              lambda s: paper_runs.step_matched_scratch_spec(s, d, b, largest, **m)),
+             *((f"{k}x data, {b.scratch_epochs} ep (E11)", RECIPE_COLOUR["frozen"], ":" if k < largest else "--",
+                lambda s, k=k: paper_runs.scaled_scratch_spec(k, s, d, b, **m)) for k in ctx.data_scales),
+             (f"SPT {b.pretrain_epochs} ep, then finetune", RECIPE_COLOUR["spt"], "-",
+              lambda s: ctx.spec(paper_runs.FULL_SPT_KEEP, s))]
+    fig, axes = new_figure(COLUMN_WIDTH, 3.8, 2, 1, sharex=True)
+    curves, sources = [], []
+    with plt.rc_context(STYLE):
+        for label, colour, style, build in lines:
+            results, runs = trained(ctx, label, build)
+            sources += runs
+            curve = {"label": label}
+            for ax, (key, scale) in zip(axes, (("test_accuracy", 100.0), ("band_mass", 1.0))):
+                c = curve[key] = step_curve(results, key, scale)
+                ax.plot(c["step"], c["mean"], ls=style, color=colour, label=label, lw=1.2)
+                ax.fill_between(c["step"], c["min"], c["max"], color=colour, alpha=0.2, lw=0)
+            curves.append(curve)
+        _chance(axes[0])
+        axes[0].set_ylim(40, 102)
+        axes[0].set_ylabel("test accuracy (%)")
+        axes[1].axhline(uniform_band_mass(d.length), color=GREY, ls=":", lw=0.8)
+        axes[1].set_ylabel("band mass |i-j| <= 2")
+        axes[1].set_xscale("log")
+        axes[1].set_xlabel("supervised optimizer steps")
+        axes[0].legend(loc="upper left", fontsize=FONT_SIZE - 2)
+        axes[0].set_title(f"mean over seeds {seeds_label(ctx)} (shaded: min to max)")
+    record = {**ctx.header("scratch_steps", ["E11", "E11b", "E10"]), "curves": curves,
+              "uniform_band_mass": uniform_band_mass(d.length), "runs": sources}
+    return save(ctx, "scratch_steps", fig, record)
 
 
 # ----------------------------------------------------------------------------- SPT length
