@@ -43,7 +43,8 @@ from spt_theory.model import PARAMETER_GROUPS, Encoder, ModelConfig
 from spt_theory.probes import attention_patterns, band_mass, mean_attention_distance
 from spt_theory.recipes import (Budget, Recipe, pretrain_only, scratch, spt_stage, spt_then_finetune,
                                 supervised_stage)
-from spt_theory.training import Dataset, DatasetTask, Stage, accuracy, load_model_state, train_stage
+from spt_theory.training import (Dataset, DatasetTask, Stage, StageOptions, accuracy, load_model_state,
+                                 train_stage)
 from synthetic import walk
 
 
@@ -164,9 +165,9 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
         else:
             meta = {"spec": json.loads(json.dumps(dataclasses.asdict(spec), default=str)), "stage": k,
                     "torch": str(torch.__version__), "python": platform.python_version()}
-            history = train_stage(model, task, stage, spec.seed * 1000 + k, cache, meta=meta, progress=progress,
-                                  keep_checkpoints="all",
-                                  max_steps=spec.spt_steps if stage.objective == "spt" else None)
+            history = train_stage(model, task, stage, spec.seed * 1000 + k, cache,
+                                  max_steps=spec.spt_steps if stage.objective == "spt" else None,
+                                  options=StageOptions(meta=meta, progress=progress, keep_checkpoints="all"))
             cache.write_record({**meta, "history": history})
         if stage.epochs == 0:
             history = [{"epoch": 0, **metrics(model)}]

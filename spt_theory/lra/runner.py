@@ -47,7 +47,7 @@ from spt_theory.lra.data import LRAData, data_source, load_task_data, real_lengt
 from spt_theory.lra.task import LRATask, LRATraining
 from spt_theory.model import Encoder
 from spt_theory.recipes import Budget, Recipe, scratch, spt_stage, spt_then_finetune, supervised_stage
-from spt_theory.training import Runtime, Stage, load_groups, train_stage
+from spt_theory.training import Runtime, Stage, StageOptions, load_groups, train_stage
 
 ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
 """What finetuning takes from the SPT checkpoint by default (the head is never trained by SPT)."""
@@ -303,9 +303,10 @@ class LRARun:
         meta = {"task": self.config.task, "options": options_json(self.options), "stage": dataclasses.asdict(stage)}
         lengths = (real_lengths(data.x_train, data.vocab.pad_id).cpu() if padding(task.config)["bucketed"]
                    else None)
-        return train_stage(model, LRATraining(task, data, self.runtime, lengths), stage, seed, cache, meta=meta,
-                           checkpoint_every=self.options.checkpoint_every, progress=self.options.progress,
-                           max_steps=task.config.max_steps, runtime=self.runtime)
+        options = StageOptions(meta=meta, progress=self.options.progress,
+                               checkpoint_every=self.options.checkpoint_every, runtime=self.runtime)
+        return train_stage(model, LRATraining(task, data, self.runtime, lengths), stage, seed, cache,
+                           max_steps=task.config.max_steps, options=options)
 
     def describe_data(self, data: LRAData, fingerprint: str, config: LRAConfig, data_dir: Path) -> dict:
         lengths = real_lengths(data.x_train, data.vocab.pad_id).float()
