@@ -313,7 +313,8 @@ def load_groups(model: Encoder, state_dict: dict, groups: tuple[str, ...], sourc
 @dataclass(frozen=True)
 class StageOptions:
     """How :func:`train_stage` runs a stage, as opposed to what it trains: no field enters a cache
-    key, and none changes the trained numbers (``runtime``'s bf16 autocast aside).
+    key, and none but ``runtime`` (bf16 autocast, data parallelism) changes what the finished stage
+    holds.
 
     ``meta``: stored with every checkpoint (the run's config).  ``progress``: a progress bar.
     ``checkpoint_every``: ``last.pt`` after every that many steps of an epoch.  ``keep_checkpoints``:
