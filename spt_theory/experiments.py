@@ -10,20 +10,20 @@ the same stage run for fewer epochs (the pretraining-length sweep) or resumed af
 what was trained.  With a constant learning rate after warm-up, epoch ``e`` of a longer run is
 exactly a run of ``e`` epochs.
 
-The recipes (:func:`recipe`) are the design's runs: ``scratch``, ``spt`` (SPT then finetune),
-``pretrain`` (SPT only), ``frozen`` (W_Q, W_K frozen at random init), ``hybrid_<groups>`` (groups from the SPT checkpoint,
-the rest fresh, finetuned for the scratch budget), ``sweep_<e>`` (SPT for ``e`` epochs then finetune),
-``sptsteps_<k>`` (SPT for ``k`` optimizer steps, a fraction of an epoch or more, then finetune).
+A run's training is a :class:`~spt_theory.recipes.Recipe` (its stages, init hook, SPT step cap,
+SPT data source and required architecture: :mod:`spt_theory.recipes`).  The claims and figures name
+their runs; :func:`parse_recipe` is the one place where those names are read, :func:`run_spec` puts
+a recipe on the walk data with a seed, and :func:`recipe` / :func:`control_recipe` do both.  The
+design's runs: ``scratch``, ``spt`` (SPT then finetune), ``pretrain`` (SPT only), ``frozen``
+(W_Q, W_K frozen at random init), ``hybrid_<groups>``, ``sweep_<e>``, ``sptsteps_<k>``.
 
-Mechanism controls (claims X1-X6, :mod:`spt_theory.checks.controls`) add a :class:`RunSpec`: a
-:class:`RunSpec` with an initialisation hook (``init``, e.g. ``proxinit``: W_Q, W_K set so that the
-PE-PE scores peak at offsets +-1) and/or another sequence source for the SPT stages
-(``pretrain_data``, a :class:`PretrainData`).  Both enter the stage keys only when set, so every
-plain :class:`RunSpec` keeps its key.  Recipes: ``proxinit`` / ``proxinit_<e>`` (supervised from the
-proximity init, scratch budget / ``e`` epochs) and ``xspt_<source>`` / ``xspt_<source>_long``
-(SPT on a :data:`PRETRAIN_SOURCES` source, then finetune on the walk task for the finetune /
-scratch budget), and the :data:`CONTROL_RUNS` (a recipe on another architecture: ``alibi``,
-``nope``, ``cls``, ``last``), built by :func:`control_recipe`.
+Mechanism controls (claims X1-X6, :mod:`spt_theory.checks.controls`) add to a :class:`RunSpec` an
+initialisation hook (``init``, e.g. ``proxinit``) and/or another sequence source for the SPT stages
+(``pretrain_data``, a :class:`PretrainData`); a step cap (``spt_steps``) shortens SPT below an
+epoch.  These enter the stage keys only when set (:func:`control_key`), so every plain
+:class:`RunSpec` keeps its key.  Their recipes: ``proxinit`` / ``proxinit_<e>``, ``xspt_<source>``
+/ ``xspt_<source>_long`` (SPT on a :data:`PRETRAIN_SOURCES` source) and the :data:`CONTROL_RUNS`
+(a design recipe on another architecture: ``alibi``, ``nope``, ``cls``, ``last``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,10 @@ from spt_theory.cache import StageCache, config_hash
 from spt_theory.inits import INIT_HOOKS
 from spt_theory.model import PARAMETER_GROUPS, Encoder, ModelConfig
 from spt_theory.probes import attention_patterns, band_mass, mean_attention_distance
-from spt_theory.training import Dataset, DatasetTask, Stage, accuracy, load_model_state, train_stage
+from spt_theory.recipes import (Budget, Recipe, pretrain_only, scratch, spt_stage, spt_then_finetune,
+                                supervised_stage)
+from spt_theory.training import (Dataset, DatasetTask, Stage, StageOptions, accuracy, load_model_state,
+                                 train_stage)
 from synthetic import walk
 
 
@@ -62,9 +65,10 @@ class WalkData(walk.WalkData):
 
 @dataclass(frozen=True)
 class RunSpec:
-    """A run: data, model, stages, seed; for the mechanism controls also an initialisation hook
-    (``init``, a name in :data:`INIT_HOOKS`) and another sequence source for the SPT stages
-    (``pretrain_data``).  Those two enter the stage keys only when set (:func:`control_key`)."""
+    """A run: data, model, seed and its recipe's fields (:func:`run_spec`): the stages, for the
+    mechanism controls also an initialisation hook (``init``, a name in :data:`INIT_HOOKS`), another
+    sequence source for the SPT stages (``pretrain_data``) and the SPT step cap.  Those three enter
+    the stage keys only when set (:func:`control_key`)."""
 
     data: WalkData
     model: ModelConfig
@@ -162,9 +166,9 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
         else:
             meta = {"spec": json.loads(json.dumps(dataclasses.asdict(spec), default=str)), "stage": k,
                     "torch": str(torch.__version__), "python": platform.python_version()}
-            history = train_stage(model, task, stage, spec.seed * 1000 + k, cache, meta=meta, progress=progress,
-                                  keep_checkpoints="all",
-                                  max_steps=spec.spt_steps if stage.objective == "spt" else None)
+            history = train_stage(model, task, stage, spec.seed * 1000 + k, cache,
+                                  max_steps=spec.spt_steps if stage.objective == "spt" else None,
+                                  options=StageOptions(meta=meta, progress=progress, keep_checkpoints="all"))
             cache.write_record({**meta, "history": history})
         if stage.epochs == 0:
             history = [{"epoch": 0, **metrics(model)}]
@@ -173,47 +177,73 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
 
 
 # ----------------------------------------------------------------------------- recipes
-@dataclass(frozen=True)
-class Budget:
-    """Epoch budget of the recipes (the design's prototype: scratch 8, SPT 4 then finetune 3)."""
-
-    scratch_epochs: int = 8
-    pretrain_epochs: int = 4
-    finetune_epochs: int = 3
-    lr: float = 1e-3
-    batch_size: int = 64
-    mask_ratio: float = 0.15
+def run_spec(recipe: Recipe, data: WalkData, seed: int, **model_overrides) -> RunSpec:
+    """``recipe`` on ``data``: the model sized for ``data`` with the caller's overrides, the
+    recipe's own ``architecture`` winning over them."""
+    model = data.model_config(**{**model_overrides, **dict(recipe.architecture)})
+    return RunSpec(data, model, recipe.stages, seed, init=recipe.init, pretrain_data=recipe.pretrain_data,
+                   spt_steps=recipe.spt_steps)
 
 
 def recipe(name: str, data: WalkData, seed: int, budget: Budget = Budget(),
            **model_overrides) -> RunSpec:
-    """The stages of a named run.  Hybrid names list the groups kept: ``hybrid_qk``, ``hybrid_qk_vo``."""
-    sup = dict(objective="supervised", lr=budget.lr, batch_size=budget.batch_size)
-    pre = Stage("spt", budget.pretrain_epochs, lr=budget.lr, batch_size=budget.batch_size,
-                mask_ratio=budget.mask_ratio)
+    """The run of a design recipe name (:func:`parse_recipe` without the controls) on ``data``."""
+    return run_spec(parse_recipe(name, data, budget, controls=False), data, seed, **model_overrides)
+
+
+def control_recipe(name: str, data: WalkData, seed: int, budget: Budget = Budget(),
+                   **model_overrides) -> RunSpec:
+    """The run of any recipe name, a mechanism control's or a design recipe's, on ``data``."""
+    return run_spec(parse_recipe(name, data, budget), data, seed, **model_overrides)
+
+
+def parse_recipe(name: str, data: WalkData, budget: Budget = Budget(), *, controls: bool = True) -> Recipe:
+    """The :class:`Recipe` a name stands for: the one place where recipe names are read.
+
+    The design's recipes: ``scratch``, ``frozen`` (W_Q, W_K frozen at random init), ``pretrain``
+    (SPT only), ``spt`` (SPT then finetune), ``sweep_<e>`` (SPT for ``e`` epochs then finetune),
+    ``sptsteps_<k>`` (SPT for ``k`` optimizer steps, ``ceil(k / steps per epoch)`` epochs with the
+    last one cut short, then finetune), ``hybrid_<groups>`` (the groups, e.g. ``hybrid_qk_vo``, from
+    the SPT checkpoint, the rest fresh, finetuned for the scratch budget) and ``init`` (no training).
+
+    With ``controls``, also the mechanism controls: the :data:`CONTROL_RUNS` (a design recipe on
+    another architecture), ``proxinit`` (supervised from the proximity init for the scratch budget;
+    ``proxinit_<e>``: ``e`` epochs, same stage key, so one is a prefix of the other) and
+    ``xspt_<source>`` (SPT on a :data:`PRETRAIN_SOURCES` source, then finetune on ``data`` for the
+    finetune budget; ``xspt_<source>_long``: for the scratch budget).
+    """
+    parts = name.split("_")
+    pre, finetune = spt_stage(budget), supervised_stage(budget, budget.finetune_epochs)
     if name == "scratch":
-        stages = (Stage(epochs=budget.scratch_epochs, **sup),)
-    elif name == "frozen":
-        stages = (Stage(epochs=budget.scratch_epochs, freeze=("qk",), **sup),)
-    elif name == "pretrain":
-        stages = (pre,)
-    elif name == "spt":
-        stages = (pre, Stage(epochs=budget.finetune_epochs, **sup))
-    elif name.startswith("sweep_"):
-        stages = (replace(pre, epochs=int(name.split("_")[1])), Stage(epochs=budget.finetune_epochs, **sup))
-    elif name.startswith("sptsteps_"):  # SPT for k optimizer steps (fractional epochs), then finetune
-        steps = int(name.split("_")[1])
+        return scratch(supervised_stage(budget, budget.scratch_epochs))
+    if name == "frozen":
+        return scratch(supervised_stage(budget, budget.scratch_epochs, freeze=("qk",)))
+    if name == "pretrain":
+        return pretrain_only(pre)
+    if name == "spt":
+        return spt_then_finetune(pre, finetune)
+    if name.startswith("sweep_"):
+        return spt_then_finetune(spt_stage(budget, int(parts[1])), finetune)
+    if name.startswith("sptsteps_"):
+        steps = int(parts[1])
         epochs = math.ceil(steps / math.ceil(data.n_train / budget.batch_size))
-        stages = (replace(pre, epochs=epochs), Stage(epochs=budget.finetune_epochs, **sup))
-        return RunSpec(data, data.model_config(**model_overrides), stages, seed, spt_steps=steps)
-    elif name.startswith("hybrid_"):  # finetuned for the supervised budget of scratch
-        keep = tuple(name.split("_")[1:])
-        stages = (pre, Stage(epochs=budget.scratch_epochs, keep=keep, **sup))
-    elif name == "init":
-        stages = (Stage(epochs=0, **sup),)
-    else:
-        raise ValueError(f"unknown recipe {name!r}")
-    return RunSpec(data, data.model_config(**model_overrides), stages, seed)
+        return spt_then_finetune(spt_stage(budget, epochs), finetune, spt_steps=steps)
+    if name.startswith("hybrid_"):
+        return spt_then_finetune(pre, supervised_stage(budget, budget.scratch_epochs, keep=tuple(parts[1:])))
+    if name == "init":
+        return scratch(supervised_stage(budget, 0))
+    if controls and name in CONTROL_RUNS:
+        base, architecture = CONTROL_RUNS[name]
+        return replace(parse_recipe(base, data, budget), architecture=tuple(architecture.items()))
+    if controls and (name == "proxinit" or name.startswith("proxinit_")):
+        epochs = budget.scratch_epochs if name == "proxinit" else int(parts[1])
+        return scratch(supervised_stage(budget, epochs), init="proxinit")
+    if controls and name.startswith("xspt_"):
+        if parts[1] not in PRETRAIN_SOURCES or parts[2:] not in ([], ["long"]):
+            raise ValueError(f"unknown recipe {name!r}; sources: {', '.join(PRETRAIN_SOURCES)}")
+        epochs = budget.scratch_epochs if parts[2:] == ["long"] else budget.finetune_epochs
+        return spt_then_finetune(pre, supervised_stage(budget, epochs), pretrain_data=PRETRAIN_SOURCES[parts[1]](data))
+    raise ValueError(f"unknown recipe {name!r}")
 
 
 # ----------------------------------------------------------------------------- mechanism controls
@@ -267,34 +297,3 @@ CONTROL_RUNS: dict[str, tuple[str, dict]] = {
 }
 """Control runs that are a recipe on another architecture: name -> (recipe, model overrides);
 the overrides win over the caller's."""
-
-
-def control_recipe(name: str, data: WalkData, seed: int, budget: Budget = Budget(),
-                   **model_overrides) -> RunSpec:
-    """The runs of the mechanism controls (or any :func:`recipe` name, returned unchanged).
-
-    :data:`CONTROL_RUNS` names (``alibi``, ``nope``, ``cls``, ``last``): their recipe with their
-    model overrides.
-    ``proxinit``: supervised from the proximity init for the scratch budget (``proxinit_<e>``:
-    ``e`` epochs; same stage key, so one is a prefix of the other).  ``xspt_<source>``: SPT on a
-    :data:`PRETRAIN_SOURCES` source, then finetune on ``data`` for the finetune budget
-    (``xspt_<source>_long``: for the scratch budget).
-    """
-    if name in CONTROL_RUNS:
-        base_name, overrides = CONTROL_RUNS[name]
-        return control_recipe(base_name, data, seed, budget, **{**model_overrides, **overrides})
-    if name == "proxinit" or name.startswith("proxinit_"):
-        base = recipe("scratch", data, seed, budget, **model_overrides)
-        if name != "proxinit":
-            base = replace(base, stages=(replace(base.stages[0], epochs=int(name.split("_")[1])),))
-        return RunSpec(base.data, base.model, base.stages, seed, init="proxinit")
-    if name.startswith("xspt_"):
-        parts = name.split("_")
-        if parts[1] not in PRETRAIN_SOURCES or parts[2:] not in ([], ["long"]):
-            raise ValueError(f"unknown recipe {name!r}; sources: {', '.join(PRETRAIN_SOURCES)}")
-        base = recipe("spt", data, seed, budget, **model_overrides)
-        if parts[2:] == ["long"]:
-            base = replace(base, stages=(base.stages[0], replace(base.stages[1], epochs=budget.scratch_epochs)))
-        return RunSpec(base.data, base.model, base.stages, seed,
-                           pretrain_data=PRETRAIN_SOURCES[parts[1]](data))
-    return recipe(name, data, seed, budget, **model_overrides)

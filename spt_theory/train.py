@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 
 from spt_theory import cpu
-from spt_theory.experiments import Budget, RunSpec, WalkData, run
+from spt_theory.experiments import RunSpec, WalkData, run, run_spec
 from spt_theory.io import InputError, write_json
 from spt_theory.model import PARAMETER_GROUPS
-from spt_theory.training import Stage, TrainingDiverged
+from spt_theory.recipes import Budget, pretrain_only, scratch, spt_stage, spt_then_finetune, supervised_stage
+from spt_theory.training import TrainingDiverged
 
 MODES = ("scratch", "spt", "frozen", "hybrid", "pretrain")
 
@@ -35,23 +36,24 @@ def build_spec(args: argparse.Namespace) -> RunSpec:
                         n_test=args.n_test, data_seed=args.data_seed)
     except ValueError as err:
         raise InputError(f"walk task: {err}") from None
+    budget = Budget(lr=args.lr, batch_size=args.batch_size, mask_ratio=args.mask_ratio)
+    pre, finetune = spt_stage(budget, args.epochs), supervised_stage(budget, args.finetune_epochs)
+    if args.mode == "scratch":
+        recipe = scratch(supervised_stage(budget, args.epochs))
+    elif args.mode == "frozen":
+        recipe = scratch(supervised_stage(budget, args.epochs, freeze=tuple(args.freeze)))
+    elif args.mode == "pretrain":
+        recipe = pretrain_only(pre)
+    elif args.mode == "spt":
+        recipe = spt_then_finetune(pre, finetune)
+    else:  # hybrid
+        recipe = spt_then_finetune(pre, supervised_stage(budget, args.finetune_epochs, keep=tuple(args.keep)))
     try:
-        model = data.model_config(d_model=args.d_model, n_heads=args.heads, d_ff=4 * args.d_model,
-                                  n_layers=args.layers, pooling=args.pooling,
-                                  positional=args.positional, attention_bias=args.attention_bias)
+        return run_spec(recipe, data, args.seed, d_model=args.d_model, n_heads=args.heads, d_ff=4 * args.d_model,
+                        n_layers=args.layers, pooling=args.pooling, positional=args.positional,
+                        attention_bias=args.attention_bias)
     except ValueError as err:
         raise InputError(f"model config: {err}") from None
-    budget = Budget(lr=args.lr, batch_size=args.batch_size, mask_ratio=args.mask_ratio)
-    sup = Stage("supervised", args.finetune_epochs, lr=budget.lr, batch_size=budget.batch_size)
-    pre = Stage("spt", args.epochs, lr=budget.lr, batch_size=budget.batch_size, mask_ratio=budget.mask_ratio)
-    stages = {
-        "scratch": (replace(sup, epochs=args.epochs),),
-        "frozen": (replace(sup, epochs=args.epochs, freeze=tuple(args.freeze)),),
-        "pretrain": (pre,),
-        "spt": (pre, sup),
-        "hybrid": (pre, replace(sup, keep=tuple(args.keep))),
-    }[args.mode]
-    return RunSpec(data, model, stages, args.seed)
 
 
 def parse_args(argv):

@@ -30,7 +30,7 @@ import math
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -310,29 +310,49 @@ def load_groups(model: Encoder, state_dict: dict, groups: tuple[str, ...], sourc
                 p.copy_(state_dict[name])
 
 
+@dataclass(frozen=True)
+class StageOptions:
+    """How :func:`train_stage` runs a stage, as opposed to what it trains: no field enters a cache
+    key, and none but ``runtime`` (bf16 autocast, data parallelism) changes what the finished stage
+    holds.
+
+    ``meta``: stored with every checkpoint (the run's config).  ``progress``: a progress bar.
+    ``checkpoint_every``: ``last.pt`` after every that many steps of an epoch.  ``keep_checkpoints``:
+    the epoch checkpoints kept, ``last+best`` (see :meth:`StageCache.prune`) or ``all``; None: the
+    environment's ``SPT_KEEP_CHECKPOINTS``.  ``stop_after_steps``: end the call after that many
+    steps (a checkpoint written first), as a kill would.  ``runtime``: where it computes
+    (:class:`Runtime`); only its main rank writes checkpoints and shows progress.
+    """
+
+    meta: dict = field(default_factory=dict)
+    progress: bool = True
+    checkpoint_every: int = 200
+    keep_checkpoints: str | None = None
+    stop_after_steps: int | None = None
+    runtime: Runtime = Runtime()
+
+
 def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: StageCache, *,
-                meta: dict | None = None, progress: bool = True, checkpoint_every: int = 200,
-                max_steps: int | None = None, stop_after_steps: int | None = None,
-                keep_checkpoints: str | None = None, runtime: Runtime = Runtime()) -> list[dict]:
+                max_steps: int | None = None, options: StageOptions = StageOptions(), **changes) -> list[dict]:
     """Train ``model`` on ``task`` for ``stage.epochs`` epochs, resuming from ``cache`` if it has
     checkpoints; returns the per-epoch history ``{"epoch", "loss", "seconds", **task.metrics(model, stage)}``.
 
-    ``seed``: the batch orders and masks (module doc).  ``max_steps`` ends the stage after that
-    many optimizer steps: the last epoch is cut short and recorded as an epoch.
-    ``stop_after_steps`` ends the call early (after that many steps in this call), as a kill would.
-    ``keep_checkpoints``: ``last+best`` (default; see :meth:`StageCache.prune`) or ``all``; when
-    None, the environment's ``SPT_KEEP_CHECKPOINTS``.  ``runtime``: see :class:`Runtime`; only its
-    main rank writes checkpoints.  The main rank holds the stage's lock while it trains; a process
-    that had to wait resumes from (or returns) what the other finished.  The process's allocator
-    is tuned for training (:func:`spt_theory.cpu.tune_allocator`).
+    What is trained: ``task``, ``stage``, ``seed`` (the batch orders and masks, module doc) and
+    ``max_steps``, which ends the stage after that many optimizer steps (the last epoch is cut short
+    and recorded as an epoch); ``cache`` holds it.  How: ``options`` (:class:`StageOptions`);
+    keyword arguments named like its fields replace them for this call (``progress=False``).  The
+    main rank holds the stage's lock while it trains; a process that had to wait resumes from (or
+    returns) what the other finished.  The process's allocator is tuned for training
+    (:func:`spt_theory.cpu.tune_allocator`).
     """
-    keep = keep_policy(keep_checkpoints)
+    options = replace(options, **changes)
+    runtime, meta = options.runtime, options.meta
+    keep = keep_policy(options.keep_checkpoints)
     with cache.lock() if runtime.main else nullcontext():
         runtime.barrier()  # no rank reads a checkpoint before the main one holds the lock
         tune_allocator()
         task.check(model)
         make_dirs(cache.dir)
-        meta = meta or {}
         optimizer = make_optimizer(model, stage)
         objective = runtime.wrap(_StageObjective(model, stage, task))
         n = len(task.data.x_train)
@@ -349,7 +369,7 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
         runtime.barrier()  # every rank has read the checkpoint before the main one writes again
         done_steps = state.epoch * steps_per_epoch + state.step_in_epoch
         steps_this_call = 0
-        bar = tqdm(total=total, initial=done_steps, disable=not (progress and runtime.main), leave=False,
+        bar = tqdm(total=total, initial=done_steps, disable=not (options.progress and runtime.main), leave=False,
                    desc=f"{stage.objective} ({stage.epochs} ep)", unit="step")
         model.train()
         while state.epoch < epochs:
@@ -375,10 +395,10 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
                 state.step_in_epoch += 1
                 steps_this_call += 1
                 bar.update(1)
-                if (state.step_in_epoch % checkpoint_every == 0 and state.step_in_epoch < epoch_steps
+                if (state.step_in_epoch % options.checkpoint_every == 0 and state.step_in_epoch < epoch_steps
                         and runtime.main):
                     cache.save_last(model, optimizer, state, meta)
-                if stop_after_steps is not None and steps_this_call >= stop_after_steps:
+                if options.stop_after_steps is not None and steps_this_call >= options.stop_after_steps:
                     if runtime.main:
                         cache.save_last(model, optimizer, state, meta)
                     bar.close()

@@ -27,7 +27,7 @@ from typing import Union
 import numpy as np
 from tqdm import tqdm
 
-from spt_theory.io import InputError, atomic_write
+from synthetic.files import InputError, atomic_write
 from synthetic.provenance import write_marker
 
 OPERATORS = ("[MIN", "[MAX", "[MED", "[SM")

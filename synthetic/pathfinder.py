@@ -28,7 +28,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 from tqdm import tqdm
 
-from spt_theory.io import InputError, atomic_write
+from synthetic.files import InputError, atomic_write
 from synthetic.provenance import write_marker
 
 SUPERSAMPLE = 4

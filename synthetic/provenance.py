@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from spt_theory.io import write_json
+from synthetic.files import write_json
 
 MARKER = "GENERATED.json"
 

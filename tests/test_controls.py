@@ -1,21 +1,16 @@
 """Mechanism controls X1-X6 (``spt_theory.checks.controls``): the proximity init, the cross-data SPT
-recipe and its cache keys, the X4 lemma (single-token readout; float64 autograd against the closed
-forms of ``spt_theory.theory``, hypothesis properties, negative controls, sympy), and every check
-function on tiny data."""
+recipe and its cache keys, and every check function on tiny data.  The lemma of X4 (single-token
+readout) is tested with the other lemmas: ``test_theory.py``, ``test_theory_properties.py``,
+``test_symbolic.py``."""
 
 from __future__ import annotations
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from spt_theory import experiments, symbolic, theory
+from spt_theory import experiments
 from spt_theory.checks import controls, synthetic
-from spt_theory.checks.harness import (
-    LOSS_KINDS, TOLERANCE, random_instance, random_instances, relative_error, sup_autograd,
-    uniform_bilinear_point,
-)
+from spt_theory.checks import theory as lemmas
 from spt_theory.claims import Context, Measurement
 from spt_theory.experiments import (Budget, PretrainData, RunSpec, WalkData, control_recipe,
                                     initial_model, recipe, stage_key)
@@ -23,9 +18,6 @@ from spt_theory.inits import proximity_init
 from synthetic.walk import symmetric_walk
 from spt_theory.model import Encoder
 from spt_theory.probes import attention_patterns, pe_score_block
-
-F64 = torch.float64
-PROFILE = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -129,111 +121,12 @@ def test_cross_data_recipe_pretrains_on_the_other_data_and_finetunes_on_the_real
         control_recipe("xspt_nope", tiny_walk, 0)
 
 
-# ---------------------------------------------------------------- X4 single-token readout
-
-def test_x4_row_gradient_closed_form_at_any_point_and_zero_off_row():
-    for index, inst in enumerate(random_instances(40, seed=200, spread=1.5)):
-        r = controls.readout_row(inst.S.shape[0], index)
-        auto = controls.row_autograd(inst, r)
-        assert relative_error(auto.grad_S, theory.row_score_grad(inst.S, inst.V, auto.grad_readout, r),
-                              auto.scale) <= TOLERANCE
-        others = torch.ones(inst.S.shape[0], dtype=torch.bool)
-        others[r] = False
-        assert torch.count_nonzero(auto.grad_S[others]) == 0
-
-
-def test_x4_uniform_projection_and_bilinear_closed_forms():
-    gen = torch.Generator().manual_seed(201)
-    for index, inst in enumerate(random_instances(40, seed=201)):
-        n = inst.S.shape[0]
-        r = controls.readout_row(n, index)
-        auto = controls.row_autograd(inst, r)
-        assert relative_error(auto.grad_S, theory.row_score_grad_uniform(inst.V, auto.grad_readout, r),
-                              auto.scale) <= TOLERANCE
-        P = torch.randn(n, n, generator=gen, dtype=F64)
-        predicted = theory.predicted_row_projection(inst.V, auto.grad_readout, P, r)
-        error = theory.blind_projection(auto.grad_S, P) - predicted
-        assert abs(float(error)) <= TOLERANCE * float(auto.scale * P.norm())
-        H, M = uniform_bilinear_point(inst, dh=3, gen=gen)
-        grad_M, auto_M = controls.row_bilinear_autograd(H, M, inst, r)
-        scale = auto_M.scale * torch.linalg.matrix_norm(H, ord=2) ** 2
-        assert relative_error(grad_M, theory.row_grad_M_uniform(H, inst.V, auto_M.grad_readout, r), scale) <= TOLERANCE
-        if n > 1:
-            assert float(theory.singular_value_ratio(grad_M)) <= 1e-8
-
-
-@pytest.mark.parametrize("n", [8, 32, 100])
-def test_x4_bound_attained_and_band_cosine_formula(n):
-    for r in (0, n - 1, n // 2):
-        P = theory.band_mask(n, 2)
-        aligned = controls.aligned_row(n, P, r)
-        assert aligned["ratio_to_bound"] == pytest.approx(1, abs=1e-12)
-        assert aligned["cosine"] == pytest.approx(theory.band_row_max_cosine(n, 2, r), abs=1e-12)
-        assert aligned["cosine"] == pytest.approx(aligned["max_cosine_formula"], abs=1e-12)
-    # a single-token readout sees the band ~sqrt(n) times more than mean pooling (T3), but not all of it
-    assert theory.band_row_max_cosine(100, 2, 0) > 5 * float(theory.toeplitz_max_cosine(100, [1.0, 1.0, 1.0]))
-    assert theory.band_row_max_cosine(100, 2, 0) < 0.1
-
-
-def test_x4_negative_controls_circulant_seen_mean_pool_form_wrong_off_row_moves_mean_pool():
-    gen = torch.Generator().manual_seed(202)
-    for index, inst in enumerate(random_instances(20, seed=202, min_n=8, max_n=40)):
-        n = inst.S.shape[0]
-        r = controls.readout_row(n, index)
-        auto = controls.row_autograd(inst, r)
-        circ = theory.circulant_kernel(n, [1.0, 1.0, 1.0])
-        assert abs(float(theory.blind_projection(auto.grad_S, circ))) > 1e3 * TOLERANCE * float(auto.scale)
-        sup = sup_autograd(inst)
-        assert abs(float(theory.blind_projection(sup.grad_S, circ))) <= TOLERANCE * float(sup.scale * circ.norm())
-        assert relative_error(auto.grad_S, theory.sup_score_grad_uniform(inst.V, auto.grad_readout), auto.scale) > 1e-2
-        change = controls.off_row_change(inst, r, gen)
-        assert change["row"] == 0.0 and change["mean_pool"] > 1e3 * TOLERANCE
-
-
-@pytest.mark.parametrize("n", [2, 3])
-def test_x4_sympy_small_n(n):
-    for r in sorted({0, n - 1}):
-        assert symbolic.is_zero(symbolic.x4_row_score_gradient(n, 2, r))
-        assert symbolic.is_zero(symbolic.x4_row_uniform_gradient(n, 2, r))
-        assert symbolic.is_zero(symbolic.x4_row_projection(n, 2, r))
-
-
-def test_x4_sympy_circulant_is_seen_by_the_row_readout_but_not_mean_pooling():
-    assert symbolic.x4_circulant_projection(4, 2, 0) != 0
-    assert symbolic.t3_circulant_projection(4, 2) == 0
-
-
-@st.composite
-def row_instances(draw):
-    n = draw(st.integers(2, 64))
-    offsets = draw(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=n, max_size=n))
-    inst = random_instance(torch.Generator().manual_seed(draw(st.integers(0, 2**32 - 1))), n=n,
-                           d=draw(st.integers(1, 16)), kind=draw(st.sampled_from(LOSS_KINDS)),
-                           value_scale=draw(st.floats(1e-3, 1e3)), offsets=torch.tensor(offsets, dtype=F64))
-    return inst, draw(st.integers(0, n - 1))
-
-
-@PROFILE
-@given(row_instances(), st.integers(0, 2**32 - 1))
-def test_x4_property_uniform_gradient_one_row_rank_one_and_row_blindness(case, seed):
-    inst, r = case
-    n = inst.S.shape[0]
-    auto = controls.row_autograd(inst, r)
-    G, scale = auto.grad_S, float(auto.scale)
-    assert relative_error(G, theory.row_score_grad_uniform(inst.V, auto.grad_readout, r), auto.scale) <= TOLERANCE
-    assert abs(float(G[r].sum())) <= TOLERANCE * scale
-    # blind iff row r of P is constant: any P with a constant row r projects to 0
-    P = torch.randn(n, n, generator=torch.Generator().manual_seed(seed), dtype=F64)
-    P[r] = 3.0
-    assert abs(float(theory.blind_projection(G, P))) <= TOLERANCE * scale * float(P.norm())
-
-
 # ---------------------------------------------------------------- check functions on tiny data
 
 def test_every_control_check_runs_on_tiny_data(tiny_walk, tmp_path, monkeypatch):
     monkeypatch.setattr(synthetic, "WALK", tiny_walk)
     monkeypatch.setattr(controls, "BUDGET", Budget(scratch_epochs=2, pretrain_epochs=1, finetune_epochs=1))
-    monkeypatch.setattr(controls, "x4_theory", lambda ctx: ({"stub": True}, {}))
+    monkeypatch.setattr(lemmas, "x4_theory", lambda ctx: ({"stub": True}, {}))
     ctx = Context(full=False, seeds=(0,), cache_dir=tmp_path, progress=False)
     for check in (controls.check_x1, controls.check_x2, controls.check_x3, controls.check_x4,
                   controls.check_x5, controls.check_x6):

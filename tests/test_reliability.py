@@ -261,7 +261,7 @@ def test_kill_during_step_checkpoints_resumes_bit_identically(tmp_path, one_torc
 _DIE_INSIDE_ATOMIC_WRITE = """
 import os, signal, sys
 from pathlib import Path
-from spt_theory.io import atomic_write
+from synthetic.files import atomic_write
 new = Path(sys.argv[2]).read_bytes()
 def write(tmp):
     with open(tmp, "wb") as file:

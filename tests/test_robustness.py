@@ -22,7 +22,6 @@ from spt_theory import train as train_cli
 from spt_theory import experiments
 from spt_theory import verify as verify_cli
 from spt_theory.experiments import Budget, recipe, run, stage_key
-from spt_theory.io import atomic_write, write_json
 from spt_theory.lra import __main__ as lra_cli
 from spt_theory.lra.readers import load_cifar_batch, read_listops
 from spt_theory.lra.task import LRATask
@@ -30,7 +29,8 @@ from spt_theory.model import Encoder
 from spt_theory.probes import gradient_proximity_shares
 from spt_theory.cache import StageCache, load_checkpoint
 from spt_theory.training import DatasetTask, Stage, train_stage
-from synthetic import listops
+from synthetic import files, listops
+from synthetic.files import atomic_write, write_json
 from test_reliability import _files, _one_error_line
 
 REPO = Path(__file__).resolve().parents[1]
@@ -147,7 +147,7 @@ def test_write_removes_temp_files_of_dead_writers_but_not_of_live_ones(tmp_path)
     unrelated = tmp_path / ".notes.tmp"  # not named like a temp file of atomic_write
     for path in (dead, live_other, own, legacy_old, legacy_new, unrelated):
         path.write_bytes(b"partial")
-    old = time.time() - 2 * spt_io.LEGACY_TEMP_AGE_S
+    old = time.time() - 2 * files.LEGACY_TEMP_AGE_S
     os.utime(legacy_old, (old, old))
     write_json(tmp_path / "r.json", {"a": 1})
     left = sorted(p.name for p in tmp_path.iterdir())
@@ -156,13 +156,13 @@ def test_write_removes_temp_files_of_dead_writers_but_not_of_live_ones(tmp_path)
 
 def test_sigkill_mid_write_leaves_a_temp_file_that_the_next_start_removes(tmp_path):
     """A real process killed inside atomic_write; the next training start in that folder cleans up."""
-    script = (f"import os, signal; from spt_theory.io import atomic_write\n"
+    script = (f"import os, signal; from synthetic.files import atomic_write\n"
               f"def write(tmp):\n    tmp.write_bytes(b'half'); os.kill(os.getpid(), signal.SIGKILL)\n"
               f"atomic_write({str(tmp_path / 'epoch_1.pt')!r}, write)\n")
     result = _python("-c", script)
     assert result.returncode == -9
     (leftover,) = tmp_path.glob(".epoch_1.pt.*.tmp")
-    removed = spt_io.remove_stale_temps(tmp_path)
+    removed = files.remove_stale_temps(tmp_path)
     assert removed == [leftover] and not leftover.exists()
 
 
@@ -488,7 +488,7 @@ def test_full_disk_during_a_checkpoint_write_one_line_exit_2_then_resume(tmp_pat
 def test_read_only_cache_or_output_one_line_exit_2(where, tmp_path, monkeypatch, capsys):
     """A read-only folder (root ignores modes, so the refusal is injected at the system calls)."""
     target = tmp_path / ("c" if where == "cache" else "out")
-    real_mkdir, real_mkstemp = Path.mkdir, spt_io.tempfile.mkstemp
+    real_mkdir, real_mkstemp = Path.mkdir, files.tempfile.mkstemp
 
     def refuse(path: Path):
         if str(path).startswith(str(target)):
@@ -503,7 +503,7 @@ def test_read_only_cache_or_output_one_line_exit_2(where, tmp_path, monkeypatch,
         return real_mkstemp(*args, dir=dir, **kwargs)
 
     monkeypatch.setattr(Path, "mkdir", mkdir)
-    monkeypatch.setattr(spt_io.tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(files.tempfile, "mkstemp", mkstemp)
     argv = [*WALK, "--mode", "scratch", "--epochs", "1", "--cache-dir", str(tmp_path / "c"),
             "--json", str(tmp_path / "out" / "s.json")]
     assert train_cli.main(argv) == 2

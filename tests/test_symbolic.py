@@ -1,4 +1,4 @@
-"""Sympy derivations of T1-T5 (``spt_theory.symbolic``): residuals are exactly 0, and the same
+"""Sympy derivations of T1-T5 and X4 (``spt_theory.symbolic``): residuals are exactly 0, and the same
 machinery gives non-zero residuals where the lemma does not apply."""
 
 from __future__ import annotations
@@ -70,6 +70,19 @@ def test_t5_rows_differ_where_t2_rows_are_equal(n):
     sup, _ = symbolic.uniform_sup_score_gradient(n, 2)
     assert sp.expand(rec[0, :] - rec[2, :]) != sp.zeros(1, n)
     assert sp.expand(sup[0, :] - sup[2, :]) == sp.zeros(1, n)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_x4_row_gradients_and_projection_small_n(n):
+    for r in sorted({0, n - 1}):
+        assert symbolic.is_zero(symbolic.x4_row_score_gradient(n, 2, r))
+        assert symbolic.is_zero(symbolic.x4_row_uniform_gradient(n, 2, r))
+        assert symbolic.is_zero(symbolic.x4_row_projection(n, 2, r))
+
+
+def test_x4_sympy_circulant_is_seen_by_the_row_readout_but_not_mean_pooling():
+    assert symbolic.x4_circulant_projection(4, 2, 0) != 0
+    assert symbolic.t3_circulant_projection(4, 2) == 0
 
 
 def test_verify_lemma_reports_every_case_and_rejects_unknown_lemmas():

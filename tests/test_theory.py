@@ -1,5 +1,5 @@
-"""Lemmas T1-T5: float64 autograd against the closed forms of ``spt_theory.theory``, and the
-negative controls showing each comparison can fail.  Tolerance: ``TOLERANCE`` (1e-10) relative
+"""Lemmas T1-T5 and X4 (single-token readout): float64 autograd against the closed forms of
+``spt_theory.theory``, and the negative controls showing each comparison can fail.  Tolerance: ``TOLERANCE`` (1e-10) relative
 to the softmax-backward scale, see ``spt_theory.checks.theory``."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import torch
 
 from spt_theory import theory
 from spt_theory.checks.harness import (
-    TOLERANCE, bilinear_autograd, random_instance, random_instances, rec_autograd, relative_error, sup_autograd,
-    uniform_bilinear_point,
+    TOLERANCE, bilinear_autograd, random_instance, random_instances, readout_row, rec_autograd, relative_error,
+    row_autograd, row_bilinear_autograd, sup_autograd, uniform_bilinear_point,
 )
 from spt_theory.checks.theory import (
-    aligned_toeplitz, band_cosine_bound, blind_patterns, loss_after_attention_change, off_uniform_growth,
-    rank_counter_cases, rank_one_residual, toeplitz_boundary_cases, toeplitz_projection, uniform_gradient_structure,
-    walk_monte_carlo, with_unmasked_noise,
+    aligned_row, aligned_toeplitz, band_cosine_bound, blind_patterns, loss_after_attention_change, off_row_change,
+    off_uniform_growth, rank_counter_cases, rank_one_residual, toeplitz_boundary_cases, toeplitz_projection,
+    uniform_gradient_structure, walk_monte_carlo, with_unmasked_noise,
 )
 from spt_theory.claims import Context
 
@@ -265,3 +265,64 @@ def test_proximity_share_is_one_inside_zero_for_row_constant_and_batched():
     assert share.shape == (2,)
     assert float(share[0]) == pytest.approx(1.0, abs=1e-12)
     assert float(share[1]) <= 1e-12
+
+
+# ---------------------------------------------------------------- X4 single-token readout
+
+def test_x4_row_gradient_closed_form_at_any_point_and_zero_off_row():
+    for index, inst in enumerate(random_instances(40, seed=200, spread=1.5)):
+        r = readout_row(inst.S.shape[0], index)
+        auto = row_autograd(inst, r)
+        assert relative_error(auto.grad_S, theory.row_score_grad(inst.S, inst.V, auto.grad_readout, r),
+                              auto.scale) <= TOLERANCE
+        others = torch.ones(inst.S.shape[0], dtype=torch.bool)
+        others[r] = False
+        assert torch.count_nonzero(auto.grad_S[others]) == 0
+
+
+def test_x4_uniform_projection_and_bilinear_closed_forms():
+    gen = torch.Generator().manual_seed(201)
+    for index, inst in enumerate(random_instances(40, seed=201)):
+        n = inst.S.shape[0]
+        r = readout_row(n, index)
+        auto = row_autograd(inst, r)
+        assert relative_error(auto.grad_S, theory.row_score_grad_uniform(inst.V, auto.grad_readout, r),
+                              auto.scale) <= TOLERANCE
+        P = torch.randn(n, n, generator=gen, dtype=F64)
+        predicted = theory.predicted_row_projection(inst.V, auto.grad_readout, P, r)
+        error = theory.blind_projection(auto.grad_S, P) - predicted
+        assert abs(float(error)) <= TOLERANCE * float(auto.scale * P.norm())
+        H, M = uniform_bilinear_point(inst, dh=3, gen=gen)
+        grad_M, auto_M = row_bilinear_autograd(H, M, inst, r)
+        scale = auto_M.scale * torch.linalg.matrix_norm(H, ord=2) ** 2
+        assert relative_error(grad_M, theory.row_grad_M_uniform(H, inst.V, auto_M.grad_readout, r), scale) <= TOLERANCE
+        if n > 1:
+            assert float(theory.singular_value_ratio(grad_M)) <= 1e-8
+
+
+@pytest.mark.parametrize("n", [8, 32, 100])
+def test_x4_bound_attained_and_band_cosine_formula(n):
+    for r in (0, n - 1, n // 2):
+        P = theory.band_mask(n, 2)
+        aligned = aligned_row(n, P, r)
+        assert aligned["ratio_to_bound"] == pytest.approx(1, abs=1e-12)
+        assert aligned["cosine"] == pytest.approx(theory.band_row_max_cosine(n, 2, r), abs=1e-12)
+        assert aligned["cosine"] == pytest.approx(aligned["max_cosine_formula"], abs=1e-12)
+    # a single-token readout sees the band ~sqrt(n) times more than mean pooling (T3), but not all of it
+    assert theory.band_row_max_cosine(100, 2, 0) > 5 * float(theory.toeplitz_max_cosine(100, [1.0, 1.0, 1.0]))
+    assert theory.band_row_max_cosine(100, 2, 0) < 0.1
+
+
+def test_x4_negative_controls_circulant_seen_mean_pool_form_wrong_off_row_moves_mean_pool():
+    gen = torch.Generator().manual_seed(202)
+    for index, inst in enumerate(random_instances(20, seed=202, min_n=8, max_n=40)):
+        n = inst.S.shape[0]
+        r = readout_row(n, index)
+        auto = row_autograd(inst, r)
+        circ = theory.circulant_kernel(n, [1.0, 1.0, 1.0])
+        assert abs(float(theory.blind_projection(auto.grad_S, circ))) > 1e3 * TOLERANCE * float(auto.scale)
+        sup = sup_autograd(inst)
+        assert abs(float(theory.blind_projection(sup.grad_S, circ))) <= TOLERANCE * float(sup.scale * circ.norm())
+        assert relative_error(auto.grad_S, theory.sup_score_grad_uniform(inst.V, auto.grad_readout), auto.scale) > 1e-2
+        change = off_row_change(inst, r, gen)
+        assert change["row"] == 0.0 and change["mean_pool"] > 1e3 * TOLERANCE

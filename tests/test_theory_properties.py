@@ -1,4 +1,4 @@
-"""Lemmas T1-T5 and T7 as hypothesis properties.  The structure is drawn, not seeded, so failures
+"""Lemmas T1-T5, T7 and X4 as hypothesis properties.  The structure is drawn, not seeded, so failures
 shrink: n in [1, 128], explicit value rows (repeated rows, i.e. constant b; one-hot rows), value
 magnitudes 1e-3..1e3, the three loss families (binary CE, 3-class CE, MSE) with saturated logits,
 all / no / drawn masked positions, constant-row score offsets up to 1e6 (uniform attention with
@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from spt_theory import per_token, theory
 from spt_theory.checks.bridge import label_parts, tiny_model
 from spt_theory.checks.harness import (
-    LOSS_KINDS, TOLERANCE, Instance, RowLoss, bilinear_autograd, rec_autograd, relative_error, sup_autograd,
-    uniform_bilinear_point,
+    LOSS_KINDS, TOLERANCE, Instance, RowLoss, bilinear_autograd, random_instance, rec_autograd, relative_error,
+    row_autograd, sup_autograd, uniform_bilinear_point,
 )
 from spt_theory.checks.theory import (
     loss_after_attention_change, toeplitz_projection, uniform_gradient_structure, with_unmasked_noise,
@@ -174,3 +174,28 @@ def test_t7_per_token_label_part_vanishes_and_value_weight_part_is_the_pair_term
     assert parts["per_token"] <= 1e-12
     predicted = per_token.predicted_value_weight_delta(model, vocab, length, p).detach()
     assert float((parts["value_weight_delta"] - predicted).norm()) <= 1e-10 * max(float(predicted.norm()), 1e-12)
+
+
+@st.composite
+def row_instances(draw):
+    n = draw(st.integers(2, 64))
+    offsets = draw(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=n, max_size=n))
+    inst = random_instance(torch.Generator().manual_seed(draw(st.integers(0, 2**32 - 1))), n=n,
+                           d=draw(st.integers(1, 16)), kind=draw(st.sampled_from(LOSS_KINDS)),
+                           value_scale=draw(st.floats(1e-3, 1e3)), offsets=torch.tensor(offsets, dtype=F64))
+    return inst, draw(st.integers(0, n - 1))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(row_instances(), st.integers(0, 2**32 - 1))
+def test_x4_property_uniform_gradient_one_row_rank_one_and_row_blindness(case, seed):
+    inst, r = case
+    n = inst.S.shape[0]
+    auto = row_autograd(inst, r)
+    G, scale = auto.grad_S, float(auto.scale)
+    assert relative_error(G, theory.row_score_grad_uniform(inst.V, auto.grad_readout, r), auto.scale) <= TOLERANCE
+    assert abs(float(G[r].sum())) <= TOLERANCE * scale
+    # blind iff row r of P is constant: any P with a constant row r projects to 0
+    P = torch.randn(n, n, generator=torch.Generator().manual_seed(seed), dtype=F64)
+    P[r] = 3.0
+    assert abs(float(theory.blind_projection(G, P))) <= TOLERANCE * scale * float(P.norm())

@@ -9,7 +9,7 @@ from spt_theory.experiments import RunSpec, initial_model, recipe, run, stage_ke
 from spt_theory.io import InputError
 from spt_theory.model import Encoder
 from spt_theory.cache import StageCache, load_checkpoint
-from spt_theory.training import DatasetTask, Stage, train_stage
+from spt_theory.training import DatasetTask, Stage, StageOptions, train_stage
 
 
 def spec_for(name, walk, overrides, seed=0, **budget):
@@ -70,12 +70,22 @@ def test_interrupted_stage_resumes_to_the_same_weights(tiny_walk, tiny_model_ove
     reference = initial_model(spec)
     ref_history = train_stage(reference, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "ref"), progress=False)
     interrupted = initial_model(spec)
-    train_stage(interrupted, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "cut"), progress=False, stop_after_steps=5,
-                checkpoint_every=2)
+    train_stage(interrupted, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "cut"),
+                options=StageOptions(progress=False, stop_after_steps=5, checkpoint_every=2))
     resumed = initial_model(spec)  # a fresh process: only the checkpoint survives
     history = train_stage(resumed, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "cut"), progress=False)
     assert [e["loss"] for e in history] == [e["loss"] for e in ref_history]
     assert all(torch.equal(p, q) for p, q in zip(reference.parameters(), resumed.parameters()))
+
+
+def test_keyword_changes_replace_the_stage_options_and_others_are_refused(tiny_walk, tiny_model_overrides, tmp_path):
+    spec = spec_for("scratch", tiny_walk, tiny_model_overrides)
+    cache = StageCache.folder(tmp_path / "stage")
+    train_stage(initial_model(spec), DatasetTask(tiny_walk.build()), spec.stages[0], 0, cache,
+                options=StageOptions(progress=False, stop_after_steps=100), stop_after_steps=2)
+    assert load_checkpoint(cache.last)["step_in_epoch"] == 2  # 6 steps per epoch: stopped by the change
+    with pytest.raises(TypeError, match="progres"):
+        train_stage(initial_model(spec), DatasetTask(tiny_walk.build()), spec.stages[0], 0, cache, progres=False)
 
 
 def test_cache_reuses_trained_epochs(tiny_walk, tiny_model_overrides, tmp_path):

@@ -12,7 +12,8 @@ control changes one ingredient and says what the explanation predicts:
 - X3  without positional encoding there is no proximity for SPT to create (band mass stays near
       uniform) and the task stays unsolved after SPT then finetune;
 - X4  a single-token readout (CLS / last): the lemma of ``proofs/X4_readout_blindness.md``
-      (checked like T1-T5) and training from scratch with that readout;
+      (checked like T1-T5, :func:`spt_theory.checks.theory.x4_theory`) and training from
+      scratch with that readout;
 - X5  SPT on *other* sequences (symmetric walk, p = 0.8, permuted token ids) should still help,
       since what transfers is position-based proximity, not the data's content;
 - X6  the share of the supervised score gradient in the proximity subspace along the cached
@@ -33,13 +34,11 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from spt_theory import symbolic, theory
+from spt_theory import theory
 from spt_theory.checks import synthetic
+from spt_theory.checks import theory as lemmas
+from spt_theory.checks.harness import single_threaded
 from spt_theory.checks.synthetic import summary
-from spt_theory.checks.harness import (
-    SYMBOLIC_NS, TOLERANCE, Instance, RowLoss, ScoreGradient, random_instances, relative_error, single_threaded,
-    sup_autograd, uniform_bilinear_point,
-)
 from spt_theory.claims import Context, Measurement, claim
 from spt_theory.experiments import (Budget, RunResult, RunSpec, built_data, control_recipe, initial_model, run, stage_cache,
                                     walk_metrics)
@@ -162,138 +161,11 @@ def check_x3(ctx: Context) -> Measurement:
 
 
 # ----------------------------------------------------------------------------- X4
-def row_autograd(inst: Instance, r: int, S: Tensor | None = None) -> ScoreGradient:
-    r"""Autograd of ``L_row(S) = l(y_r)``, ``y_r`` = row ``r`` of ``A V`` (the pooled loss of ``inst``)."""
-    S = (inst.S if S is None else S).detach().clone().requires_grad_(True)
-    A = theory.attention(S)
-    y = A[r] @ inst.V
-    loss = inst.pooled_loss(y.unsqueeze(0))[0]
-    grad_S, grad_A, grad_y = torch.autograd.grad(loss, (S, A, y))
-    return ScoreGradient(grad_S, grad_y, loss.detach(), (A.detach() * grad_A).norm())
-
-
-def readout_row(n: int, index: int) -> int:
-    """Cycle over the CLS row 0, the last row n-1 and an interior row."""
-    return (0, n - 1, n // 2)[index % 3]
-
-
-def row_bilinear_autograd(H: Tensor, M: Tensor, inst: Instance, r: int) -> tuple[Tensor, ScoreGradient]:
-    r"""``dL_row/dM`` for ``S = H M H^T`` by autograd, and the score-level gradient."""
-    M = M.detach().clone().requires_grad_(True)
-    S = H @ M @ H.T
-    A = theory.attention(S)
-    y = A[r] @ inst.V
-    loss = inst.pooled_loss(y.unsqueeze(0))[0]
-    grad_M, grad_S, grad_A, grad_y = torch.autograd.grad(loss, (M, S, A, y))
-    return grad_M, ScoreGradient(grad_S, grad_y, loss.detach(), (A.detach() * grad_A).norm())
-
-
-def off_row_change(inst: Instance, r: int, gen: torch.Generator) -> dict[str, float]:
-    r"""Change ``S`` by an O(1) random matrix that is zero on row ``r``: the relative change of
-    ``L_row`` (0 by X4 (a)) and, as the control, of the mean-pooled ``L_sup`` (not 0)."""
-    delta = torch.randn(inst.S.shape, generator=gen, dtype=torch.float64)
-    delta[r] = 0
-    before, after = row_autograd(inst, r), row_autograd(inst, r, inst.S + delta)
-    sup_before = sup_autograd(inst)
-    sup_after = float(inst.pooled_loss(theory.pooled_output(inst.S + delta, inst.V).unsqueeze(0))[0])
-    return {"row": abs(float(after.loss - before.loss)) / (abs(float(before.loss)) + 1e-300),
-            "mean_pool": abs(sup_after - float(sup_before.loss)) / (abs(float(sup_before.loss)) + 1e-300)}
-
-
-def aligned_row(n: int, P: Tensor, r: int) -> dict[str, float]:
-    r"""The equality case of X4 (4): values ``v_j = P_rj - mean(P_r)`` (d = 1, MSE loss): the ratio of
-    ``|<dL_row/dS, P>|`` to the bound and the cosine next to :func:`theory.row_max_cosine`."""
-    values = (P[r] - P[r].mean()).unsqueeze(1)
-    inst = Instance(torch.zeros(n, n, dtype=torch.float64), values,
-                    RowLoss("mse", torch.empty(0), torch.empty(0), torch.tensor([[-1.0]], dtype=torch.float64)),
-                    RowLoss("mse", torch.empty(0), torch.empty(0), torch.zeros(n, 1, dtype=torch.float64)),
-                    torch.ones(n, dtype=torch.bool))
-    auto = row_autograd(inst, r)
-    projection = abs(float(theory.blind_projection(auto.grad_S, P)))
-    return {"ratio_to_bound": projection / float(theory.row_projection_bound(inst.V, auto.grad_readout, P, r)),
-            "cosine": projection / float(auto.grad_S.norm() * P.norm()),
-            "max_cosine_formula": float(theory.row_max_cosine(P, r))}
-
-
-def x4_theory(ctx: Context) -> tuple[dict[str, bool], dict]:
-    """The lemma of ``proofs/X4_readout_blindness.md``: sympy, float64 autograd, negative controls."""
-    count = 1000 if ctx.full else 150
-    sym = symbolic.verify_lemma("X4", SYMBOLIC_NS)
-    gen = torch.Generator().manual_seed(70)
-    any_point, uniform, projection, bilinear, t2_control = [], [], [], [], []
-    for index, inst in enumerate(random_instances(count, seed=71, spread=1.0)):
-        r = readout_row(inst.S.shape[0], index)
-        auto = row_autograd(inst, r)
-        any_point.append(relative_error(auto.grad_S, theory.row_score_grad(inst.S, inst.V, auto.grad_readout, r),
-                                        auto.scale))
-    for index, inst in enumerate(random_instances(count, seed=72)):
-        n = inst.S.shape[0]
-        r = readout_row(n, index)
-        auto = row_autograd(inst, r)
-        uniform.append(relative_error(auto.grad_S, theory.row_score_grad_uniform(inst.V, auto.grad_readout, r),
-                                      auto.scale))
-        P = torch.randn(n, n, generator=gen, dtype=torch.float64)
-        predicted = theory.predicted_row_projection(inst.V, auto.grad_readout, P, r)
-        projection.append(abs(float(theory.blind_projection(auto.grad_S, P) - predicted))
-                          / (float(auto.scale) * float(P.norm())))
-        if n >= 3:  # control: the mean-pooling closed form (T2, b = beta/n) is wrong for a row readout
-            wrong = theory.sup_score_grad_uniform(inst.V, auto.grad_readout)
-            t2_control.append(relative_error(auto.grad_S, wrong, auto.scale))
-        H, M = uniform_bilinear_point(inst, dh=2 + index % 6, gen=gen)
-        grad_M, auto_M = row_bilinear_autograd(H, M, inst, r)
-        scale = auto_M.scale * torch.linalg.matrix_norm(H, ord=2) ** 2
-        bilinear.append(relative_error(grad_M, theory.row_grad_M_uniform(H, inst.V, auto_M.grad_readout, r), scale))
-    # what is seen and what is blind: circular band (blind to mean pooling) vs the same pattern off row r
-    seen_circulant, t3_circulant, off_row, off_row_control = [], [], [], []
-    for index, inst in enumerate(random_instances(60, seed=73, min_n=8, max_n=64)):
-        n = inst.S.shape[0]
-        r = readout_row(n, index)
-        P = theory.circulant_kernel(n, [1.0, 1.0, 1.0])
-        auto = row_autograd(inst, r)
-        seen_circulant.append(abs(float(theory.blind_projection(auto.grad_S, P)))
-                              / float(theory.row_projection_bound(inst.V, auto.grad_readout, P, r)))
-        sup = sup_autograd(inst)
-        t3_circulant.append(abs(float(theory.blind_projection(sup.grad_S, P))) / (float(sup.scale) * float(P.norm())))
-        change = off_row_change(Instance(inst.S + torch.randn(n, n, generator=gen, dtype=torch.float64), inst.V,
-                                         inst.pooled_loss, inst.row_losses, inst.masked), r, gen)
-        off_row.append(change["row"])
-        off_row_control.append(change["mean_pool"])
-    band = {f"n={n} r={r}": {**aligned_row(n, theory.band_mask(n, 2), r),
-                             "band_formula": theory.band_row_max_cosine(n, 2, r)}
-            for n in (8, 32, 100) for r in (0, n - 1, n // 2)}
-    conditions = {
-        "symbolic": all(sym.values()),
-        "any_point_formula": max(any_point) <= TOLERANCE,
-        "uniform_formula": max(uniform) <= TOLERANCE,
-        "projection_formula": max(projection) <= TOLERANCE,
-        "bilinear_rank_one": max(bilinear) <= TOLERANCE,
-        "off_row_changes_invisible": max(off_row) <= TOLERANCE,
-        "bound_attained": all(abs(b["ratio_to_bound"] - 1) <= 1e-9 and abs(b["cosine"] - b["band_formula"]) <= 1e-12
-                              for b in band.values()),
-        "control_t2_form_wrong": min(t2_control) > 1e-2,
-        "control_circulant_seen_by_row_not_mean": min(seen_circulant) > 1e3 * TOLERANCE
-        and max(t3_circulant) <= TOLERANCE,
-        "control_off_row_change_moves_mean_pool": min(off_row_control) > 1e3 * TOLERANCE,
-    }
-    details = {"symbolic": sym, "max_rel_err_any_point": max(any_point), "max_rel_err_uniform": max(uniform),
-               "max_rel_err_projection": max(projection), "max_rel_err_bilinear": max(bilinear),
-               "max_rel_loss_change_off_row": max(off_row),
-               "control_min_rel_err_t2_form": min(t2_control),
-               "control_circulant_band_projection_over_bound": {"min": min(seen_circulant),
-                                                                "median": statistics.median(seen_circulant)},
-               "control_mean_pool_circulant_projection_max": max(t3_circulant),
-               "control_min_mean_pool_loss_change_off_row": min(off_row_control),
-               "band_w2_max_cosine": {k: round(v["band_formula"], 5) for k, v in band.items()},
-               "t3_band_w2_max_cosine_n100": float(theory.toeplitz_max_cosine(100, [1.0, 1.0, 1.0])),
-               "instances": len(uniform)}
-    return conditions, details
-
-
 @claim("X4", "CLS readout: grad only in row 0; scratch stays ~chance", section="Controls: readout (X4 lemma)",
        method="sympy + autograd float64; cls 8 ep (+last full)", quick=False)
 def check_x4(ctx: Context) -> Measurement:
     with single_threaded():
-        conditions, details = x4_theory(ctx)
+        conditions, details = lemmas.x4_theory(ctx)
     readouts = ("cls", "last") if ctx.full else ("cls",)
     training = {}
     for name in readouts:

@@ -4,10 +4,10 @@ An :class:`Instance` is one idealised attention problem of the lemmas: scores ``
 values ``V`` (n x d), a per-row loss ``l_i`` (:class:`RowLoss`: binary CE, 3-class CE or squared
 error of a linear read-out) and a mask of reconstructed rows.  :func:`sup_autograd` and
 :func:`rec_autograd` give ``dL/dS`` of the supervised loss ``l((1/n) 1^T A V)`` and of the
-reconstruction loss ``sum_{i masked} l_i(y_i)``, ``Y = A V``, by float64 autograd, for the claims
-T1-T5 (:mod:`spt_theory.checks.theory`), X4 (:mod:`spt_theory.checks.controls`), T2b, T4b
-(:mod:`spt_theory.checks.bridge`) and the tests ``tests/test_theory*.py`` to hold against the
-closed forms of :mod:`spt_theory.theory`.
+reconstruction loss ``sum_{i masked} l_i(y_i)``, ``Y = A V``, and :func:`row_autograd` of a
+single-token readout ``l(y_r)`` (lemma X4), by float64 autograd, for the lemmas T1-T5 and X4
+(:mod:`spt_theory.checks.theory`), T2b, T4b (:mod:`spt_theory.checks.bridge`) and the tests
+``tests/test_theory*.py`` to hold against the closed forms of :mod:`spt_theory.theory`.
 
 Error measure.  A score gradient comes out of the softmax backward
 ``dL/dS = A o U - A o ((A o U) 1) 1^T`` (``U = dL/dA``), whose float64 rounding error is a few
@@ -134,6 +134,12 @@ def random_instances(count: int, seed: int, *, spread: float = 0.0, min_n: int =
                               spread=spread)
 
 
+def readout_row(n: int, index: int) -> int:
+    """The read-out row of the ``index``-th X4 instance: cycles over the CLS row 0, the last row
+    ``n - 1`` and an interior row."""
+    return (0, n - 1, n // 2)[index % 3]
+
+
 # --------------------------------------------------------------------------- autograd
 
 @dataclass(frozen=True)
@@ -155,25 +161,42 @@ def softmax_backward_scale(A: Tensor, grad_A: Tensor) -> Tensor:
     return m * (X / m).norm() if float(m) > 0 else m
 
 
-def _score_gradient(S: Tensor, readout: Callable[[Tensor], Tensor], loss: Callable[[Tensor], Tensor]) -> ScoreGradient:
-    S = S.detach().clone().requires_grad_(True)
+def _leaf(X: Tensor) -> Tensor:
+    return X.detach().clone().requires_grad_(True)
+
+
+def _gradients(S: Tensor, readout: Callable[[Tensor], Tensor], loss: Callable[[Tensor], Tensor],
+               *sources: Tensor) -> tuple[ScoreGradient, list[Tensor]]:
+    """Autograd of ``loss(readout(A))``, ``A = softmax(S)`` (``S`` requires grad): the
+    :class:`ScoreGradient`, and the gradients of the ``sources`` ``S`` was computed from."""
     A = theory.attention(S)
     out = readout(A)
     value = loss(out)
-    grad_S, grad_A, grad_out = torch.autograd.grad(value, (S, A, out))
-    return ScoreGradient(grad_S, grad_out, value.detach(), softmax_backward_scale(A, grad_A))
+    grad_S, grad_A, grad_out, *grad_sources = torch.autograd.grad(value, (S, A, out, *sources))
+    return ScoreGradient(grad_S, grad_out, value.detach(), softmax_backward_scale(A, grad_A)), grad_sources
+
+
+def _pooled(inst: Instance, row: int | None) -> tuple[Callable[[Tensor], Tensor], Callable[[Tensor], Tensor]]:
+    r"""The readout and loss of ``inst``'s pooled loss: ``l(z)``, ``z = (1/n) 1^T A V`` (mean
+    pooling, ``row`` None) or ``l(y_r)``, ``y_r`` = row ``r`` of ``A V`` (a CLS or last-token readout)."""
+    readout = (lambda A: A.mean(dim=0) @ inst.V) if row is None else (lambda A: A[row] @ inst.V)
+    return readout, lambda z: inst.pooled_loss(z.unsqueeze(0))[0]
 
 
 def sup_autograd(inst: Instance, S: Tensor | None = None) -> ScoreGradient:
     r"""Autograd of ``L_sup(S) = l(z)``, ``z = (1/n) 1^T A V``, at ``S`` (default ``inst.S``)."""
-    return _score_gradient(inst.S if S is None else S, lambda A: A.mean(dim=0) @ inst.V,
-                           lambda z: inst.pooled_loss(z.unsqueeze(0))[0])
+    return _gradients(_leaf(inst.S if S is None else S), *_pooled(inst, None))[0]
+
+
+def row_autograd(inst: Instance, r: int, S: Tensor | None = None) -> ScoreGradient:
+    r"""Autograd of ``L_row(S) = l(y_r)``, ``y_r`` = row ``r`` of ``A V`` (lemma X4), at ``S``
+    (default ``inst.S``)."""
+    return _gradients(_leaf(inst.S if S is None else S), *_pooled(inst, r))[0]
 
 
 def rec_autograd(inst: Instance) -> ScoreGradient:
     r"""Autograd of ``L_rec(S) = sum_{i masked} l_i(y_i)``, ``Y = A V``."""
-    return _score_gradient(inst.S, lambda A: A @ inst.V,
-                           lambda Y: (inst.row_losses(Y) * inst.masked).sum())
+    return _gradients(_leaf(inst.S), lambda A: A @ inst.V, lambda Y: (inst.row_losses(Y) * inst.masked).sum())[0]
 
 
 def relative_error(actual: Tensor, expected: Tensor, scale: Tensor) -> float:
@@ -184,13 +207,18 @@ def relative_error(actual: Tensor, expected: Tensor, scale: Tensor) -> float:
 
 def bilinear_autograd(H: Tensor, M: Tensor, inst: Instance) -> tuple[Tensor, ScoreGradient]:
     r"""``dL_sup/dM`` for ``S = H M H^T`` by autograd, and the score-level gradient at that ``S``."""
-    M = M.detach().clone().requires_grad_(True)
-    S = H @ M @ H.T
-    A = theory.attention(S)
-    z = A.mean(dim=0) @ inst.V
-    loss = inst.pooled_loss(z.unsqueeze(0))[0]
-    grad_M, grad_S, grad_A, grad_z = torch.autograd.grad(loss, (M, S, A, z))
-    return grad_M, ScoreGradient(grad_S, grad_z, loss.detach(), softmax_backward_scale(A, grad_A))
+    return _bilinear_gradients(H, M, inst, None)
+
+
+def row_bilinear_autograd(H: Tensor, M: Tensor, inst: Instance, r: int) -> tuple[Tensor, ScoreGradient]:
+    r"""``dL_row/dM`` for ``S = H M H^T`` by autograd (lemma X4), and the score-level gradient."""
+    return _bilinear_gradients(H, M, inst, r)
+
+
+def _bilinear_gradients(H: Tensor, M: Tensor, inst: Instance, row: int | None) -> tuple[Tensor, ScoreGradient]:
+    M = _leaf(M)
+    gradient, (grad_M,) = _gradients(H @ M @ H.T, *_pooled(inst, row), M)
+    return grad_M, gradient
 
 
 def uniform_bilinear_point(inst: Instance, dh: int, gen: torch.Generator) -> tuple[Tensor, Tensor]:

@@ -1,5 +1,8 @@
 r"""Claims T1-T6: the exact theory, checked three ways plus a negative control per lemma (the real
-model's counterparts T2b, T4b and T7 are in :mod:`spt_theory.checks.bridge`).
+model's counterparts T2b, T4b and T7 are in :mod:`spt_theory.checks.bridge`); and the same checks of
+the lemma of claim X4 (:func:`x4_theory`, ``proofs/X4_readout_blindness.md``: a single-token
+readout ``l(y_r)`` sees ``S`` only through row ``r``), whose claim row, with the training it also
+needs, is in :mod:`spt_theory.checks.controls`.
 
 Each check runs (i) the sympy derivation for small ``n`` (:mod:`spt_theory.symbolic`), (ii) torch
 autograd in float64 against the closed form of :mod:`spt_theory.theory` over many random
@@ -14,6 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import statistics
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
@@ -25,8 +29,9 @@ from torch import Tensor
 from spt_theory import symbolic, theory
 from spt_theory.checks import walk_law
 from spt_theory.checks.harness import (SYMBOLIC_NS, TOLERANCE, Instance, RowLoss, bilinear_autograd, random_instance,
-                                       random_instances, rec_autograd, relative_error, single_threaded,
-                                       sup_autograd, uniform_bilinear_point)
+                                       random_instances, readout_row, rec_autograd, relative_error,
+                                       row_autograd, row_bilinear_autograd, single_threaded, sup_autograd,
+                                       uniform_bilinear_point)
 from spt_theory.claims import Context, Measurement, claim
 from synthetic.walk import generate_walk, histogram_distributions, sequence_probability
 
@@ -574,3 +579,117 @@ def check_t6(ctx: Context) -> Measurement:
                     max_bayes_accuracy_minus_half=excess,
                     generator_law={"tests": law.count, "min_p_value": law.min_p_value,
                                    "bonferroni_level": law.alpha / law.count, "worst": law.worst()})
+
+
+# --------------------------------------------------------------------------- X4 single-token readout
+
+def off_row_change(inst: Instance, r: int, gen: torch.Generator) -> dict[str, float]:
+    r"""Change ``S`` by an O(1) random matrix that is zero on row ``r``: the relative change of
+    ``L_row`` (0 by X4 (a)) and, as the control, of the mean-pooled ``L_sup`` (not 0)."""
+    delta = torch.randn(inst.S.shape, generator=gen, dtype=torch.float64)
+    delta[r] = 0
+    before, after = row_autograd(inst, r), row_autograd(inst, r, inst.S + delta)
+    sup_before = sup_autograd(inst)
+    sup_after = float(inst.pooled_loss(theory.pooled_output(inst.S + delta, inst.V).unsqueeze(0))[0])
+    return {"row": abs(float(after.loss - before.loss)) / (abs(float(before.loss)) + 1e-300),
+            "mean_pool": abs(sup_after - float(sup_before.loss)) / (abs(float(sup_before.loss)) + 1e-300)}
+
+
+def aligned_row(n: int, P: Tensor, r: int) -> dict[str, float]:
+    r"""The equality case of X4 (4): values ``v_j = P_rj - mean(P_r)`` (d = 1, MSE loss): the ratio of
+    ``|<dL_row/dS, P>|`` to the bound and the cosine next to :func:`theory.row_max_cosine`."""
+    values = (P[r] - P[r].mean()).unsqueeze(1)
+    inst = Instance(torch.zeros(n, n, dtype=torch.float64), values,
+                    RowLoss("mse", torch.empty(0), torch.empty(0), torch.tensor([[-1.0]], dtype=torch.float64)),
+                    RowLoss("mse", torch.empty(0), torch.empty(0), torch.zeros(n, 1, dtype=torch.float64)),
+                    torch.ones(n, dtype=torch.bool))
+    auto = row_autograd(inst, r)
+    projection = abs(float(theory.blind_projection(auto.grad_S, P)))
+    return {"ratio_to_bound": projection / float(theory.row_projection_bound(inst.V, auto.grad_readout, P, r)),
+            "cosine": projection / float(auto.grad_S.norm() * P.norm()),
+            "max_cosine_formula": float(theory.row_max_cosine(P, r))}
+
+
+def x4_theory(ctx: Context) -> tuple[dict[str, bool], dict]:
+    r"""The lemma of ``proofs/X4_readout_blindness.md``: sympy, float64 autograd, negative controls.
+
+    For ``L_row(S) = l(y_r)``, ``y_r = e_r^T A V``, ``beta_j = grad l(y_r)^T v_j``: (a) at any ``S``,
+    ``dL_row/dS = e_r (A_r o (beta - (A_r . beta) 1))^T``, zero off row ``r``, so a change of ``S``
+    off row ``r`` leaves ``L_row`` unchanged; (b) at uniform attention ``dL_row/dS = (1/n) e_r
+    (beta - mean(beta) 1)^T``; (c) ``<dL_row/dS, P> = (1/n) (beta - mean(beta) 1)^T P_r``, bounded
+    by ``(1/n) ||beta - mean(beta) 1|| ||P_r - mean(P_r) 1||`` with equality for aligned values
+    (:func:`aligned_row`); (d) with ``S = H M H^T``, ``dL_row/dM = (1/n) h_r (beta - mean(beta) 1)^T H``,
+    rank one.  Controls: T2's mean-pooling form is wrong here, a circulant band (blind to mean
+    pooling) is seen, and an off-row change moves the mean-pooled loss.  ``ctx.full``: 1000
+    random instances per check, else 150.
+    """
+    count = 1000 if ctx.full else 150
+    sym = symbolic.verify_lemma("X4", SYMBOLIC_NS)
+    gen = torch.Generator().manual_seed(70)
+    any_point, uniform, projection, bilinear, t2_control = [], [], [], [], []
+    for index, inst in enumerate(random_instances(count, seed=71, spread=1.0)):
+        r = readout_row(inst.S.shape[0], index)
+        auto = row_autograd(inst, r)
+        any_point.append(relative_error(auto.grad_S, theory.row_score_grad(inst.S, inst.V, auto.grad_readout, r),
+                                        auto.scale))
+    for index, inst in enumerate(random_instances(count, seed=72)):
+        n = inst.S.shape[0]
+        r = readout_row(n, index)
+        auto = row_autograd(inst, r)
+        uniform.append(relative_error(auto.grad_S, theory.row_score_grad_uniform(inst.V, auto.grad_readout, r),
+                                      auto.scale))
+        P = torch.randn(n, n, generator=gen, dtype=torch.float64)
+        predicted = theory.predicted_row_projection(inst.V, auto.grad_readout, P, r)
+        projection.append(abs(float(theory.blind_projection(auto.grad_S, P) - predicted))
+                          / (float(auto.scale) * float(P.norm())))
+        if n >= 3:  # control: the mean-pooling closed form (T2, b = beta/n) is wrong for a row readout
+            wrong = theory.sup_score_grad_uniform(inst.V, auto.grad_readout)
+            t2_control.append(relative_error(auto.grad_S, wrong, auto.scale))
+        H, M = uniform_bilinear_point(inst, dh=2 + index % 6, gen=gen)
+        grad_M, auto_M = row_bilinear_autograd(H, M, inst, r)
+        scale = auto_M.scale * torch.linalg.matrix_norm(H, ord=2) ** 2
+        bilinear.append(relative_error(grad_M, theory.row_grad_M_uniform(H, inst.V, auto_M.grad_readout, r), scale))
+    # what is seen and what is blind: circular band (blind to mean pooling) vs the same pattern off row r
+    seen_circulant, t3_circulant, off_row, off_row_control = [], [], [], []
+    for index, inst in enumerate(random_instances(60, seed=73, min_n=8, max_n=64)):
+        n = inst.S.shape[0]
+        r = readout_row(n, index)
+        P = theory.circulant_kernel(n, [1.0, 1.0, 1.0])
+        auto = row_autograd(inst, r)
+        seen_circulant.append(abs(float(theory.blind_projection(auto.grad_S, P)))
+                              / float(theory.row_projection_bound(inst.V, auto.grad_readout, P, r)))
+        sup = sup_autograd(inst)
+        t3_circulant.append(abs(float(theory.blind_projection(sup.grad_S, P))) / (float(sup.scale) * float(P.norm())))
+        change = off_row_change(Instance(inst.S + torch.randn(n, n, generator=gen, dtype=torch.float64), inst.V,
+                                         inst.pooled_loss, inst.row_losses, inst.masked), r, gen)
+        off_row.append(change["row"])
+        off_row_control.append(change["mean_pool"])
+    band = {f"n={n} r={r}": {**aligned_row(n, theory.band_mask(n, 2), r),
+                             "band_formula": theory.band_row_max_cosine(n, 2, r)}
+            for n in (8, 32, 100) for r in (0, n - 1, n // 2)}
+    conditions = {
+        "symbolic": all(sym.values()),
+        "any_point_formula": max(any_point) <= TOLERANCE,
+        "uniform_formula": max(uniform) <= TOLERANCE,
+        "projection_formula": max(projection) <= TOLERANCE,
+        "bilinear_rank_one": max(bilinear) <= TOLERANCE,
+        "off_row_changes_invisible": max(off_row) <= TOLERANCE,
+        "bound_attained": all(abs(b["ratio_to_bound"] - 1) <= 1e-9 and abs(b["cosine"] - b["band_formula"]) <= 1e-12
+                              for b in band.values()),
+        "control_t2_form_wrong": min(t2_control) > 1e-2,
+        "control_circulant_seen_by_row_not_mean": min(seen_circulant) > 1e3 * TOLERANCE
+        and max(t3_circulant) <= TOLERANCE,
+        "control_off_row_change_moves_mean_pool": min(off_row_control) > 1e3 * TOLERANCE,
+    }
+    details = {"symbolic": sym, "max_rel_err_any_point": max(any_point), "max_rel_err_uniform": max(uniform),
+               "max_rel_err_projection": max(projection), "max_rel_err_bilinear": max(bilinear),
+               "max_rel_loss_change_off_row": max(off_row),
+               "control_min_rel_err_t2_form": min(t2_control),
+               "control_circulant_band_projection_over_bound": {"min": min(seen_circulant),
+                                                                "median": statistics.median(seen_circulant)},
+               "control_mean_pool_circulant_projection_max": max(t3_circulant),
+               "control_min_mean_pool_loss_change_off_row": min(off_row_control),
+               "band_w2_max_cosine": {k: round(v["band_formula"], 5) for k, v in band.items()},
+               "t3_band_w2_max_cosine_n100": float(theory.toeplitz_max_cosine(100, [1.0, 1.0, 1.0])),
+               "instances": len(uniform)}
+    return conditions, details

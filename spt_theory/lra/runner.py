@@ -2,7 +2,8 @@
 
 An :class:`LRARun` holds the options of a command line (:class:`RunOptions`) and trains through
 :func:`spt_theory.training.train_stage` with the task's :class:`~spt_theory.lra.task.LRATask` as
-the loss.  Its recipes:
+the loss.  Its recipes (:meth:`LRARun.recipe`, built with the constructors of
+:mod:`spt_theory.recipes` from the task config's :func:`recipe_budget`):
 
 - ``scratch``: supervised training from the random init of ``seed`` for ``finetune_epochs``.
 - ``pretrain``: SPT on the pretraining task's train split (``pretrain_task``, default the task
@@ -45,7 +46,8 @@ from spt_theory.lra.configs import LRAConfig, config_for, tiny
 from spt_theory.lra.data import LRAData, data_source, load_task_data, real_lengths
 from spt_theory.lra.task import LRATask, LRATraining
 from spt_theory.model import Encoder
-from spt_theory.training import Runtime, Stage, load_groups, train_stage
+from spt_theory.recipes import Budget, Recipe, scratch, spt_stage, spt_then_finetune, supervised_stage
+from spt_theory.training import Runtime, Stage, StageOptions, load_groups, train_stage
 
 ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
 """What finetuning takes from the SPT checkpoint by default (the head is never trained by SPT)."""
@@ -127,16 +129,13 @@ def padding(config: LRAConfig) -> dict:
             "bucketed": config.bucket and config.trims_padding}
 
 
-def pretrain_stage(source: LRAConfig) -> Stage:
-    """SPT on ``source``'s data; the head takes no part (frozen, so data-parallel runs skip it)."""
-    return Stage("spt", source.pretrain_epochs, lr=source.lr_pretrain, batch_size=source.batch_size,
-                 mask_ratio=source.mask_ratio, warmup_steps=source.warmup_steps, freeze=("head",))
-
-
-def supervised_stage(config: LRAConfig, epochs: int, freeze: tuple[str, ...], keep: tuple[str, ...]) -> Stage:
-    """Label CE; the reconstruction decoder is dropped (frozen and unused)."""
-    return Stage("supervised", epochs, lr=config.lr_finetune, batch_size=config.batch_size,
-                 warmup_steps=config.warmup_steps, freeze=("decoder", *freeze), keep=keep)
+def recipe_budget(config: LRAConfig, finetune_epochs: int) -> Budget:
+    """The task config's training settings as a recipe :class:`~spt_theory.recipes.Budget`:
+    SPT at ``lr_pretrain``, supervised training (scratch and finetuning alike) at ``lr_finetune``
+    for ``finetune_epochs``, both with the config's batch size and warm-up."""
+    return Budget(scratch_epochs=finetune_epochs, pretrain_epochs=config.pretrain_epochs,
+                  finetune_epochs=finetune_epochs, lr=config.lr_finetune, pretrain_lr=config.lr_pretrain,
+                  batch_size=config.batch_size, mask_ratio=config.mask_ratio, warmup_steps=config.warmup_steps)
 
 
 @dataclass(frozen=True)
@@ -169,9 +168,22 @@ class LRARun:
         self.source = resolve_config(self.options.pretrain_task or self.options.task, self.options)
 
     # ------------------------------------------------------------------------------- recipes
+    def recipe(self, pretrained: bool) -> Recipe:
+        """``spt`` (``pretrained``): SPT on the pretraining task with its settings, the head taking
+        no part (frozen, so data-parallel runs skip it), then finetuning that keeps the ``keep``
+        groups; else ``scratch``: the same supervised stage from the random init (``keep`` empty).
+        The reconstruction decoder is dropped from supervised training (frozen and unused)."""
+        epochs = self.options.finetune_epochs
+        finetune = supervised_stage(recipe_budget(self.config, epochs), epochs,
+                                    freeze=("decoder", *self.options.freeze),
+                                    keep=self.options.keep if pretrained else ())
+        if not pretrained:
+            return scratch(finetune)
+        return spt_then_finetune(spt_stage(recipe_budget(self.source, epochs), freeze=("head",)), finetune)
+
     def pretrain(self) -> Pretrained:
         data, fingerprint, task, model_config = self._setup(self.source, self._pretrain_dir)
-        stage = pretrain_stage(self.source)
+        stage = self.recipe(pretrained=True).stages[0]
         cache = self.stage_cache({"objective": "spt", "data": fingerprint, "model": dataclasses.asdict(model_config),
                                   "seed": self.options.seed, "stage": dataclasses.asdict(replace(stage, epochs=0)),
                                   "max_steps": self.source.max_steps, "padding": padding(self.source)})
@@ -194,8 +206,8 @@ class LRARun:
     def supervised(self, pretrained: Pretrained | None) -> dict:
         """``scratch`` (``pretrained`` None) or finetuning from the best SPT checkpoint."""
         data, fingerprint, task, model_config = self._setup(self.config, self.options.data_dir)
-        keep = self.options.keep if pretrained else ()
-        stage = supervised_stage(self.config, self.options.finetune_epochs, self.options.freeze, keep)
+        recipe = self.recipe(pretrained is not None)
+        stage = recipe.stages[-1]
         init = {"pretrain": pretrained.key, "epoch": pretrained.best_epoch} if pretrained else None
         cache = self.stage_cache({"objective": "supervised", "data": fingerprint,
                                   "model": dataclasses.asdict(model_config), "seed": self.options.seed,
@@ -204,14 +216,13 @@ class LRARun:
         key = cache.key
         model = self.initial_model(model_config)
         if pretrained:
-            load_groups(model, load_checkpoint(pretrained.checkpoint)["model"], keep, pretrained.checkpoint)
+            load_groups(model, load_checkpoint(pretrained.checkpoint)["model"], stage.keep, pretrained.checkpoint)
         kind = "spt" if pretrained else "scratch"
         self._say(f"{kind}: supervised on {self.config.task} ({_budget(stage, self.config)}) -> cache {key}")
         history = self._train(model, data, stage, task, cache, self.options.seed * 1000 + 1)
         best = max(history, key=lambda record: record["val_accuracy"])
         result = {
-            "stages": ([dataclasses.asdict(pretrain_stage(self.source))] if pretrained else [])
-                      + [dataclasses.asdict(stage)],
+            "stages": [dataclasses.asdict(s) for s in recipe.stages],
             "model": dataclasses.asdict(model_config), "n_parameters": sum(p.numel() for p in model.parameters()),
             "data": self.describe_data(data, fingerprint, self.config, self.options.data_dir),
             "metrics": {"test_accuracy": best["test_accuracy"], "val_accuracy": best["val_accuracy"],
@@ -292,9 +303,10 @@ class LRARun:
         meta = {"task": self.config.task, "options": options_json(self.options), "stage": dataclasses.asdict(stage)}
         lengths = (real_lengths(data.x_train, data.vocab.pad_id).cpu() if padding(task.config)["bucketed"]
                    else None)
-        return train_stage(model, LRATraining(task, data, self.runtime, lengths), stage, seed, cache, meta=meta,
-                           checkpoint_every=self.options.checkpoint_every, progress=self.options.progress,
-                           max_steps=task.config.max_steps, runtime=self.runtime)
+        options = StageOptions(meta=meta, progress=self.options.progress,
+                               checkpoint_every=self.options.checkpoint_every, runtime=self.runtime)
+        return train_stage(model, LRATraining(task, data, self.runtime, lengths), stage, seed, cache,
+                           max_steps=task.config.max_steps, options=options)
 
     def describe_data(self, data: LRAData, fingerprint: str, config: LRAConfig, data_dir: Path) -> dict:
         lengths = real_lengths(data.x_train, data.vocab.pad_id).float()

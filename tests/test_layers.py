@@ -1,0 +1,50 @@
+"""The data flows one way: ``synthetic/`` (the generators and the file primitives) imports nothing
+of ``spt_theory/``, which builds on it.  Read from the import statements themselves (``ast``), so a
+mention of ``spt_theory`` in a docstring or comment is not an import, and an import inside a
+function is."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SYNTHETIC = Path(__file__).resolve().parents[1] / "synthetic"
+
+
+def imported_modules(source: str) -> set[str]:
+    """The absolute module names that ``source``'s import statements name (``import a.b`` gives
+    ``a.b``; ``from a.b import c`` gives ``a.b``); relative imports stay inside the package."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+def imports_spt_theory(source: str) -> bool:
+    return any(name == "spt_theory" or name.startswith("spt_theory.") for name in imported_modules(source))
+
+
+@pytest.mark.parametrize("path", sorted(SYNTHETIC.rglob("*.py")), ids=lambda p: p.name)
+def test_synthetic_imports_nothing_from_spt_theory(path):
+    assert not imports_spt_theory(path.read_text()), f"{path.name} imports spt_theory"
+
+
+def test_the_import_reader_sees_imports_and_not_mentions():
+    assert imports_spt_theory("from spt_theory.io import InputError")
+    assert imports_spt_theory("def f():\n    import spt_theory.experiments as e\n")
+    assert imports_spt_theory("import numpy, spt_theory")
+    assert not imports_spt_theory('"""Keys: :func:`spt_theory.experiments.stage_key`."""\n# import spt_theory\n')
+    assert not imports_spt_theory("from synthetic.files import atomic_write\nimport spt_theory_extra")
+    assert not imports_spt_theory("from . import walk")
+
+
+def test_one_input_error_for_the_generators_and_the_toolkit():
+    from spt_theory import io
+    from synthetic import files
+
+    assert io.InputError is files.InputError and io.StorageError is files.StorageError
