@@ -528,7 +528,7 @@ def paper_check_groups(ctx: FigureContext) -> list[tuple[str, list[tuple[str, st
             ("last\nfrozen", frozen, lambda s: paper_runs.last_token_spec("frozen", s, d, b, **m)),
             ("ALiBi\ntrained", scratch, lambda s: paper_runs.alibi_spec("scratch", s, d, b, **m)),
             ("ALiBi\nfrozen", frozen, lambda s: paper_runs.alibi_spec("frozen", s, d, b, **m))]),
-        ("E11 data, E11b steps (scratch)", [
+        ("E11 / E11b scratch", [
             (f"1x\n({d.n_train})", scratch, lambda s: ctx.spec("scratch", s)),
             *((f"{k}x", scratch, lambda s, k=k: paper_runs.scaled_scratch_spec(k, s, d, b, **m))
               for k in ctx.data_scales),
