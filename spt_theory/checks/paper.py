@@ -61,16 +61,21 @@ def mean_curve(results: list[RunResult], key: str, stage: int = -1) -> list[floa
                                                                    for r in results))]
 
 
+def first_epoch_where(result: RunResult, reached: Callable[[float], bool]) -> int | None:
+    """The first epoch of the last stage whose test accuracy ``reached`` (None if none)."""
+    return next((e["epoch"] for e in result.history[-1] if reached(e["test_accuracy"])), None)
+
+
 def first_epoch_solved(result: RunResult) -> float:
     """The first supervised epoch of the last stage with test accuracy >= 0.95 (inf if none)."""
-    return next((e["epoch"] for e in result.history[-1] if e["test_accuracy"] >= SOLVED), math.inf)
+    epoch = first_epoch_where(result, lambda a: a >= SOLVED)
+    return math.inf if epoch is None else epoch
 
 
 def first_step_where(result: RunResult, reached: Callable[[float], bool]) -> int | None:
-    """Optimizer steps to the end of the first epoch of the last stage whose test accuracy
-    ``reached`` (None if none): where a scratch run leaves its plateau or solves the task,
-    comparable across data sizes."""
-    epoch = next((e["epoch"] for e in result.history[-1] if reached(e["test_accuracy"])), None)
+    """Optimizer steps to the end of :func:`first_epoch_where` (None if none): where a scratch run
+    leaves its plateau or solves the task, comparable across data sizes."""
+    epoch = first_epoch_where(result, reached)
     return None if epoch is None else epoch * paper_runs.steps_per_epoch(result.spec.data, BUDGET)
 
 

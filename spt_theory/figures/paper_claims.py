@@ -32,7 +32,7 @@ import torch
 from spt_theory import paper_runs, probes
 from spt_theory.paper_runs import median_budget, point_label
 from spt_theory.checks.controls import chance_share, share_trajectory
-from spt_theory.experiments import RunResult, RunSpec, initial_model
+from spt_theory.experiments import Budget, RunResult, RunSpec, initial_model
 from spt_theory.figures.context import FigureContext, rounded, save, seeds_label, summary
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import (COLUMN_WIDTH, FONT_SIZE, OKABE_ITO, PAGE_WIDTH, RECIPE_COLOUR, STYLE,
@@ -340,11 +340,10 @@ def supervised_curves(ctx: FigureContext) -> list[Path]:
 
 
 # ----------------------------------------------------------------------------- scratch: data vs steps
-def step_curve(results: list[RunResult], key: str, scale: float) -> dict:
+def step_curve(results: list[RunResult], key: str, scale: float, budget: Budget) -> dict:
     """Per epoch of the runs' last stage: the supervised optimizer steps at its end (``step``) and
     ``scale`` times ``key``, mean / min / max over the runs and per run."""
-    stage = results[0].spec.stages[-1]
-    per_epoch = math.ceil(results[0].spec.data.n_train / stage.batch_size)
+    per_epoch = paper_runs.steps_per_epoch(results[0].spec.data, budget)
     values = scale * np.array([[e[key] for e in r.history[-1]] for r in results])
     return {"step": [e["epoch"] * per_epoch for e in results[0].history[-1]], "mean": values.mean(0).tolist(),
             "min": values.min(0).tolist(), "max": values.max(0).tolist(), "per_seed": values.tolist()}
@@ -373,7 +372,7 @@ def scratch_steps(ctx: FigureContext) -> list[Path]:
             sources += runs
             curve = {"label": label}
             for ax, (key, scale) in zip(axes, (("test_accuracy", 100.0), ("band_mass", 1.0))):
-                c = curve[key] = step_curve(results, key, scale)
+                c = curve[key] = step_curve(results, key, scale, b)
                 ax.plot(c["step"], c["mean"], ls=style, color=colour, label=label, lw=1.2)
                 ax.fill_between(c["step"], c["min"], c["max"], color=colour, alpha=0.2, lw=0)
             curves.append(curve)
