@@ -35,18 +35,39 @@ class Context:
     """Where the committed LRA sweep summaries lie (claims L*)."""
 
 
+VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE", "SKIP", "ERROR")
+"""A row's verdict: the threshold is met (PASS) or not (FAIL); the evidence cannot decide
+(INCONCLUSIVE: e.g. every arm at the majority class, or the setting's own learnability control
+failed); not run (SKIP); the check itself raised (ERROR)."""
+
+
 @dataclass(frozen=True)
 class Measurement:
     """The outcome of one check: the figure measured, the threshold it is held to, pass or fail.
 
     ``measured`` is a number (or a short string when a claim's figure is not one number);
-    ``details`` carries the supporting figures that go into the JSON report.
+    ``details`` carries the supporting figures that go into the JSON report.  ``inconclusive``,
+    when set, says why the evidence cannot decide the threshold: the verdict is then INCONCLUSIVE
+    whatever ``passed`` says.
     """
 
     measured: float | str
     threshold: str
     passed: bool
     details: dict = field(default_factory=dict)
+    inconclusive: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        """INCONCLUSIVE if the evidence cannot decide, else PASS or FAIL."""
+        if self.inconclusive:
+            return "INCONCLUSIVE"
+        return "PASS" if self.passed else "FAIL"
+
+
+def undecided(measured: float | str, threshold: str, reason: str, **details) -> Measurement:
+    """A measurement whose evidence cannot decide its threshold (verdict INCONCLUSIVE), with why."""
+    return Measurement(measured, threshold, False, details, inconclusive=reason)
 
 
 def at_most(value: float, limit: float, **details) -> Measurement:

@@ -6,8 +6,15 @@ Quick mode runs on a laptop CPU in minutes; ``--full`` runs the paper-sized expe
 several seeds.  Trained runs are cached under ``--cache-dir`` by a hash of their full config, so
 a second verify (and ``python -m spt_theory.figures``) reuses them.
 
-Exit code: 0 when every selected claim passes, 1 when any fails, 2 on bad arguments or when the
-cache or the report cannot be written (read-only folder, full disk).
+Every row has one verdict: PASS, FAIL, INCONCLUSIVE (the evidence cannot decide) or SKIP (not run;
+ERROR when a check itself raised).  Project claims (lemmas, mechanism probes, controls) must PASS;
+paper claims are held against the verdict on record (:mod:`spt_theory.records`): a refuted claim
+refuted again is a reproduced result.
+
+Exit code: 0 when every claim that ran gives its recorded verdict and every project claim passes;
+1 when a verdict differs from its record (a ``CHANGED`` line), a project claim does not pass or a
+check raised; with ``--strict`` also 1 on any FAIL or INCONCLUSIVE; 2 on bad arguments or when the
+cache or the report cannot be written (read-only folder, full disk); 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -21,9 +28,9 @@ import time
 import traceback
 from pathlib import Path
 
-from spt_theory import checks
+from spt_theory import checks, records
 from spt_theory.claims import Claim, Context, Measurement, all_claims
-from spt_theory.io import InputError, StorageError, write_json
+from spt_theory.io import InputError, StorageError, check_output, write_json
 
 
 def import_checks() -> None:
@@ -44,73 +51,143 @@ def _format_measured(value: float | str) -> str:
     return f"{value:.3e}"
 
 
+def on_record(claim_id: str, verdict: str) -> dict:
+    """The fields of a row that relate its verdict to the record: ``kind``, ``record`` (the recorded
+    verdict, date and evidence, or None for a project claim), ``matches_record`` (None when not
+    run) and ``registration`` (pre / post, the original threshold where it moved)."""
+    record = records.RECORDS.get(claim_id)
+    registration = records.REGISTRATIONS.get(claim_id)
+    if verdict == "SKIP":
+        matches = None
+    elif record is None:
+        matches = verdict == "PASS"
+    else:
+        matches = records.RECORD_OF_VERDICT.get(verdict) == record.verdict
+    return {"kind": records.kind(claim_id),
+            "record": None if record is None else vars(record),
+            "matches_record": matches,
+            "registration": None if registration is None else vars(registration)}
+
+
 def skipped_claim(claim: Claim) -> dict:
     """The row of a claim that quick mode does not run (it needs long extra training)."""
-    return {"id": claim.id, "status": "SKIP", "statement": claim.statement, "section": claim.section,
+    return {"id": claim.id, "verdict": "SKIP", "statement": claim.statement, "section": claim.section,
             "method": claim.method, "measured": "not run", "threshold": f"--full / --only {claim.id}",
-            "details": {}, "seconds": 0.0}
+            "details": {}, "seconds": 0.0, **on_record(claim.id, "SKIP")}
 
 
 def run_claim(claim: Claim, ctx: Context) -> dict:
-    """Run one check; an exception inside it is reported as status ERROR (a failure)."""
+    """Run one check; an exception inside it is reported as verdict ERROR (never as recorded)."""
     start = time.perf_counter()
     try:
         m: Measurement = claim.check(ctx)
-        status = "PASS" if m.passed else "FAIL"
+        verdict = m.verdict
         row = {"measured": m.measured, "threshold": m.threshold, "details": m.details}
+        if m.inconclusive:
+            row["inconclusive"] = m.inconclusive
     except StorageError:  # the cache cannot be written: no later claim can train either
         raise
     except Exception as exc:  # a broken check must not hide the other claims
-        status = "ERROR"
+        verdict = "ERROR"
         row = {"measured": f"{type(exc).__name__}: {exc}", "threshold": "-", "details": {
             "traceback": traceback.format_exc()}}
-    return {"id": claim.id, "status": status, "statement": claim.statement,
+    return {"id": claim.id, "verdict": verdict, "statement": claim.statement,
             "section": claim.section, "method": claim.method, **row,
-            "seconds": round(time.perf_counter() - start, 3)}
+            "seconds": round(time.perf_counter() - start, 3), **on_record(claim.id, verdict)}
+
+
+def record_text(row: dict) -> str:
+    """The record column: ``= holds`` when the verdict reproduces its record, ``CHANGED`` when not,
+    ``project`` for a project claim, blank for a skipped row."""
+    if row["record"] is None:
+        return "project" if row["matches_record"] is not False else "project: must PASS"
+    if row["matches_record"] is False:
+        return "CHANGED"
+    return f"= {row['record']['verdict']}"
+
+
+def registration_text(row: dict) -> str:
+    reg = row["registration"]
+    return "-" if reg is None else reg["when"] + ("*" if reg["original"] else "")
 
 
 def _print_row(row: dict, width: int) -> None:
     statement = row["statement"]
     if len(statement) > width:
         statement = statement[: width - 1] + "…"
-    print(f"{row['id']:<4} {row['status']:<5} {statement:<{width}}  "
-          f"{_format_measured(row['measured']):>12}  {row['threshold']:<16} {row['method']}",
+    print(f"{row['id']:<4} {row['verdict']:<12} {record_text(row):<18} {registration_text(row):<4} "
+          f"{statement:<{width}}  {_format_measured(row['measured']):>12}  {row['threshold']:<16} {row['method']}",
           flush=True)
+    if row["record"] is not None and row["matches_record"] is False:
+        print(f"     CHANGED: recorded {row['record']['verdict']}, now "
+              f"{records.RECORD_OF_VERDICT.get(row['verdict'], row['verdict'])} ({row['verdict']})", flush=True)
+    if row.get("inconclusive"):
+        print(f"     INCONCLUSIVE: {row['inconclusive']}", flush=True)
+
+
+def exit_code(rows: list[dict], strict: bool) -> int:
+    """0 when every row that ran matches its record (project claims: PASS); 1 otherwise; with
+    ``strict`` also 1 on any FAIL or INCONCLUSIVE."""
+    if any(r["matches_record"] is False for r in rows):
+        return 1
+    if strict and any(r["verdict"] in ("FAIL", "INCONCLUSIVE") for r in rows):
+        return 1
+    return 0
+
+
+def quick_skipped() -> list[str]:
+    """Ids of the claims quick mode skips (they need long extra training): the one source of the
+    list that ``--help`` and the README give."""
+    return [c.id for c in all_claims() if not c.quick]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m spt_theory.verify",
-        description="Check every claim of spt-theory: the gradient lemmas T1-T7 (symbolic, "
-                    "autograd, negative controls), the synthetic experiments E1-E14 and the "
-                    "mechanism controls X* and the LRA evidence L* (read from figures/lra/). One row per claim: id, PASS/FAIL, statement, "
-                    "measured figure, threshold, method. Exit 1 if any claim fails.")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Check every claim of spt-theory: the gradient lemmas T1-T7 (symbolic, autograd, "
+                    "negative controls), the synthetic experiments E1-E14, the mechanism controls X* "
+                    "and the LRA evidence L* (read from figures/lra/).\n"
+                    "One row per claim: id, verdict (PASS / FAIL / INCONCLUSIVE / SKIP), the record "
+                    "('= holds', '= does not hold': the paper claim's verdict on record reproduced; "
+                    "'CHANGED'; 'project': a claim of the toolkit that must PASS), pre / post (threshold "
+                    "written before / after its data; * moved since), statement, measured figure, "
+                    "threshold, method.",
+        epilog="exit status: 0 every verdict as recorded (project claims PASS); 1 a verdict CHANGED, a "
+               "project claim not passing, or (--strict) any FAIL or INCONCLUSIVE; 2 bad arguments or "
+               "unwritable output; 130 interrupted.\n"
+               f"quick mode skips: {', '.join(quick_skipped())}")
     p.add_argument("--only", nargs="+", metavar="ID",
-                   help="check only these claims: ids (E1 also selects its variant E1b, not E10) or families (T, E, X, L)")
+                   help="check only these claims (case-insensitive): ids (E1 also selects its variant "
+                        "E1b, not E10) or families (T, E, X, L)")
     p.add_argument("--full", action="store_true",
-                   help="paper-sized runs over several seeds (slow) instead of quick mode; quick "
-                        "mode skips the controls that need long extra training (X1, X3, X4, X5) "
-                        "unless --only selects them")
+                   help="paper-sized runs over seeds 0 1 2 (slow) instead of quick mode (seed 0); quick "
+                        "mode skips the claims that need long extra training unless --only selects them")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 on any FAIL or INCONCLUSIVE, even where it is the verdict on record")
     p.add_argument("--seeds", type=int, nargs="+", metavar="S",
-                   help="seeds for the trained experiments (default: 0 in quick mode, "
+                   help="distinct seeds for the trained experiments (default: 0 in quick mode, "
                         "0 1 2 with --full)")
     p.add_argument("--json", type=Path, metavar="PATH",
-                   help="also write the report as JSON to PATH")
+                   help="also write the report as JSON to PATH (checked before any claim runs)")
     p.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR",
                    help="where trained runs are cached by config hash (default: ./runs)")
     p.add_argument("--lra-evidence", type=Path, default=Context.lra_evidence, metavar="DIR",
                    help="committed LRA sweep summaries read by the L claims (default: figures/lra)")
-    p.add_argument("--list", action="store_true", help="list the claims and exit")
+    p.add_argument("--list", action="store_true", help="list the claims (kind, record) and exit")
     p.add_argument("--threads", type=int, metavar="N",
                    help="torch intra-op threads (default: torch's choice); 1 is much faster for "
                         "these small models on a busy machine")
-    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress output (bars on a terminal, one line per claim otherwise)")
     return p.parse_args(argv)
 
 
 def selects(key: str, claim_id: str) -> bool:
-    """Whether ``--only key`` selects ``claim_id``: a family (``E``, ``X``) selects all its claims, a
-    claim (``E1``) itself and its variants (``E1b``) but not the claims whose number continues it (``E10``)."""
+    """Whether ``--only key`` selects ``claim_id`` (case-insensitive): a family (``E``, ``X``)
+    selects all its claims, a claim (``E1``) itself and its variants (``E1b``) but not the claims
+    whose number continues it (``E10``)."""
+    key, claim_id = key.upper(), claim_id.upper()
     rest = claim_id[len(key):]
     return claim_id.startswith(key) and not (key[-1:].isdigit() and rest[:1].isdigit())
 
@@ -125,14 +202,26 @@ def select(claims: list[Claim], only: list[str] | None) -> list[Claim]:
     return [c for c in claims if any(selects(k, c.id) for k in only)]
 
 
+def _check_arguments(args: argparse.Namespace) -> list[Claim]:
+    """The selected claims; bad arguments and an unwritable ``--json`` raise before any work."""
+    claims = select(all_claims(), args.only)
+    if args.seeds is not None:
+        if any(s < 0 for s in args.seeds):
+            raise InputError("--seeds: seeds must be non-negative integers")
+        if len(set(args.seeds)) != len(args.seeds):
+            raise InputError(f"--seeds: each seed once, got {' '.join(map(str, args.seeds))}")
+    if args.threads is not None and args.threads < 1:
+        raise InputError(f"--threads: must be >= 1, got {args.threads}")
+    if args.json and not args.list:
+        for folder in check_output(args.json):
+            print(f"created folder {folder}", file=sys.stderr)
+    return claims
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        claims = select(all_claims(), args.only)
-        if args.seeds is not None and any(s < 0 for s in args.seeds):
-            raise InputError("--seeds: seeds must be non-negative integers")
-        if args.threads is not None and args.threads < 1:
-            raise InputError(f"--threads: must be >= 1, got {args.threads}")
+        claims = _check_arguments(args)
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -142,35 +231,38 @@ def main(argv: list[str] | None = None) -> int:
         cpu.set_intra_op_threads(args.threads)
     if args.list:
         for c in claims:
-            print(f"{c.id:<4} {c.section:<28} {c.statement}")
+            record = records.RECORDS.get(c.id)
+            print(f"{c.id:<4} {records.kind(c.id):<7} {record.verdict if record else 'must PASS':<13} "
+                  f"{c.section:<28} {c.statement}")
         return 0
     seeds = tuple(args.seeds) if args.seeds else ((0, 1, 2) if args.full else (0,))
+    progress = not args.no_progress
     ctx = Context(full=args.full, seeds=seeds, cache_dir=args.cache_dir, lra_evidence=args.lra_evidence,
-                  progress=not args.no_progress and sys.stderr.isatty())
+                  progress=progress)
     width = 58
     mode = "full" if args.full else "quick"
     print(f"spt-theory verify ({mode} mode, seeds {list(seeds)}): {len(claims)} claims", flush=True)
-    print(f"{'id':<4} {'stat':<5} {'statement':<{width}}  {'measured':>12}  {'threshold':<16} method")
+    print(f"{'id':<4} {'verdict':<12} {'record':<18} {'reg':<4} {'statement':<{width}}  {'measured':>12}  "
+          f"{'threshold':<16} method")
     start = time.perf_counter()
     rows = []
     try:
-        for c in claims:
-            row = run_claim(c, ctx) if c.quick or args.full or args.only else skipped_claim(c)
+        for i, c in enumerate(claims, 1):
+            runs = c.quick or args.full or args.only
+            if runs and progress and not sys.stderr.isatty():
+                print(f"verify [{i}/{len(claims)}] {c.id} ({time.perf_counter() - start:.0f} s)",
+                      file=sys.stderr, flush=True)
+            row = run_claim(c, ctx) if runs else skipped_claim(c)
             rows.append(row)
             _print_row(row, width)
     except StorageError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     seconds = time.perf_counter() - start
-    failed = [r["id"] for r in rows if r["status"] in ("FAIL", "ERROR")]
-    skipped = [r["id"] for r in rows if r["status"] == "SKIP"]
-    ran = len(rows) - len(skipped)
-    print(f"{ran - len(failed)}/{ran} claims PASS in {seconds:.1f} s"
-          + (f"; not passing: {', '.join(failed)}" if failed else "")
-          + (f"; skipped in quick mode (run with --full or --only): {', '.join(skipped)}"
-             if skipped else ""))
+    code = exit_code(rows, args.strict)
+    print(summary_line(rows, seconds, code))
     for r in rows:
-        if r["status"] == "ERROR":
+        if r["verdict"] == "ERROR":
             print(f"\n{r['id']} raised:\n{r['details']['traceback']}", file=sys.stderr)
     if args.json:
         import torch
@@ -178,12 +270,28 @@ def main(argv: list[str] | None = None) -> int:
         try:
             write_json(args.json, {
                 "claims": rows, "seconds": round(seconds, 3), "mode": mode, "seeds": list(seeds),
+                "strict": args.strict, "exit_code": code,
                 "versions": {"python": platform.python_version(), "torch": torch.__version__},
             })
         except StorageError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
-    return 1 if failed else 0
+        print(f"wrote {args.json}", file=sys.stderr)
+    return code
+
+
+def summary_line(rows: list[dict], seconds: float, code: int) -> str:
+    """Counts by verdict, how many reproduce their record, what changed, and what was skipped."""
+    ran = [r for r in rows if r["verdict"] != "SKIP"]
+    counts = {v: sum(r["verdict"] == v for r in ran) for v in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR")}
+    changed = [r["id"] for r in ran if r["matches_record"] is False]
+    skipped = [r["id"] for r in rows if r["verdict"] == "SKIP"]
+    text = (f"{len(ran)} claims in {seconds:.1f} s: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+            + f"; {len(ran) - len(changed)}/{len(ran)} as recorded"
+            + (f"; CHANGED or not passing: {', '.join(changed)}" if changed else "")
+            + (f"; skipped (run with --full or --only): {', '.join(skipped)}" if skipped else "")
+            + f"; exit {code}")
+    return text
 
 
 if __name__ == "__main__":

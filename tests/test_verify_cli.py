@@ -1,4 +1,5 @@
-"""``python -m spt_theory.verify``: the theory claims pass, the JSON report's schema, bad ``--only``."""
+"""``python -m spt_theory.verify``: the theory claims pass, the JSON report's schema, bad ``--only``,
+verdicts against their records and the exit code."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ def test_only_theory_claims_pass_and_json_report_has_the_schema(tmp_path, capsys
     assert set(data) >= {"claims", "seconds"} and data["seconds"] > 0
     assert [c["id"] for c in data["claims"]] == ["T1", "T2", "T2b", "T3", "T4", "T4b", "T5", "T6", "T7"]
     for row in data["claims"]:
-        assert {"id", "status", "measured", "threshold", "statement"} <= set(row)
-        assert row["status"] == "PASS", row
+        assert {"id", "verdict", "kind", "record", "matches_record", "registration", "measured", "threshold",
+                "statement"} <= set(row)
+        assert row["verdict"] == "PASS" and row["kind"] == "project" and row["matches_record"] is True, row
         assert isinstance(row["measured"], float) and row["threshold"][:2] in ("<=", ">=")
         assert len(row["statement"]) <= 58
         assert all(row["details"]["conditions"].values())
@@ -66,8 +68,88 @@ def registry_with_slow_and_failing_claims(monkeypatch):
 def test_quick_mode_skips_slow_claims_and_a_failure_exits_1(registry_with_slow_and_failing_claims, tmp_path):
     report = tmp_path / "r.json"
     assert main(["--json", str(report), "--no-progress"]) == 1
-    status = {c["id"]: c["status"] for c in json.loads(report.read_text())["claims"]}
+    status = {c["id"]: c["verdict"] for c in json.loads(report.read_text())["claims"]}
     assert status == {"Z1": "PASS", "Z2": "SKIP", "Z3": "FAIL"}
     assert main(["--only", "Z1", "Z2", "--json", str(report), "--no-progress"]) == 0
-    status = {c["id"]: c["status"] for c in json.loads(report.read_text())["claims"]}
+    status = {c["id"]: c["verdict"] for c in json.loads(report.read_text())["claims"]}
     assert status == {"Z1": "PASS", "Z2": "PASS"}
+
+
+@pytest.fixture
+def registry_with_paper_claims(monkeypatch):
+    """Toy paper claims: P1 passes and is recorded as holding, P2 fails and is recorded as not
+    holding, P3 is undecided and recorded as inconclusive; Q1 is a passing project claim."""
+    from spt_theory import claims, records
+
+    toy: dict = {}
+    monkeypatch.setattr(claims, "REGISTRY", toy)
+    monkeypatch.setattr("spt_theory.verify.all_claims", lambda: sorted(toy.values(), key=lambda c: c.id))
+    monkeypatch.setattr(records, "RECORDS", {
+        "P1": records.Record("holds", "2026-12-01", "toy"),
+        "P2": records.Record("does not hold", "2026-12-01", "toy"),
+        "P3": records.Record("inconclusive", "2026-12-01", "toy")})
+    claims.claim("P1", "paper pass", section="toy", method="toy")(lambda ctx: claims.at_most(0.0, 1.0))
+    claims.claim("P2", "paper fail", section="toy", method="toy")(lambda ctx: claims.at_least(0.0, 0.5))
+    claims.claim("P3", "paper undecided", section="toy", method="toy")(
+        lambda ctx: claims.undecided(0.5, ">= 0.6", "every arm at the majority class"))
+    claims.claim("Q1", "project pass", section="toy", method="toy")(lambda ctx: claims.at_most(0.0, 1.0))
+    return records
+
+
+def test_verdicts_that_reproduce_their_records_exit_0_and_strict_exits_1(registry_with_paper_claims, tmp_path, capsys):
+    report = tmp_path / "r.json"
+    assert main(["--json", str(report), "--no-progress"]) == 0
+    rows = {c["id"]: c for c in json.loads(report.read_text())["claims"]}
+    assert {k: r["verdict"] for k, r in rows.items()} == {"P1": "PASS", "P2": "FAIL", "P3": "INCONCLUSIVE", "Q1": "PASS"}
+    assert all(r["matches_record"] for r in rows.values())
+    assert rows["P3"]["inconclusive"] == "every arm at the majority class"
+    assert {k: r["kind"] for k, r in rows.items()} == {"P1": "paper", "P2": "paper", "P3": "paper", "Q1": "project"}
+    assert "CHANGED" not in capsys.readouterr().out
+    assert main(["--strict", "--no-progress"]) == 1
+    assert main(["--strict", "--only", "p1", "q1", "--no-progress"]) == 0  # ids are case-insensitive
+
+
+def test_flipping_one_recorded_verdict_exits_1_with_a_changed_line(registry_with_paper_claims, capsys):
+    records = registry_with_paper_claims
+    records.RECORDS["P2"] = records.Record("holds", "2026-12-01", "flipped")
+    assert main(["--no-progress"]) == 1
+    out = capsys.readouterr().out
+    assert "CHANGED: recorded holds, now does not hold (FAIL)" in out
+
+
+def test_a_failing_project_claim_exits_1_even_without_strict(registry_with_slow_and_failing_claims, capsys):
+    assert main(["--only", "Z3", "--no-progress"]) == 1
+
+
+def test_the_real_e5_record_is_does_not_hold():
+    from spt_theory.records import RECORDS, kind
+
+    assert RECORDS["E5"].verdict == "does not hold" and kind("E5") == "paper" and kind("T1") == "project"
+
+
+def test_duplicate_seeds_and_an_unwritable_json_are_refused_before_any_claim_runs(monkeypatch, tmp_path, capsys):
+    ran = []
+    monkeypatch.setattr("spt_theory.verify.run_claim", lambda *a: ran.append(a))
+    assert main(["--only", "E2", "--seeds", "0", "0"]) == 2
+    assert "--seeds" in capsys.readouterr().err
+    assert main(["--only", "T1", "--json", "/proc/verify-report.json"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "/proc/verify-report.json" in err
+    assert ran == []
+
+
+def test_a_created_report_folder_is_said(tmp_path, capsys):
+    report = tmp_path / "new" / "r.json"
+    assert main(["--only", "T1", "--json", str(report), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert f"created folder {tmp_path / 'new'}" in err and f"wrote {report}" in err
+
+
+def test_help_lists_exactly_the_claims_quick_mode_skips(capsys):
+    from spt_theory.verify import quick_skipped
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"quick mode skips: {', '.join(quick_skipped())}" in out
+    assert set(quick_skipped()) >= {"E11", "E11b", "X1"}

@@ -1,0 +1,100 @@
+"""What is on record for every claim: the verdict of each paper statement under test, and whether
+each threshold was written before the data it judges.
+
+Two kinds of claims (``kind``):
+
+- ``project``: the toolkit's own statements (the lemmas T*, the mechanism probes E1, E1b, E8 and
+  the controls X*).  They must PASS; anything else is a regression.
+- ``paper``: the paper's statements under test (E2-E14 and their variants, L*).  Each has a
+  :class:`Record`: the verdict it gave when last measured in full (``holds``, ``does not hold``,
+  ``inconclusive``), the date and the evidence.  A verdict that reproduces its record is a
+  reproduced result, whichever it is; one that differs is printed as ``CHANGED``.
+
+The verdict of a row maps onto the record's words by :data:`RECORD_OF_VERDICT`.  A record is
+changed here, by hand, only together with the evidence that changed it (the README's tables and
+the committed results name the same runs).
+
+Pre-registration (:class:`Registration`, every claim): ``pre`` if the threshold was committed
+before the first result it judges, ``post`` if after; where a threshold was moved after its first
+result, ``original`` is the threshold as first written.  Read from the git history (commit hashes
+of the threshold and of the first result; 2026-12-01).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RECORD_OF_VERDICT = {"PASS": "holds", "FAIL": "does not hold", "INCONCLUSIVE": "inconclusive"}
+"""The words of a record for each verdict a check can give."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """The verdict on record for a paper claim: ``verdict`` one of :data:`RECORD_OF_VERDICT`'s
+    values, the ``date`` it was measured, and the ``evidence`` (runs, seeds, the figure)."""
+
+    verdict: str
+    date: str
+    evidence: str
+
+    def __post_init__(self):
+        if self.verdict not in RECORD_OF_VERDICT.values():
+            raise ValueError(f"record verdict {self.verdict!r} is not one of {sorted(RECORD_OF_VERDICT.values())}")
+
+
+@dataclass(frozen=True)
+class Registration:
+    """When a claim's threshold was written: ``when`` is ``pre`` (before the data it judges) or
+    ``post``; ``threshold_commit`` and ``result_commit`` are the commits of the first threshold and
+    of the first result; ``original`` the first threshold where it was moved since (else None)."""
+
+    when: str
+    threshold_commit: str
+    result_commit: str
+    original: str | None = None
+
+    def __post_init__(self):
+        if self.when not in ("pre", "post"):
+            raise ValueError(f"registration {self.when!r} is neither 'pre' nor 'post'")
+
+
+WALK_SEEDS = "walk task, seeds 0-2, verify --full"
+
+RECORDS: dict[str, Record] = {
+    "E2": Record("holds", "2026-11-30", f"{WALK_SEEDS}: scratch 0.483-0.488 after 8 epochs"),
+    "E3": Record("holds", "2026-11-30", f"{WALK_SEEDS}: SPT 4 + finetune 3 epochs 0.986-1.000"),
+    "E4": Record("holds", "2026-11-30", f"{WALK_SEEDS}: band mass 8.8-9.8x uniform after SPT, 0.94-0.96x after scratch"),
+    "E5": Record("does not hold", "2026-12-01",
+                 f"{WALK_SEEDS}: last-token readout, scratch 74.2 ± 0.6%, frozen W_Q, W_K 49.0 ± 0.2% (gap -25 pts)"),
+    "E5b": Record("does not hold", "2026-12-01",
+                  f"{WALK_SEEDS}: ALiBi + mean pool, trained 88.9 ± 19%, frozen 48.8 ± 0.2% (gap -40 pts)"),
+    "E6": Record("holds", "2026-11-30", f"{WALK_SEEDS}: qk hybrid recovers 0.99-1.03 of the gain, MLP -0.01-0.02"),
+    "E6b": Record("does not hold", "2026-12-01",
+                  f"{WALK_SEEDS}: full SPT solves at finetune epoch 3, W_Q, W_K alone at 6-7 (lag 3-4 > 2)"),
+    "E7": Record("holds", "2026-11-30", f"{WALK_SEEDS}: PE-PE Toeplitz R² 0.56-0.69 after SPT, 0.15-0.17 at init"),
+    "E9": Record("holds", "2026-12-01", f"{WALK_SEEDS}: chance up to 2.83 SPT epochs, 99.5% from 4 epochs"),
+    "E10": Record("holds", "2026-12-01", f"{WALK_SEEDS}: scratch training accuracy 51.6 ± 0.6%, loss ln 2; SPT->ft 99.6%"),
+    "E11": Record("does not hold", "2026-12-01",
+                  f"{WALK_SEEDS}: 16x data, 8 epochs: 82.9 ± 29.7% (100 / 48.6 / 100)"),
+    "E11b": Record("does not hold", "2026-12-01",
+                   f"{WALK_SEEDS}: 1x data, 128 epochs: leaves chance after 2375-3250 steps, final 97.2 ± 4.9%"),
+    "E12": Record("holds", "2026-12-01", f"{WALK_SEEDS}: 2 / 4 layers, scratch 49.4 / 49.4%, SPT 100 / 99.9%"),
+    "E13": Record("holds", "2026-12-01", f"{WALK_SEEDS}: 7 settings of p, n, V: scratch 48.4-49.7%"),
+    "E14": Record("holds", "2026-12-01", f"{WALK_SEEDS}: median SPT epochs n 50/100/200: 4/4/8; p .2/.5/.8: >8/4/2"),
+    "L1": Record("does not hold", "2026-12-01",
+                 "CPU LRA sweep (figures/lra/listops.json, pathfinder.json), seeds 0-2: ListOps -0.2 pts, Pathfinder-16 +0.6 pts"),
+    "L2": Record("does not hold", "2026-12-01",
+                 "CPU LRA sweep, seeds 0-2: proximity at the SPT checkpoint ListOps 1.14x, Pathfinder-16 0.98x uniform"),
+    "L3": Record("does not hold", "2026-12-01",
+                 "CPU LRA sweep, seeds 0-2: frozen W_Q, W_K ListOps -14.1 pts against scratch (Pathfinder 0)"),
+    "L4": Record("does not hold", "2026-12-01", "CPU LRA sweep, seeds 0-2: no SPT gain to recover on either task"),
+}
+"""The recorded verdict of every paper claim (the others are project claims: they must PASS)."""
+
+REGISTRATIONS: dict[str, Registration] = {}
+"""Pre-registration of every claim's threshold, from the git history."""
+
+
+def kind(claim_id: str) -> str:
+    """``paper`` for a claim with a record, else ``project``."""
+    return "paper" if claim_id in RECORDS else "project"
