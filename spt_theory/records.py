@@ -134,5 +134,21 @@ REGISTRATIONS: dict[str, Registration] = {
 
 
 def kind(claim_id: str) -> str:
-    """``paper`` for a claim with a record, else ``project``."""
-    return "paper" if claim_id in RECORDS else "project"
+    """The source of a recorded claim (``paper`` or ``hypothesis``), else ``project``."""
+    record = RECORDS.get(claim_id)
+    return "project" if record is None else record.source
+
+
+VERDICT_OF_RECORD = {words: verdict for verdict, words in RECORD_OF_VERDICT.items()}
+
+
+def on_record(claim_ids: tuple[str, ...]) -> str:
+    """The verdicts on record of some claims in the report's vocabulary, claims with the same
+    verdict together: ``E5, E5b FAIL (does not hold)``; project claims: ``X5b project: must PASS``."""
+    groups: dict[str, list[str]] = {}
+    for claim_id in claim_ids:
+        record = RECORDS.get(claim_id)
+        text = ("project: must PASS" if record is None
+                else f"{VERDICT_OF_RECORD[record.verdict]} ({record.verdict})")
+        groups.setdefault(text, []).append(claim_id)
+    return "; ".join(f"{', '.join(ids)} {text}" for text, ids in groups.items())

@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for c in claims:
             record = records.RECORDS.get(c.id)
-            print(f"{c.id:<4} {records.kind(c.id):<7} {record.verdict if record else 'must PASS':<13} "
+            print(f"{c.id:<4} {records.kind(c.id):<10} {record.verdict if record else 'must PASS':<13} "
                   f"{c.section:<28} {c.statement}")
         return 0
     seeds = tuple(args.seeds) if args.seeds else ((0, 1, 2) if args.full else (0,))

@@ -125,6 +125,7 @@ def test_the_real_e5_record_is_does_not_hold():
     from spt_theory.records import RECORDS, kind
 
     assert RECORDS["E5"].verdict == "does not hold" and kind("E5") == "paper" and kind("T1") == "project"
+    assert kind("X1") == "hypothesis"
 
 
 def test_duplicate_seeds_and_an_unwritable_json_are_refused_before_any_claim_runs(monkeypatch, tmp_path, capsys):
