@@ -98,12 +98,13 @@ def run_claim(claim: Claim, ctx: Context) -> dict:
 
 def record_text(row: dict) -> str:
     """The record column: ``= holds`` when the verdict reproduces its record, ``CHANGED`` when not,
-    ``project`` for a project claim, blank for a skipped row."""
+    ``(holds)`` for a skipped row (the record, not reproduced in this run); ``project`` for a
+    project claim (``project: not PASS`` when it does not pass)."""
     if row["record"] is None:
-        return "project" if row["matches_record"] is not False else "project: must PASS"
-    if row["matches_record"] is False:
-        return "CHANGED"
-    return f"= {row['record']['verdict']}"
+        return "project" if row["matches_record"] is not False else "project: not PASS"
+    if row["matches_record"] is None:
+        return f"({row['record']['verdict']})"
+    return "CHANGED" if row["matches_record"] is False else f"= {row['record']['verdict']}"
 
 
 def registration_text(row: dict) -> str:
@@ -115,7 +116,7 @@ def _print_row(row: dict, width: int) -> None:
     statement = row["statement"]
     if len(statement) > width:
         statement = statement[: width - 1] + "…"
-    print(f"{row['id']:<4} {row['verdict']:<12} {record_text(row):<18} {registration_text(row):<4} "
+    print(f"{row['id']:<4} {row['verdict']:<12} {record_text(row):<18} {registration_text(row):<5} "
           f"{statement:<{width}}  {_format_measured(row['measured']):>12}  {row['threshold']:<16} {row['method']}",
           flush=True)
     if row["record"] is not None and row["matches_record"] is False:
@@ -242,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     width = 58
     mode = "full" if args.full else "quick"
     print(f"spt-theory verify ({mode} mode, seeds {list(seeds)}): {len(claims)} claims", flush=True)
-    print(f"{'id':<4} {'verdict':<12} {'record':<18} {'reg':<4} {'statement':<{width}}  {'measured':>12}  "
+    print(f"{'id':<4} {'verdict':<12} {'record':<18} {'reg':<5} {'statement':<{width}}  {'measured':>12}  "
           f"{'threshold':<16} method")
     start = time.perf_counter()
     rows = []
