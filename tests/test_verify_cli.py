@@ -183,3 +183,12 @@ def test_record_words_are_checked():
         Record("passes", "2026-12-01", "x")
     with pytest.raises(ValueError):
         Registration("before", "a", "b")
+
+
+def test_the_readme_lists_exactly_the_claims_quick_mode_skips():
+    from pathlib import Path
+
+    from spt_theory.verify import quick_skipped
+
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    assert f"quick mode skips: {', '.join(quick_skipped())} (" in readme
