@@ -27,7 +27,7 @@
 # summary.json, report.txt, results.tar.gz (the run's JSONs and logs, no data or checkpoints) and
 # the sweep figures <task>-gpu.{png,pdf}.  Details: spt_theory/lra/gpu_confirm.py.
 set -uo pipefail
-started=$(date +%s.%N)
+started=$(date +%s)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 

@@ -26,6 +26,7 @@ from spt_theory.lra.gpu_confirm import (FULL, STAGES, TASKS, TINY, Rates, genera
                                         shares, stage_flops)
 from spt_theory.lra.gpu_export import export
 from spt_theory.lra.gpu_steps import run_step
+from spt_theory.training import stage_steps
 from synthetic import listops
 from synthetic.provenance import read_marker
 
@@ -174,6 +175,22 @@ def test_a_failing_and_an_overrunning_step_still_leave_the_summary_and_the_expor
         assert "logs/data-pathfinder-1.log" in archive.getnames()
 
 
+def test_a_fault_of_the_script_itself_still_leaves_the_summary_and_the_export(tmp_path, monkeypatch, capsys):
+    def broken(sizes):
+        raise RuntimeError("a bug in the plan")
+
+    monkeypatch.setattr(gpu_confirm, "measure_cpu_rates", broken)
+    (tmp_path / "run/results/listops").mkdir(parents=True)
+    (tmp_path / "run/results/listops/scratch-0.json").write_text("{\"kind\": \"scratch\"}")  # half a result
+    assert main(["--tiny", str(tmp_path / "run"), "--export", str(tmp_path / "OUT")]) == 2
+    summary = json.loads((tmp_path / "OUT/summary.json").read_text())
+    script = summary["steps"][0]
+    assert script["name"] == "script" and script["status"] == "failed"
+    assert "RuntimeError: a bug in the plan" in script["output_tail"]
+    assert summary["stages"] == {"error": "KeyError('stages')"} and summary["bench"] is None
+    assert "error: step script failed" in capsys.readouterr().err
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0]
@@ -270,6 +287,11 @@ def test_full_run_without_cuda_is_refused(tmp_path, capsys):
     assert main([str(tmp_path / "out")]) == 2
     assert "no CUDA device" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_stage_steps_counts_whole_passes_up_to_the_cap():
+    assert stage_steps(24, 2, 4) == 12 and stage_steps(25, 1, 4) == 7  # the last batch short
+    assert stage_steps(24, 2, 4, max_steps=5) == 5 and stage_steps(24, 1, 4, max_steps=50) == 6
 
 
 def test_stage_flops_by_hand_for_one_small_shape():

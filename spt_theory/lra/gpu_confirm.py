@@ -60,7 +60,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from spt_theory.bench import BF16_DENSE_PEAK_TFLOPS, LRA_SIZES, BenchSize, forward_flops
-from spt_theory.io import InputError, atomic_write, write_json
+from spt_theory.io import InputError, StorageError, atomic_write, write_json
 from spt_theory.lra import gpu_export
 from spt_theory.lra.configs import config_for, one_layer, tiny
 from spt_theory.lra.gpu_steps import Step, run_step, say
@@ -528,53 +528,70 @@ class Confirmation:
     started: float
     steps: list = field(default_factory=list)
     plans: dict = field(default_factory=dict)
+    """The plans made, by when: at the ``start`` (assumed rates: the bench's and data's timeouts),
+    before each ``sweep <task>``, and the ``final`` one with every step measured."""
+
+    @property
+    def repetitions(self) -> int:
+        return 2 if self.sizes.tiny else BENCH_REPETITIONS
 
     def elapsed(self) -> float:
         return time.time() - self.started
 
-    def launch(self, name: str, commands: dict, planned: float) -> Step:
-        """Run the step ``name`` under its timeout (:func:`step_timeout`), or skip it when too little
-        of the budget is left; recorded either way."""
+    def timeout(self, name: str, planned: float) -> float | None:
+        """The timeout of the step ``name`` (:func:`step_timeout`), or None, the step recorded as
+        skipped, when less than ``MIN_STEP_SECONDS`` of the budget would be left for it."""
         timeout = step_timeout(planned, self.budget - self.elapsed())
         if timeout < MIN_STEP_SECONDS:
-            step = Step(name, "skipped", planned_seconds=planned,
-                        message=f"{self.budget - self.elapsed():.0f} s of the budget left")
-            say(step.error_line())
-        else:
-            step = run_step(name, commands, timeout, self.out / "logs", planned)
-        self.steps.append(step)
-        return step
+            self.skip(name, f"{self.budget - self.elapsed():.0f} s of the budget left", planned)
+            return None
+        return timeout
 
-    def skip(self, name: str, why: str) -> None:
-        self.steps.append(Step(name, "skipped", message=why))
+    def launch(self, name: str, commands: dict, planned: float) -> Step | None:
+        """Run the step ``name`` under its timeout (None: skipped); recorded either way."""
+        timeout = self.timeout(name, planned)
+        if timeout is None:
+            return None
+        self.steps.append(run_step(name, commands, timeout, self.out / "logs", planned))
+        return self.steps[-1]
+
+    def skip(self, name: str, why: str, planned: float | None = None) -> None:
+        self.steps.append(Step(name, "skipped", planned_seconds=planned, message=why))
         say(self.steps[-1].error_line())
+
+    def bench(self, first: dict, generation: dict) -> Rates:
+        """The bench step; the rates it measured, or the assumed ones when it did not finish."""
+        bench_json = self.out / "bench.json"
+        bench_json.unlink(missing_ok=True)
+        command = [self.python, "-m", "spt_theory.bench", "--lra", "--repetitions", str(self.repetitions),
+                   "--json", str(bench_json)] + (["--tiny"] if self.sizes.tiny else ["--device", "cuda"])
+        step = self.launch("bench", {"bench": command}, planned_seconds(first, "bench"))
+        if step is not None and step.ok:
+            try:
+                return measured_rates(json.loads(bench_json.read_text()), generation)
+            except (InputError, KeyError, ValueError, OSError) as error:
+                step.status, step.message = "failed", f"{bench_json}: not a bench of both tasks ({error!r})"
+                say(step.error_line())
+        rates = assumed_rates(generation)
+        say(f"the plan keeps the assumed rates ({rates.basis})")
+        return rates
 
     def run(self) -> None:
         """The steps start, bench, data and the sweeps, each recorded in ``steps``."""
         sizes, out = self.sizes, self.out
         generation = measure_cpu_rates(sizes)
         fixed = {"start": self.elapsed()}
-        rates = assumed_rates(generation)
-        first = plan(sizes, rates, fixed, self.budget)
+        first = self.plans["start"] = plan(sizes, assumed_rates(generation), fixed, self.budget)
         self.steps.append(Step("start", "ok", seconds=round(fixed["start"], 2),
                                planned_seconds=ASSUMED_SCRIPT_START + generation["measure_seconds"]))
-        bench_json = out / "bench.json"
-        bench_json.unlink(missing_ok=True)
-        repetitions = 2 if sizes.tiny else BENCH_REPETITIONS
-        bench = [self.python, "-m", "spt_theory.bench", "--lra", "--repetitions", str(repetitions),
-                 "--json", str(bench_json)] + (["--tiny"] if sizes.tiny else ["--device", "cuda"])
-        step = self.launch("bench", {"bench": bench}, planned_seconds(first, "bench"))
-        fixed["bench"] = step.seconds
-        if step.ok:
-            rates = measured_rates(json.loads(bench_json.read_text()), generation)
-        else:
-            say(f"the plan keeps the assumed rates ({rates.basis})")
-        step = generate_data(self.python, out / "data", sizes,
-                             step_timeout(planned_seconds(first, "data"), self.budget - self.elapsed()),
-                             out / "logs", planned_seconds(first, "data"))
-        self.steps.append(step)
-        fixed["data"] = step.seconds
-        if not step.ok:
+        rates = self.bench(first, generation)
+        fixed["bench"] = self.steps[-1].seconds
+        timeout = self.timeout("data", planned_seconds(first, "data"))
+        if timeout is not None:
+            self.steps.append(generate_data(self.python, out / "data", sizes, timeout, out / "logs",
+                                            planned_seconds(first, "data")))
+        fixed["data"] = self.steps[-1].seconds
+        if not self.steps[-1].ok:
             for task in TASKS:
                 self.skip(f"sweep {task}", "no data: the data step did not finish")
             return
@@ -585,16 +602,16 @@ class Confirmation:
         say("step caps " + (f"reused from {plan_path} (cached stages resume)" if caps else "derived from the bench"))
         slowdown = 1.0
         for task in TASKS:
-            p = plan(sizes, rates, fixed, self.budget, caps, repetitions, slowdown)
-            self.plans.setdefault("first", p)
+            name = f"sweep {task}"
+            p = self.plans[name] = plan(sizes, rates, fixed, self.budget, caps, self.repetitions, slowdown)
             write_json(plan_path, p)
             say(f"plan before the {task} sweep ({self.elapsed():.0f} s in):\n" + format_plan(p))
-            step = self.launch(f"sweep {task}", {f"sweep {task}": sweep_command(self.python, task, out, p["tasks"][task], sizes)},
+            step = self.launch(name, {name: sweep_command(self.python, task, out, p["tasks"][task], sizes)},
                                p["tasks"][task]["planned_seconds"])
-            fixed[task] = step.seconds
+            fixed[task] = 0.0 if step is None else step.seconds
             caps[task] = p["tasks"][task]["max_steps"]
-            slowdown = max(slowdown, step.seconds / p["tasks"][task]["planned_seconds"])
-        self.plans["final"] = plan(sizes, rates, fixed, self.budget, caps, repetitions, slowdown)
+            slowdown = max(slowdown, fixed[task] / p["tasks"][task]["planned_seconds"])
+        self.plans["final"] = plan(sizes, rates, fixed, self.budget, caps, self.repetitions, slowdown)
         write_json(plan_path, self.plans["final"])
 
     def report(self) -> str | None:
@@ -615,7 +632,7 @@ class Confirmation:
         """Every number of the run: config, seed, device, versions, the bench, each step and each
         training stage (planned against actual), the sweeps, the plans and the report."""
         bench_json = self.out / "bench.json"
-        bench = json.loads(bench_json.read_text()) if bench_json.exists() else None
+        bench = _read(lambda: json.loads(bench_json.read_text())) if bench_json.exists() else None
         total = self.elapsed()
         return {"what": "one-GPU confirmation of SPT on generated ListOps and Pathfinder-32 "
                         "(scripts/lra_gpu_confirm.sh)",
@@ -626,10 +643,10 @@ class Confirmation:
                            "cells": CELLS, "layers": 1, "seeds": [0], "overrun": OVERRUN, "step_grace": STEP_GRACE,
                            "finish_seconds": FINISH_SECONDS},
                 "device": gpu_export.device_info(), "versions": gpu_export.run_versions(),
-                "bench": None if bench is None else gpu_export.bench_numbers(bench, TASKS),
+                "bench": None if bench is None else _read(gpu_export.bench_numbers, bench, TASKS),
                 "steps": [asdict(step) for step in self.steps],
-                "stages": gpu_export.stage_rows(self.out / "results"),
-                "sweeps": gpu_export.sweep_numbers(self.out / "sweeps", SWEEP_NAME, TASKS),
+                "stages": _read(gpu_export.stage_rows, self.out / "results"),
+                "sweeps": _read(gpu_export.sweep_numbers, self.out / "sweeps", SWEEP_NAME, TASKS),
                 "plans": self.plans, "report": report, "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 
     def finish(self, argv: list[str], export: Path | None) -> int:
@@ -648,6 +665,15 @@ class Confirmation:
         for step in failed:
             print(step.error_line(), file=sys.stderr)
         return 2 if failed else 0
+
+
+def _read(numbers, *args):
+    """``numbers(*args)``, or what went wrong where the run's files do not hold what it reads
+    (the summary is written whatever a step left)."""
+    try:
+        return numbers(*args)
+    except (KeyError, TypeError, ValueError, OSError) as error:
+        return {"error": repr(error)}
 
 
 def confirm(python: str, out: Path, sizes: Sizes, budget: float, export: Path | None, started: float,
@@ -702,7 +728,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise InputError("no CUDA device visible to torch (--tiny: the pipeline on the CPU; "
                                  "--dry-run: the plan)")
         return confirm(args.python, args.out, sizes, args.budget, export, started, argv)
-    except InputError as error:
+    except (InputError, StorageError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
