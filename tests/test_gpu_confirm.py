@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import site
 import subprocess
 import sys
@@ -50,7 +51,7 @@ def _failing_python(tmp_path: Path, failing: str, sleeping: str = "-") -> str:
     fake.write_text(f"""#!/usr/bin/env bash
 for arg in "$@"; do
     if [[ $arg == {failing} ]]; then echo "fake failure of {failing}" >&2; exit 3; fi
-    if [[ $arg == {sleeping} ]]; then echo "fake sleep of {sleeping}" >&2; exec sleep 600; fi
+    if [[ $arg == {sleeping} ]]; then echo "fake sleep of {sleeping} (pid $$)" >&2; exec sleep 600; fi
 done
 exec {sys.executable} "$@"
 """)
@@ -199,6 +200,14 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _ends(pid: int, seconds: float = 10.0) -> bool:
+    """Whether ``pid`` is gone within ``seconds`` (a signalled process takes a moment to die)."""
+    deadline = time.time() + seconds
+    while _alive(pid) and time.time() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
 def test_a_step_past_its_timeout_is_cut_with_its_children(tmp_path):
     child = ("import subprocess, sys, time; p = subprocess.Popen(['sleep', '60']); "
              "print(p.pid, flush=True); time.sleep(60)")
@@ -207,8 +216,28 @@ def test_a_step_past_its_timeout_is_cut_with_its_children(tmp_path):
     assert time.perf_counter() - start < 10
     assert step.status == "cut" and step.seconds >= 1.0 and step.exit_status["slow"] < 0
     grandchild = int((tmp_path / "slow.log").read_text().split()[0])
-    assert not _alive(grandchild)
+    assert _ends(grandchild)
     assert step.message == "cut at its timeout of 1 s (slow still running)"
+
+
+def test_sigterm_stops_the_running_step_on_its_way_out(tmp_path):
+    log = tmp_path / "run/logs/bench.log"
+    confirm = subprocess.Popen([sys.executable, "-m", "spt_theory.lra.gpu_confirm", "--tiny", str(tmp_path / "run"),
+                                "--python", _failing_python(tmp_path, "-", sleeping="spt_theory.bench")],
+                               cwd=REPO, stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        deadline = time.time() + 120
+        while not (log.exists() and "(pid" in log.read_text()) and time.time() < deadline:
+            time.sleep(0.2)
+        bench = int(re.search(r"\(pid (\d+)\)", log.read_text()).group(1))
+        assert _alive(bench)
+        confirm.send_signal(signal.SIGTERM)
+        assert confirm.wait(60) == 143
+        assert _ends(bench)
+    finally:
+        if confirm.poll() is None:  # a failed test leaves no run behind
+            confirm.send_signal(signal.SIGTERM)
+            confirm.wait(60)
 
 
 def test_a_failing_process_fails_its_step_and_stops_the_others(tmp_path):

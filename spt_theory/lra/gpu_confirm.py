@@ -52,6 +52,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -676,17 +677,25 @@ def _read(numbers, *args):
         return {"error": repr(error)}
 
 
+def _terminated(number: int, frame) -> None:
+    raise SystemExit(128 + number)
+
+
 def confirm(python: str, out: Path, sizes: Sizes, budget: float, export: Path | None, started: float,
             argv: list[str]) -> int:
-    """The run: its steps, then the finish, which happens whatever a step (or this script) did."""
+    """The run: its steps, then the finish, which happens whatever a step (or this script) did.
+    SIGTERM ends it at once (exit status 143, no finish), the running step's processes stopped."""
     run = Confirmation(python, out, sizes, budget, started)
     out.mkdir(parents=True, exist_ok=True)
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         run.run()
     except Exception:  # a fault of this script: recorded, and the finish still exports what ran
         run.steps.append(Step("script", "failed", message="a fault of the script itself (traceback in output_tail)",
                               output_tail=traceback.format_exc()[-2000:]))
         say(traceback.format_exc())
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return run.finish(argv, export)
 
 

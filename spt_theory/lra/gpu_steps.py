@@ -1,5 +1,6 @@
 """The steps of the one-GPU confirmation (:mod:`spt_theory.lra.gpu_confirm`) as processes with a
-timeout: each process runs in its own process group, its output (stdout and stderr together) is
+timeout: each process runs in its own process group (in this session, so that whatever ends the
+session's processes ends it too; Python 3.10: a session of its own), its output (stdout and stderr together) is
 shown on this process's stderr as it comes and kept in a log file, and a step that outlives its
 timeout is cut: every process group of it is stopped (SIGTERM, then SIGKILL after ``KILL_WAIT``
 seconds).  What happened is a :class:`Step`, the record ``summary.json`` keeps of it.
@@ -26,7 +27,8 @@ KILL_WAIT = 5.0
 POLL_SECONDS = 0.1
 TAIL_CHARACTERS = 2000
 """Characters of a failed or cut process's output that its step's record keeps."""
-STATUSES = ("ok", "failed", "cut", "skipped")
+OWN_GROUP = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
+"""Popen's arguments for a process group of its own."""
 
 
 @dataclass
@@ -114,11 +116,11 @@ def run_step(name: str, commands: dict[str, list[str]], timeout: float, logs: Pa
     try:
         for label, argv in commands.items():
             say(f"{label}: {shlex.join(argv)} (timeout {timeout:.0f} s)")
-            sink = open(logs / log_name(label), "wb")
+            sink = open(logs / log_name(label), "wb", buffering=0)  # the log as it comes
             sinks.append(sink)
             try:
                 process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                                           start_new_session=True)
+                                           **OWN_GROUP)
             except OSError as error:
                 step.status, step.message = "failed", f"{label} could not start: {error}"
                 break
