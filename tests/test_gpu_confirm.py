@@ -25,7 +25,7 @@ from spt_theory.bench import BenchSize
 from spt_theory.lra import gpu_confirm
 from spt_theory.lra.gpu_confirm import (FULL, STAGES, TASKS, TINY, Rates, generate_data, main, merge_listops, plan,
                                         shares, stage_flops)
-from spt_theory.lra.gpu_export import export
+from spt_theory.lra.gpu_export import bench_numbers, export
 from spt_theory.lra.gpu_steps import run_step
 from spt_theory.training import stage_steps
 from synthetic import listops
@@ -272,6 +272,22 @@ def test_the_export_leaves_out_a_file_over_the_size_limit_and_stale_files(tmp_pa
     assert entry["left_out"] == [{"name": "listops-gpu.png", "bytes": 16 * 2**20 + 1, "why": "over the size limits"}]
     assert sorted(p.name for p in folder.iterdir()) == ["report.txt", "results.tar.gz", "summary.json"]
     assert json.loads((folder / "summary.json").read_text())["export"] == entry
+
+
+def test_bench_numbers_give_tflops_and_the_share_of_the_bf16_peak():
+    def model(gflops, seconds):
+        return {"gflops": gflops, "peak_fraction": gflops / 989_000, "seconds_per_step": {"median": seconds},
+                "tokens_per_second": 1e6}
+
+    case = {"speedup_vs_torch_layer": 2.0, "step_gflop": 1000.0, "autocast_bf16": True,
+            "spt_theory": model(247_250.0, 0.004), "torch_layer": model(123_625.0, 0.008)}
+    bench = {"device": "cuda", "device_name": "NVIDIA H200", "bf16_dense_peak_gflops": 989_000.0,
+             "listops": case, "pathfinder": case}
+    numbers = bench_numbers(bench, TASKS)
+    assert numbers["peak"] == {"what": "bf16 dense peak of NVIDIA H200", "tflops": 989.0}
+    ours = numbers["listops"]["spt_theory"]
+    assert ours["tflops"] == 247.25 and ours["share_of_peak"] == 0.25 and ours["ms_per_step"] == 4.0
+    assert numbers["listops"]["torch_layer"]["share_of_peak"] == 0.125 and numbers["device"] == "NVIDIA H200"
 
 
 def test_an_export_folder_that_is_not_empty_or_inside_the_run_is_refused(tmp_path, capsys):
