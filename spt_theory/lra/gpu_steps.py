@@ -1,9 +1,9 @@
 """The steps of the one-GPU confirmation (:mod:`spt_theory.lra.gpu_confirm`) as processes with a
-timeout: each process runs in its own process group (in this session, so that whatever ends the
-session's processes ends it too; Python 3.10: a session of its own), its output (stdout and stderr together) is
-shown on this process's stderr as it comes and kept in a log file, and a step that outlives its
-timeout is cut: every process group of it is stopped (SIGTERM, then SIGKILL after ``KILL_WAIT``
-seconds).  What happened is a :class:`Step`, the record ``summary.json`` keeps of it.
+timeout.  Each process runs in a process group of its own (in this session, so that whatever ends
+the session's processes ends it too; on Python 3.10 in a session of its own); its output (stdout
+and stderr together) is shown on this process's stderr as it comes and kept in a log file.  A step
+that outlives its timeout is cut: every process group of it is stopped (SIGTERM, then SIGKILL
+after ``KILL_WAIT`` seconds).  What happened is a :class:`Step`, the record ``summary.json`` keeps.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ OWN_GROUP = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new
 class Step:
     """One step of the run as ``summary.json`` records it: how it ended (``status``: ``ok``,
     ``failed``, ``cut`` at its timeout, or ``skipped``), its seconds against the plan's, the
-    timeout it ran under, each process's exit status (negative: stopped by that signal), why it did not finish
-    (``message``, ``output_tail``), its commands and its log files."""
+    timeout it ran under, each process's exit status (negative: stopped by that signal), why it
+    did not finish (``message``, ``output_tail``), its commands and its log files."""
 
     name: str
     status: str
