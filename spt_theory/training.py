@@ -332,6 +332,13 @@ class StageOptions:
     runtime: Runtime = Runtime()
 
 
+def stage_steps(n_train: int, epochs: int, batch_size: int, max_steps: int | None = None) -> int:
+    """Optimizer steps of a finished stage: ``epochs`` passes of ceil(n_train / batch_size) steps,
+    ended after ``max_steps`` where that comes first."""
+    total = epochs * math.ceil(n_train / batch_size)
+    return total if max_steps is None else min(total, max_steps)
+
+
 def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: StageCache, *,
                 max_steps: int | None = None, options: StageOptions = StageOptions(), **changes) -> list[dict]:
     """Train ``model`` on ``task`` for ``stage.epochs`` epochs, resuming from ``cache`` if it has
@@ -357,7 +364,7 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
         objective = runtime.wrap(_StageObjective(model, stage, task))
         n = len(task.data.x_train)
         steps_per_epoch = math.ceil(n / stage.batch_size)
-        total = stage.epochs * steps_per_epoch if max_steps is None else min(stage.epochs * steps_per_epoch, max_steps)
+        total = stage_steps(n, stage.epochs, stage.batch_size, max_steps)
         epochs = stage.epochs if max_steps is None else math.ceil(total / steps_per_epoch)
         state = StageState()
         resume = cache.latest(epochs)
