@@ -22,6 +22,7 @@ import errno
 import json
 import os
 import re
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -161,3 +162,37 @@ def _jsonable(obj):
     if hasattr(obj, "tolist"):
         return obj.tolist()
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def check_output(path: str | os.PathLike) -> list[Path]:
+    """Check, before any work, that a file can be written at ``path``; return the folders created.
+
+    Missing parent folders are created (the caller announces them); a probe temporary file, named
+    like :func:`atomic_write`'s (``.NAME.<pid>.*.tmp``), is created and removed in the folder.  A
+    folder that cannot be created or written, or a ``path`` that is a folder, raises
+    :class:`StorageError` naming ``path``.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise StorageError(f"{path}: cannot write (it is a folder)")
+    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+    make_dirs(path.parent)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        raise storage_error(path, error) from None
+    os.close(fd)
+    os.unlink(probe)
+    return sorted(missing)
+
+
+def prepare_output(path: str | os.PathLike, folder: bool = False) -> None:
+    """:func:`check_output` for a command line: ``path`` is a file (or, with ``folder``, a folder
+    the command writes into); every folder it had to create is said on stderr."""
+    for created in check_output(Path(path) / ".write-check" if folder else path):
+        print(f"created folder {created}", file=sys.stderr, flush=True)
+
+
+def announce(path: str | os.PathLike, what: str = "") -> None:
+    """Say on stderr that ``path`` was written (``what``: e.g. "1000 trees to"); once per file."""
+    print(f"wrote {what + ' ' if what else ''}{path}", file=sys.stderr, flush=True)
