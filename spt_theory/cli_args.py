@@ -8,8 +8,8 @@ One syntax across ``train``, ``verify``, ``figures``, ``paper_runs``, ``lra`` an
   where the comma separates a grid's values); ``none`` for no group where the option allows it;
 - progress: ``--no-progress`` (:class:`synthetic.progress.Progress` otherwise);
 - an output file or folder is checked before any work (:func:`prepare_output`, a created folder
-  said), and every file written is announced once (:func:`announce`), on stderr (both defined in
-  :mod:`synthetic.files`, so that the generators do the same).
+  said), and every file written is announced once (:func:`announce`), on stderr (both from
+  :mod:`spt_theory.io`, defined in :mod:`synthetic.files` so that the generators do the same).
 
 The ``add_*`` functions declare an option; the parsing functions check what argparse collected
 (as text, so that another spelling is refused with a line that shows this one) and raise
@@ -20,9 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spt_theory.io import InputError
+from spt_theory.io import InputError, announce, prepare_output  # noqa: F401 (the commands' output helpers)
 from spt_theory.model import PARAMETER_GROUPS
-from synthetic.files import announce, prepare_output  # noqa: F401 (re-exported for the commands)
 
 GROUP_JOIN = "+"
 
@@ -107,10 +106,11 @@ def parse_groups(words: Sequence[str] | str | None, option: str, *, none: str | 
     if words is None:
         return None
     words = [words] if isinstance(words, str) else list(words)
+    sep = " " if option.startswith("-") else "="  # an option (--freeze qk) or a sweep axis (freeze=qk)
     given = " ".join(words)
-    parts = [g for w in words for g in w.replace(",", " ").split()]
     if len(words) > 1 or "," in given:
-        raise InputError(f"{option} {given}: join the groups with '{GROUP_JOIN}': {option} {GROUP_JOIN.join(parts)}")
+        right = GROUP_JOIN.join(given.replace(",", " ").split())
+        raise InputError(f"{option}{sep}{given}: join the groups with '{GROUP_JOIN}': {option}{sep}{right}")
     text = words[0].strip()
     if none is not None and text == none:
         return ()
@@ -119,11 +119,11 @@ def parse_groups(words: Sequence[str] | str | None, option: str, *, none: str | 
     groups = tuple(text.split(GROUP_JOIN))
     for group in groups:
         if group not in PARAMETER_GROUPS:
-            extra = "".join(f", or {w}" for w, ok in ((none, none), ("all", all_groups)) if ok is not None)
-            raise InputError(f"{option} {text}: unknown group {group!r}; groups: {', '.join(PARAMETER_GROUPS)}"
+            extra = "".join(f", or {word}" for word, ok in ((none, none), ("all", all_groups)) if ok is not None)
+            raise InputError(f"{option}{sep}{text}: unknown group {group!r}; groups: {', '.join(PARAMETER_GROUPS)}"
                              f" joined by '{GROUP_JOIN}'{extra}")
     if len(set(groups)) != len(groups):
-        raise InputError(f"{option} {text}: each group once")
+        raise InputError(f"{option}{sep}{text}: each group once")
     return groups
 
 
