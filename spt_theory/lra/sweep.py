@@ -270,13 +270,11 @@ def format_summary(summary: dict) -> str:
 def draw(summary: dict, path: Path) -> list[Path]:
     """The sweep's figure: test accuracy per cell (mean ± sd, dots: seeds) and the proximity of
     its attention (band mass or 2-D neighbour share over its uniform value) after training and,
-    for SPT cells, at the SPT checkpoint.  Writes ``path`` as PNG and PDF."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    for SPT cells, at the SPT checkpoint.  Writes ``path`` as PNG and PDF (fixed metadata: an
+    unchanged summary redrawn gives the same bytes)."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
-    from spt_theory.io import atomic_write
+    from spt_theory.figures.style import plt, save_figure  # matplotlib on the Agg backend
 
     rows = summary["cells"]
     proximity = "grid_ratio" if any("grid_ratio" in row for row in rows) else "band_ratio"
@@ -316,11 +314,7 @@ def draw(summary: dict, path: Path) -> list[Path]:
                  f"{summary['data']['n_train']} train; diamonds: mean ± sd, dots: seeds; dotted: chance / "
                  f"uniform", fontsize=9)
     fig.tight_layout()
-    written = []
-    for suffix in (".png", ".pdf"):
-        target = path.with_suffix(suffix)
-        atomic_write(target, lambda tmp, fmt=suffix[1:]: fig.savefig(tmp, format=fmt, dpi=130))
-        written.append(target)
+    written = [save_figure(fig, path.with_suffix(suffix), dpi=130) for suffix in (".png", ".pdf")]
     plt.close(fig)
     return written
 
