@@ -43,6 +43,9 @@ DEFAULT_FINETUNE_EPOCHS = 3
 
 def build_spec(args: argparse.Namespace) -> RunSpec:
     """Turn the command line into a :class:`RunSpec` (bad values raise :class:`InputError`)."""
+    freeze, keep = cli_args.parse_groups(args.freeze, "--freeze"), cli_args.parse_groups(args.keep, "--keep")
+    check_modes(args)
+    seed = cli_args.parse_seed(args.seed)
     try:  # the task's own checks, before anything is generated or written
         data = WalkData(vocab=args.vocab, length=args.length, p=args.p, n_train=args.n_train,
                         n_test=args.n_test, data_seed=args.data_seed)
@@ -54,15 +57,15 @@ def build_spec(args: argparse.Namespace) -> RunSpec:
     if args.mode == "scratch":
         recipe = scratch(supervised_stage(budget, args.epochs))
     elif args.mode == "frozen":
-        recipe = scratch(supervised_stage(budget, args.epochs, freeze=args.freeze))
+        recipe = scratch(supervised_stage(budget, args.epochs, freeze=freeze))
     elif args.mode == "pretrain":
         recipe = pretrain_only(pre)
     elif args.mode == "spt":
         recipe = spt_then_finetune(pre, finetune)
     else:  # hybrid
-        recipe = spt_then_finetune(pre, supervised_stage(budget, finetune_epochs, keep=args.keep))
+        recipe = spt_then_finetune(pre, supervised_stage(budget, finetune_epochs, keep=keep))
     try:
-        return run_spec(recipe, data, args.seed, d_model=args.d_model, n_heads=args.heads, d_ff=4 * args.d_model,
+        return run_spec(recipe, data, seed, d_model=args.d_model, n_heads=args.heads, d_ff=4 * args.d_model,
                         n_layers=args.layers, pooling=args.pooling, positional=args.positional,
                         attention_bias=args.attention_bias)
     except ValueError as err:
@@ -135,20 +138,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.task != "walk":
             raise InputError(f"--task: unknown task {args.task!r} (known: walk; LRA tasks: "
                              f"python -m spt_theory.lra)")
-        args.freeze = cli_args.parse_groups(args.freeze, "--freeze")
-        args.keep = cli_args.parse_groups(args.keep, "--keep")
-        check_modes(args)
         for name in ("n_train", "n_test"):
             if getattr(args, name) < 1:
                 raise InputError(f"--{name.replace('_', '-')}: must be >= 1")
         threads = cli_args.parse_threads(args.threads)
-        args.seed = cli_args.parse_seed(args.seed)
         if args.data_seed < 0:
             raise InputError(f"--data-seed: must be a non-negative integer, got {args.data_seed}")
-        try:
-            spec = build_spec(args)
-        except ValueError as err:  # the model config's own validation
-            raise InputError(str(err)) from None
+        spec = build_spec(args)
         if args.json:
             cli_args.prepare_output(args.json)
         if threads is not None:
