@@ -72,7 +72,12 @@ def build_spec(args: argparse.Namespace) -> RunSpec:
         raise InputError(f"model config: {err}") from None
 
 
-def parse_args(argv):
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    return parser().parse_args(argv)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: every option with its meaning and default."""
     p = argparse.ArgumentParser(prog="python -m spt_theory.train", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("what is trained")
@@ -118,7 +123,7 @@ def parse_args(argv):
                    help="also write this run's summary (spec, history, final metrics) as JSON (default: none)")
     cli_args.add_threads(g)
     cli_args.add_no_progress(g)
-    return p.parse_args(argv)
+    return p
 
 
 def check_modes(args: argparse.Namespace) -> None:
