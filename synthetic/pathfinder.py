@@ -202,17 +202,26 @@ def generate(n: int, seed: int = 0, style: PathfinderStyle = PathfinderStyle(), 
             bar.update()
 
 
+def check_counts(n: int, per_folder: int) -> None:
+    """InputError unless there is at least one image and one image per folder."""
+    if n < 1 or per_folder < 1:
+        raise InputError(f"need n >= 1 and per_folder >= 1, got n={n}, per_folder={per_folder}")
+
+
+def dataset_root(out: str | Path, style: PathfinderStyle) -> Path:
+    """The release layout's folder of ``style``'s images under ``out``: ``out/curv_contour_length_<L>``."""
+    return Path(out) / f"curv_contour_length_{style.contour_length}"
+
+
 def write_dataset(out: str | Path, n: int, seed: int = 0, style: PathfinderStyle = PathfinderStyle(),
                   per_folder: int = 1000, progress: bool = False) -> Path:
     """Write ``n`` images in the release layout under ``out/curv_contour_length_<L>``; return it.
 
     Each folder's metadata file is written after its images, so metadata never lists a missing
-    image.  The folder is checked (and created, said on stderr) before the first image.
+    image.
     """
-    if n < 1 or per_folder < 1:
-        raise InputError(f"need n >= 1 and per_folder >= 1, got n={n}, per_folder={per_folder}")
-    root = Path(out) / f"curv_contour_length_{style.contour_length}"
-    prepare_output(root / MARKER)  # before the first image; a created folder is said
+    check_counts(n, per_folder)
+    root = dataset_root(out, style)
     lines: list[str] = []
     for index, sample in enumerate(generate(n, seed, style, progress)):
         folder, i = divmod(index, per_folder)
@@ -252,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         style = PathfinderStyle(size=args.size, contour_length=args.contour_length,
                                 distractors=args.distractors, distractor_length=args.distractor_length)
+        check_counts(args.n, args.per_folder)
+        prepare_output(dataset_root(args.out, style) / MARKER)  # before the first image; a created folder is said
         root = write_dataset(args.out, args.n, args.seed, style, args.per_folder, progress=not args.no_progress)
     except InputError as error:
         parser.exit(2, f"error: {error}\n")
