@@ -207,8 +207,6 @@ def execute(args: argparse.Namespace) -> None:
     set_threads(args)
     runtime = runtime_from_env(args.device)
     try:
-        if runtime.main:  # before any work; a created folder is said
-            cli_args.prepare_output(path if args.command == "sweep" else options.out, folder=args.command != "sweep")
         if args.command == "sweep":
             if runtime.main:
                 print(f"sweep {path.stem}: {len(grid_cells)} cells x {len(seeds)} seeds: "
@@ -221,6 +219,11 @@ def execute(args: argparse.Namespace) -> None:
                     cli_args.announce(written)
             return
         run = LRARun(options, runtime)
+        run.setup_target()  # bad data or config stop here, before anything is written
+        if args.command != "scratch":
+            run.setup_source()
+        if runtime.main:  # before any training; a created folder is said
+            cli_args.prepare_output(options.out, folder=True)
         if args.command == "confirm":
             run.confirm()
         elif args.command == "pretrain":

@@ -228,6 +228,10 @@ def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, n
         raise InputError("--seeds: at least one seed")
     start = time.perf_counter()
     data_cache: dict = {}
+    run = LRARun(base, runtime, data_cache)
+    data, fingerprint, _, _ = run.setup_target()  # bad data or config stop here, before anything is written
+    if runtime.main:
+        cli_args.prepare_output(summary_path(base, name))  # checked before any training; a created folder said
     by_cell: list[list[dict]] = [[] for _ in grid_cells]
     for seed in seeds:  # seed by seed, so an interrupted sweep has whole seeds to show
         for records, cell in zip(by_cell, grid_cells):
@@ -239,8 +243,6 @@ def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, n
             if metric in records[0]:
                 row[metric] = spread([r[metric] for r in records])
         rows.append(row)
-    run = LRARun(base, runtime, data_cache)
-    data, fingerprint, _, _ = run.setup_target()
     summary = {"task": base.task, "name": name, "seeds": seeds, "options": options_json(base),
                "config": dataclasses.asdict(run.config),
                "data": run.describe_data(data, fingerprint, run.config, base.data_dir), "cells": rows,
