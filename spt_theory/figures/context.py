@@ -39,7 +39,7 @@ LRA_EVIDENCE = Context.lra_evidence
 
 EPOCH_SECONDS = 5.6
 """Seconds per epoch of the default walk run (8000 sequences of 100 tokens, 1 layer, width 64) on
-2 idle CPU cores: the quick verify trained about 53 such epochs in 298 s (README); the basis of
+2 idle CPU cores: the quick verify trained about 53 such epochs in 298 s (docs/history.md); the basis of
 :func:`training_seconds`."""
 
 
