@@ -107,6 +107,17 @@ def remove_stale_temps(folder: str | os.PathLike, now: float | None = None) -> l
     return removed
 
 
+def _temporary_beside(path: Path) -> str:
+    """A new empty temporary file ``.NAME.<pid>.<random>.tmp`` in ``path``'s folder (its name);
+    :class:`StorageError` naming ``path`` when the folder cannot be written."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        raise storage_error(path, error) from None
+    os.close(fd)
+    return tmp
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp_path)`` and move the finished file onto ``path`` atomically.
 
@@ -118,11 +129,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     path = Path(path)
     make_dirs(path.parent)
     remove_stale_temps(path.parent)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
-    except OSError as error:
-        raise storage_error(path, error) from None
-    os.close(fd)
+    tmp = _temporary_beside(path)
     try:
         os.chmod(tmp, 0o666 & ~_umask())
         write(Path(tmp))
@@ -177,12 +184,7 @@ def check_output(path: str | os.PathLike) -> list[Path]:
         raise StorageError(f"{path}: cannot write (it is a folder)")
     missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
     make_dirs(path.parent)
-    try:
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
-    except OSError as error:
-        raise storage_error(path, error) from None
-    os.close(fd)
-    os.unlink(probe)
+    os.unlink(_temporary_beside(path))
     return sorted(missing)
 
 
