@@ -5,10 +5,10 @@ killed sweep resumes and a finished one only re-reads), each run is probed
 (:mod:`spt_theory.lra.probe`), and the sweep writes one summary JSON (mean ± sd over seeds per
 cell, with every seed's value and result file) and one figure.
 
-Axes (``--grid AXIS=V1,V2`` takes the product; ``--cell AXIS=V,AXIS=V`` adds one cell) are
-:data:`AXES`; ``sweep --help`` lists them with their meanings (:func:`axes_help`).  Groups in a
-value are joined by ``+`` (``freeze=qk+vo``), values of a grid axis by commas
-(``--grid freeze=none,qk+vo``: two cells).
+Axes (``--grid AXIS=V1,V2`` takes the product; ``--cell AXIS=V,AXIS=V`` adds one cell) and their
+meanings are :data:`AXES` (listed at the end of ``sweep --help``).  Groups in a value are joined
+by ``+`` (``freeze=qk+vo``), values of a grid axis by commas (``--grid freeze=none,qk+vo``: two
+cells); the sweep says its cells before it starts.
 
 An axis that means nothing for a recipe (``keep``, ``pretrain_epochs``, ``pretrain_task`` for
 ``scratch``) is refused in a ``--cell`` and in a grid whose every recipe is ``scratch``; in a grid
