@@ -7,7 +7,6 @@ that agree with the README's lists."""
 from __future__ import annotations
 
 import io
-import json
 import re
 from pathlib import Path
 
