@@ -31,6 +31,7 @@ from pathlib import Path
 from spt_theory import checks, cli_args, records
 from spt_theory.claims import Claim, Context, Measurement, all_claims
 from spt_theory.io import InputError, StorageError, write_json
+from synthetic.interrupts import interruptible
 from synthetic.progress import Progress
 
 
@@ -209,6 +210,7 @@ def _check_arguments(args: argparse.Namespace) -> list[Claim]:
     return claims
 
 
+@interruptible
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
