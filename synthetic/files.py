@@ -4,9 +4,11 @@ Every file the project writes (generated data, results JSON, checkpoints, figure
 through a temporary file in the same directory followed by ``os.replace``, so a kill during a
 write leaves the previous version intact and never a half-written file.  The finished file gets
 the mode an ordinary ``open`` would give it (``0666`` less the umask).  The temporary file is named
-``.NAME.<pid>.<random>.tmp``; one left behind by a killed writer (its pid no longer running) is
-removed by the next write into that folder (:func:`remove_stale_temps`), and a live writer's
-temporary file is never touched.
+``.NAME.<pid>.<random>.tmp`` (its output's name, the writer's process id); the writer removes it
+when the write fails or is interrupted, and removes nothing else: no other file of the folder,
+whatever its name or age, since a name cannot tell whose a file is.  Only a writer killed by
+SIGKILL (or a power cut) leaves its temporary file behind; nothing reads it, and it may be deleted
+by hand.
 
 A write that fails for lack of space or permission raises :class:`StorageError`, an
 :class:`InputError` that names the path and the system's reason (printed as one line, exit 2).
@@ -21,10 +23,8 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,14 +35,6 @@ class InputError(Exception):
 
 class StorageError(InputError):
     """A file could not be written (read-only folder, no space left, no permission)."""
-
-
-LEGACY_TEMP_AGE_S = 24 * 3600.0
-"""Temporary files without a writer pid in their name (written before pids were recorded) are
-removed once they are this old."""
-
-_TEMP = re.compile(r"^\.(?P<name>.+?)\.(?:(?P<pid>\d+)\.)?(?P<random>[a-z0-9_]{8})\.tmp$")
-"""``.NAME.<pid>.<8 random characters of mkstemp>.tmp`` (older versions: without ``<pid>.``)."""
 
 
 def _umask() -> int:
@@ -67,46 +59,6 @@ def make_dirs(path: str | os.PathLike) -> Path:
     return path
 
 
-def _pid_running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
-
-
-def remove_stale_temps(folder: str | os.PathLike, now: float | None = None) -> list[Path]:
-    """Remove the temporary files of :func:`atomic_write` in ``folder`` whose writer is gone.
-
-    A name with a pid is stale when no process has that pid (a live process, even one that only
-    reuses a dead writer's pid, keeps its file); a name without one (older versions) when it is
-    older than :data:`LEGACY_TEMP_AGE_S`.  Returns the files removed; never raises.
-    """
-    removed = []
-    now = time.time() if now is None else now
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return removed
-    for entry in entries:
-        match = _TEMP.match(entry.name)
-        if not match or not entry.is_file(follow_symlinks=False):
-            continue
-        try:
-            if match["pid"] is not None:
-                stale = not _pid_running(int(match["pid"]))
-            else:
-                stale = now - entry.stat(follow_symlinks=False).st_mtime > LEGACY_TEMP_AGE_S
-            if stale:
-                os.unlink(entry.path)
-                removed.append(Path(entry.path))
-        except OSError:  # removed meanwhile, or a read-only folder: nothing to do
-            continue
-    return removed
-
-
 def _temporary_beside(path: Path) -> str:
     """A new empty temporary file ``.NAME.<pid>.<random>.tmp`` in ``path``'s folder (its name);
     :class:`StorageError` naming ``path`` when the folder cannot be written."""
@@ -128,14 +80,15 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     """
     path = Path(path)
     make_dirs(path.parent)
-    remove_stale_temps(path.parent)
-    tmp = _temporary_beside(path)
+    tmp = None
     try:
+        tmp = _temporary_beside(path)
         os.chmod(tmp, 0o666 & ~_umask())
         write(Path(tmp))
         os.replace(tmp, path)
     except BaseException as error:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:  # this call's own temporary file, and nothing else
+            Path(tmp).unlink(missing_ok=True)
         cause = _os_error(error)
         if cause is not None:
             raise storage_error(path, cause) from None
