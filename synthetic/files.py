@@ -1,4 +1,4 @@
-"""Atomic file writes and the one clear error line for bad input: the file primitives of the project.
+"""Atomic file writes, JSON reads and the one clear error line for bad input: the file primitives of the project.
 
 Every file the project writes (generated data, results JSON, checkpoints, figures' data) goes
 through a temporary file in the same directory followed by ``os.replace``, so a kill during a
@@ -106,6 +106,26 @@ def _os_error(error: BaseException) -> OSError | None:
         seen.add(id(error))
         error = error.__cause__ or error.__context__
     return None
+
+
+def read_json(path: str | os.PathLike):
+    """The JSON value in the file ``path``; a missing, unreadable, non-UTF-8 or malformed file is an
+    :class:`InputError` naming it (and the line and column of a syntax error)."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise InputError(f"missing {path}") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path}:{error.lineno}:{error.colno}: not valid JSON ({error.msg})") from None
+    except (ValueError, RecursionError) as error:  # an integer of over 4300 digits, arrays nested too deep
+        raise InputError(f"{path}: not readable JSON ({type(error).__name__}: {error})") from None
 
 
 def write_json(path: str | os.PathLike, obj) -> Path:
