@@ -30,7 +30,20 @@ from pathlib import Path
 
 
 class InputError(Exception):
-    """Bad input (a malformed file, an impossible config): printed as one line, exit code 2."""
+    """Bad input (a malformed file, an impossible config): printed as one line, exit code 2.
+
+    Its text is one line whatever it quotes: a line break or other control character (a file
+    named with a newline, a field of random bytes) is shown as its escape, e.g. ``\\n``."""
+
+    def __str__(self) -> str:
+        return "".join(_escaped(c) for c in super().__str__())
+
+
+def _escaped(character: str) -> str:
+    """``character``, or its backslash escape if it is a control character or breaks a line."""
+    if character.isprintable() or character == " ":
+        return character
+    return character.encode("unicode_escape").decode("ascii")
 
 
 class StorageError(InputError):

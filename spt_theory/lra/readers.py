@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import pickle
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path, PurePosixPath
@@ -541,16 +542,21 @@ def read_pathfinder_metadata(root: Path) -> tuple[list[str], list[int], list[str
 
 
 def read_png(path: Path, size: int, origin: str) -> np.ndarray:
-    """A ``size`` x ``size`` grayscale PNG as uint8; InputError names the file (and ``origin``)."""
+    """A ``size`` x ``size`` grayscale PNG as uint8; InputError names the file (and ``origin``).
+
+    Only PNG is decoded, and only once its header gives the expected size (a header claiming a
+    huge image is refused before any pixel is allocated)."""
     try:
-        with Image.open(path) as image:
-            pixels = np.asarray(image.convert("L"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(path, formats=["PNG"]) as image:
+                if image.size != (size, size):
+                    raise InputError(f"{path}: image is {image.size[0]}x{image.size[1]}, expected {size}x{size}")
+                pixels = np.asarray(image.convert("L"))
     except FileNotFoundError:
         raise InputError(f"{origin}: image {path} not found") from None
-    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as error:
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
         raise InputError(f"{path}: unreadable PNG ({error}), listed at {origin}") from None
-    if pixels.shape != (size, size):
-        raise InputError(f"{path}: image is {pixels.shape[1]}x{pixels.shape[0]}, expected {size}x{size}")
     return pixels
 
 
