@@ -13,8 +13,10 @@ refuted again is a reproduced result.
 
 Exit code: 0 when every claim that ran gives its recorded verdict and every project claim passes;
 1 when a verdict differs from its record (a ``CHANGED`` line), a project claim does not pass or a
-check raised; with ``--strict`` also 1 on any FAIL or INCONCLUSIVE; 2 on bad arguments or when the
-cache or the report cannot be written (read-only folder, full disk); 130 when interrupted.
+check raised; with ``--strict`` also 1 on any FAIL or INCONCLUSIVE; 2 on bad arguments, on a file
+a check reads that is bad input (a corrupt checkpoint, a malformed LRA evidence JSON), or when the
+cache or the report cannot be written (read-only folder, full disk); 130 / 143 when stopped by
+SIGINT / SIGTERM.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ def run_claim(claim: Claim, ctx: Context) -> dict:
         row = {"measured": m.measured, "threshold": m.threshold, "details": m.details}
         if m.inconclusive:
             row["inconclusive"] = m.inconclusive
-    except StorageError:  # the cache cannot be written: no later claim can train either
+    except InputError:  # bad input (a file a check reads) or an unwritable cache: one line, exit 2
         raise
     except Exception as exc:  # a broken check must not hide the other claims
         verdict = "ERROR"
@@ -250,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             with shown.printing():
                 _print_row(row, width)
             shown.update()
-    except StorageError as err:
+    except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     finally:

@@ -360,3 +360,16 @@ def test_lra_evidence_json(content, tmp_path):
         _write(folder / "listops.json", content)
         _write(folder / "pathfinder.json", EVIDENCE["pathfinder"])
         _outcome("LRA evidence JSON", folder, lambda: _run_every_l_claim(Context(lra_evidence=folder)))
+
+
+def test_verify_stops_on_a_malformed_evidence_file_with_one_line(tmp_path, capsys):
+    from spt_theory import verify as verify_cli
+
+    (tmp_path / "listops.json").write_bytes(EVIDENCE["listops"][:200])
+    (tmp_path / "pathfinder.json").write_bytes(EVIDENCE["pathfinder"])
+    report = tmp_path / "report.json"
+    assert verify_cli.main(["--only", "L", "--lra-evidence", str(tmp_path), "--json", str(report),
+                            "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err] and err.startswith(f"error: {tmp_path / 'listops.json'}:") and "JSON" in err, err
+    assert not report.exists()
