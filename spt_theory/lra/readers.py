@@ -479,10 +479,14 @@ def load_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
         shape = getattr(data, "shape", None)
         raise InputError(f"{path}: field 'data' must be an N x {3 * PIXELS} uint8 array, got "
                          f"{type(data).__name__} {getattr(data, 'dtype', '')} shape {shape}")
-    if not isinstance(labels, (list, np.ndarray)) or len(labels) != len(data):
-        count = len(labels) if isinstance(labels, (list, np.ndarray)) else type(labels).__name__
-        raise InputError(f"{path}: field 'labels' must list {len(data)} labels, got {count}")
-    labels = np.asarray(labels)
+    if isinstance(labels, (list, np.ndarray)):
+        try:
+            labels = np.asarray(labels)
+        except ValueError:  # a ragged nested list
+            pass
+    if not (isinstance(labels, np.ndarray) and labels.shape == (len(data),)):
+        got = f"shape {labels.shape}" if isinstance(labels, np.ndarray) else type(labels).__name__
+        raise InputError(f"{path}: field 'labels' must list {len(data)} labels, got {got}")
     if labels.dtype.kind not in "iu":
         raise InputError(f"{path}: field 'labels' must hold integers, got {labels.dtype}")
     outside = np.flatnonzero((labels < 0) | (labels > 9))
