@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from spt_theory.figures.context import FigureContext, FigureSkipped
 from spt_theory.figures.registry import figure
-from spt_theory.io import InputError, prepare_output
+from spt_theory.io import InputError, prepare_output, read_json
 
 
 @figure("L1-L4", "committed LRA sweeps: accuracy per cell, attention proximity")
@@ -22,9 +21,9 @@ def lra_evidence(ctx: FigureContext) -> list[Path]:
     prepare_output(ctx.out / "lra", folder=True)
     paths = []
     for path in summaries:
+        summary = read_json(path)
         try:
-            summary = json.loads(path.read_text())
             paths += draw(summary, ctx.out / "lra" / path.stem)
-        except (json.JSONDecodeError, KeyError, TypeError) as err:
+        except (KeyError, TypeError) as err:
             raise InputError(f"{path}: not an LRA sweep summary ({type(err).__name__}: {err})") from None
     return paths

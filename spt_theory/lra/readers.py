@@ -120,6 +120,9 @@ def split_validation(split: LRASplit | LRAPairSplit, fraction: float, seed: int 
     if not 0.0 < fraction < 1.0:
         raise InputError(f"validation fraction must be in (0, 1), got {fraction}")
     held_out, rest = _partition(len(split), (fraction,), seed)
+    if not len(held_out) or not len(rest):
+        raise InputError(f"{len(split)} training examples are too few to hold out {fraction:.0%} of them for "
+                         f"validation (neither part may be empty)")
     return subset(split, rest), subset(split, held_out)
 
 
