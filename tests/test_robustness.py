@@ -234,6 +234,39 @@ def test_cifar_loader_refuses_misused_allowed_globals(call, tmp_path):
         load_cifar_batch(path)
 
 
+_PEAK_MEMORY = """
+import resource, sys
+from pathlib import Path
+from spt_theory.io import InputError
+from spt_theory.lra.readers import load_cifar_batch
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    load_cifar_batch(Path(sys.argv[1]))
+except InputError as error:
+    print(error, file=sys.stderr)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+"""
+
+
+_RECONSTRUCT = (np._core if hasattr(np, "_core") else np.core).multiarray._reconstruct
+
+
+@pytest.mark.parametrize("bomb, refusal", [
+    # LONG_BINPUT 2**26 (the fuzz test found 2**30): the C unpickler grows its memo to the index
+    (b"\x80\x02N" + b"r" + (2**26).to_bytes(4, "little") + b".", "expected a dict"),
+    # numpy's constructor asked for 2**27 Nones (its own pickles ask for an empty array)
+    (pickle.dumps({"data": _Call(_RECONSTRUCT, np.ndarray, (2**27,), b"O"), "labels": [1]}, protocol=2),
+     "only an empty ndarray"),
+], ids=["memo_index", "object_array"])
+def test_cifar_loader_allocates_nothing_a_pickle_asks_for(bomb, refusal, tmp_path):
+    """Each would take 1 GB; the loader refuses it, or reads it, in a few MB."""
+    path = tmp_path / "data_batch_1"
+    path.write_bytes(bomb)
+    result = _python("-c", _PEAK_MEMORY, str(path))
+    assert result.returncode == 0 and refusal in result.stderr, result.stderr
+    assert int(result.stdout) < 100_000, f"peak memory grew by {int(result.stdout)} kB"  # ru_maxrss: kB
+
+
 # ------------------------------------------------------------------ 10. probes
 
 def test_gradient_shares_are_finite_when_an_example_has_no_masked_token(tiny_walk, tiny_model_overrides):

@@ -23,7 +23,7 @@ points at is never opened (:func:`inside`).
 
 from __future__ import annotations
 
-import json
+import io
 import logging
 import os
 import pickle
@@ -442,9 +442,19 @@ def _array_from_buffer(buffer, dtype, shape, order):
     return np.frombuffer(buffer, dtype=dtype).reshape(shape, order=order)
 
 
+def _empty_array(subtype, shape, dtype):
+    """numpy's pickle constructor (``_reconstruct``) as numpy's own pickles call it: an empty
+    ``ndarray`` that ``__setstate__`` then fills.  Any other call is refused: a pickled shape could
+    ask for an array of any size, filled (object dtype) before anything checks it."""
+    if subtype is not np.ndarray or shape != (0,):
+        raise pickle.UnpicklingError(f"refusing _reconstruct of a {getattr(subtype, '__name__', subtype)!s} "
+                                     f"of shape {shape!r} (only an empty ndarray)")
+    return _reconstruct(subtype, shape, dtype)
+
+
 _NUMPY_GLOBALS = {
-    ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
-    ("numpy._core.multiarray", "_reconstruct"): _reconstruct,
+    ("numpy.core.multiarray", "_reconstruct"): _empty_array,
+    ("numpy._core.multiarray", "_reconstruct"): _empty_array,
     ("numpy.core.numeric", "_frombuffer"): _array_from_buffer,  # protocol 5 (numpy >= 1.16)
     ("numpy._core.numeric", "_frombuffer"): _array_from_buffer,
     ("_codecs", "encode"): _latin1_bytes,  # bytes under protocols 0-2 written by Python 3
@@ -453,9 +463,11 @@ _NUMPY_GLOBALS = {
 }
 
 
-class _CifarUnpickler(pickle.Unpickler):
+class _CifarUnpickler(pickle._Unpickler):
     """Unpickler that builds only plain containers and numpy arrays: any other global is refused,
-    so no code named by the file is ever imported or called."""
+    so no code named by the file is ever imported or called.  The pure-Python unpickler, on the
+    file's bytes in memory: its memo is a dict and every read is bounded by the file, where the C
+    one would allocate a memo as long as any index the file names (``LONG_BINPUT 2**30``: 8 GB)."""
 
     def find_class(self, module: str, name: str):
         try:
@@ -467,8 +479,7 @@ class _CifarUnpickler(pickle.Unpickler):
 def load_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """``(data (N, 3072) uint8, labels (N,) int64)`` of one CIFAR-10 python batch, validated."""
     try:
-        with path.open("rb") as file:
-            batch = _CifarUnpickler(file, encoding="bytes").load()
+        batch = _CifarUnpickler(io.BytesIO(path.read_bytes()), encoding="bytes").load()
     except FileNotFoundError:
         raise InputError(f"missing {path} (expected layout: {IMAGE_LAYOUT})") from None
     except Exception as error:  # any decoding failure of an untrusted file is bad input
