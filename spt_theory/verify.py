@@ -160,7 +160,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     "threshold, method.",
         epilog="exit status: 0 every verdict as recorded (project claims PASS); 1 a verdict CHANGED, a "
                "project claim not passing, or (--strict) any FAIL or INCONCLUSIVE; 2 bad arguments or "
-               "unwritable output; 130 interrupted.\n"
+               "unwritable output; 130 / 143 interrupted (SIGINT / SIGTERM).\n"
                f"quick mode skips: {', '.join(quick_skipped())}")
     p.add_argument("--only", nargs="+", metavar="ID",
                    help="check only these claims (case-insensitive): ids (E1 also selects its variant "
