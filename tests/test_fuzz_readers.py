@@ -164,20 +164,22 @@ AAN_GOOD = "".join(f"{i % 2}\tpaper{i}\tpaper{i + 1}\tabstract {i} of a paper\tc
                    for i in range(6)).encode()
 
 
-@fuzz
-@given(content=mutations(LISTOPS_GOOD, b"\t"))
-def test_listops_tsv(content, tmp_path):
-    with _case_folder(tmp_path) as root:
-        _write(root / "listops-1000/basic_train.tsv", content)
-        _outcome("ListOps TSV", root, lambda: read_listops(root, "train"))
+TSV_FORMATS = {"ListOps TSV": ("listops-1000/basic_train.tsv", LISTOPS_GOOD, read_listops),
+               "AAN TSV": ("new_aan_pairs.train.tsv", AAN_GOOD, read_retrieval)}
 
 
-@fuzz
-@given(content=mutations(AAN_GOOD, b"\t"))
-def test_aan_tsv(content, tmp_path):
-    with _case_folder(tmp_path) as root:
-        _write(root / "new_aan_pairs.train.tsv", content)
-        _outcome("AAN TSV", root, lambda: read_retrieval(root, "train"))
+@pytest.mark.parametrize("reader", list(TSV_FORMATS))
+def test_tsv(reader, tmp_path):
+    name, good, read = TSV_FORMATS[reader]
+
+    @fuzz
+    @given(content=mutations(good, b"\t"))
+    def case(content):
+        with _case_folder(tmp_path) as root:
+            _write(root / name, content)
+            _outcome(reader, root, lambda: read(root, "train"))
+
+    case()
 
 
 # -------------------------------------------------------------------------------- Pathfinder
