@@ -56,7 +56,7 @@ def _commands(root: Path) -> dict[str, tuple[list[str], int, Callable[[], bool]]
         "verify": (["-m", "spt_theory.verify", "--only", "E2", "--cache-dir", str(cache["verify"]), "--no-progress",
                     "--threads", "1", "--json", str(root / "verify/report.json")],
                    signal.SIGINT, _anything(cache["verify"], ".*.lock")),
-        "figures": (["-m", "spt_theory.figures", "--only", "training_curves", "--seeds", "0", "--cache-dir",
+        "figures": (["-m", "spt_theory.figures", "--only", "training_curves", "--train", "--seeds", "0", "--cache-dir",
                      str(cache["figures"]), "--out", str(root / "figures/out"), "--threads", "1", "--no-progress"],
                     signal.SIGTERM, _anything(cache["figures"], ".*.lock")),
         "paper_runs": (["-m", "spt_theory.paper_runs", "--only", "E10", "--seeds", "0", "--cache-dir",
@@ -123,7 +123,7 @@ def test_a_signal_stops_the_command_with_one_line_and_whole_files(name, interrup
 
 
 def test_interrupted_generators_leave_nothing_half_written(interrupted):
-    assert not (interrupted["listops"].folder / "out").exists()  # stopped while drawing trees
+    assert _files(interrupted["listops"].folder / "out") == []  # stopped while drawing trees
     root = interrupted["pathfinder"].folder / "curv_contour_length_14"
     images = {p.relative_to(root).as_posix() for p in root.glob("imgs/*/*.png")}
     assert images  # stopped while writing images: metadata lists none that is missing
