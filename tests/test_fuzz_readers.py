@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
@@ -244,6 +244,7 @@ def other_pngs(draw) -> bytes:
 @fuzz
 @given(content=st.one_of(mutations(PNG_GOOD), other_pngs(),
                          st.builds(_png_header, st.integers(0, 2**31 - 1), st.integers(0, 2**31 - 1))))
+@example(content=_png_header(9500, 9500))  # found: PIL warned of a decompression bomb, then decoded it
 def test_pathfinder_png(content, tmp_path):
     with _case_folder(tmp_path) as folder:
         path = _write(folder / "imgs/0/sample_0.png", content)
@@ -283,6 +284,7 @@ def cifar_batches(tmp_path_factory) -> Path:
 @fuzz
 @given(content=st.one_of(st.sampled_from(sorted(CIFAR_GOOD)).flatmap(lambda p: mutations(CIFAR_GOOD[p])),
                          st.builds(_cifar_pickle, fields | plain, st.sampled_from([2, 4, 5]))))
+@example(content=_cifar_pickle({b"data": np.ones((2, 3072), np.uint8), b"labels": np.ones((), np.uint8)}))  # found
 def test_cifar_batch(content, tmp_path, cifar_batches):
     with _case_folder(tmp_path) as root:
         shutil.copytree(cifar_batches, root / "cifar-10-batches-py", copy_function=os.link)
@@ -302,6 +304,7 @@ entries = st.lists(st.tuples(st.sampled_from(["neg", "pos"]), names, st.sampled_
 
 @fuzz
 @given(entries=entries, folders=st.sampled_from([("neg", "pos"), ("neg", "pos"), ("neg",), ()]))
+@example(entries=[("pos", "1_9", ".txt", "folder", b"")], folders=("neg", "pos"))  # found: IsADirectoryError
 def test_imdb_folder(entries, folders, tmp_path):
     with _case_folder(tmp_path) as root:
         split = root / "aclImdb/train"
