@@ -20,12 +20,14 @@ every command line of the project catches.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
+import signal
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
@@ -83,6 +85,22 @@ def _temporary_beside(path: Path) -> str:
     return tmp
 
 
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held (blocked) in the block and delivered when it ends, so that a
+    temporary file is created and its name bound in one step as far as their handlers see: a signal
+    cannot leave behind a file that no one has the name of.  A no-op where ``pthread_sigmask`` is
+    missing (not POSIX)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp_path)`` and move the finished file onto ``path`` atomically.
 
@@ -95,7 +113,8 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     make_dirs(path.parent)
     tmp = None
     try:
-        tmp = _temporary_beside(path)
+        with _signals_held():
+            tmp = _temporary_beside(path)
         os.chmod(tmp, 0o666 & ~_umask())
         write(Path(tmp))
         os.replace(tmp, path)

@@ -631,3 +631,28 @@ def test_checkpoint_of_an_unknown_format_is_refused_naming_it(change, words, tmp
     capsys.readouterr()
     assert train_cli.main(argv) == 2
     _one_error_line(capsys.readouterr().err, "epoch_1.pt", words)
+
+
+def test_a_signal_while_the_temporary_file_is_created_leaves_no_file_behind(tmp_path, monkeypatch):
+    """SIGINT arriving right after ``mkstemp`` made the file but before its name is bound: the
+    signal is held until the name is known, so the interrupted write removes its own file."""
+    import signal
+    import tempfile
+
+    from synthetic import files
+
+    made = tempfile.mkstemp
+
+    def mkstemp_then_signal(*args, **kwargs):
+        fd, name = made(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)
+        return fd, name
+
+    monkeypatch.setattr(files.tempfile, "mkstemp", mkstemp_then_signal)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            files.atomic_write(tmp_path / "out.txt", lambda tmp: tmp.write_text("x"))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert list(tmp_path.iterdir()) == []
