@@ -27,6 +27,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -87,18 +88,28 @@ def _temporary_beside(path: Path) -> str:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM held (blocked) in the block and delivered when it ends, so that a
-    temporary file is created and its name bound in one step as far as their handlers see: a signal
-    cannot leave behind a file that no one has the name of.  A no-op where ``pthread_sigmask`` is
-    missing (not POSIX)."""
-    if not hasattr(signal, "pthread_sigmask"):
+    """In the main thread, a SIGINT or SIGTERM arriving in the block runs its Python handler (the
+    interrupt of :mod:`synthetic.interrupts`, or ``KeyboardInterrupt``) only when the block ends, so
+    that a temporary file is created and its name bound in one step as far as the handler sees: a
+    signal cannot leave behind a file that no one has the name of.  (Blocking the signals with
+    ``pthread_sigmask`` would not do: the kernel hands a process's signal to any thread that does
+    not block it, such as torch's OpenMP workers, and Python runs the handler at once.)  Signals
+    with no Python handler (default action, ignored) and other threads are left as they are."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    pending: list[tuple[int, object]] = []
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    handlers = {s: h for s, h in handlers.items() if callable(h)}
+    for s in handlers:
+        signal.signal(s, lambda signum, frame: pending.append((signum, frame)))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
+        for signum, frame in pending[:1]:
+            handlers[signum](signum, frame)
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
