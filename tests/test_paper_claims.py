@@ -153,6 +153,14 @@ def test_e9_full_mode_walks_the_log_grid(tiny_claims, tiny_walk, tmp_path):
     assert len(grid) == len(set(paper_runs.spt_length_steps(tiny_walk))) and m.details["steps_per_epoch"] == paper_runs.steps_per_epoch(tiny_walk)
 
 
+def test_e9_quick_mode_reads_only_e3s_spt_run(tiny_claims, tiny_walk, tmp_path):
+    """Quick mode decides E9 from E3's SPT length (4 epochs) alone: the same spec, so no extra run."""
+    assert paper_runs.spt_length_spec(4 * paper_runs.steps_per_epoch(tiny_walk), 0, tiny_walk) == \
+        synthetic.recipe("spt", tiny_walk, 0, paper_runs.BUDGET)
+    m = synthetic.check_e9(Context(full=False, seeds=(0,), cache_dir=tmp_path, progress=False))
+    assert list(m.details["accuracy_by_spt_epochs"]) == ["4"] and m.details["one_epoch_enough"] is None
+
+
 # ---------------------------------------------------------------- decisions on made-up runs
 
 def fake_result(final: dict, per_epoch: list[float] | None = None) -> RunResult:
