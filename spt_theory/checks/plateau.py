@@ -12,9 +12,13 @@ the saddle, lambda ∝ beta_n(p) ∝ 1/n per unit step in gradient flow:
 - AdamW on the plateau (noise-dominated: each coordinate's step is eta g / sqrt(v), sqrt(v) ≈ s(n)
   the gradient RMS): the drift is eta E[g]/s(n), so lambda_A ∝ eta / (n s(n)) and
   T_A ∝ n s(n): **exponent 1 + d ln s / d ln n** (P1), s measured at init.
-  Init scale (P3): the noise adds a floor eta^2/(2 lambda) to a_0^2,
+  Init scale, two models written before any init / 10 run: P3 (first written, with P1): the rate is
+  fixed and the noise adds a floor eta^2/(2 lambda) to a_0^2,
   T_A(sigma) = (1/(2 lambda)) ln(a*^2 / (sigma^2 + eta^2/(2 lambda))), a* = 1; lambda is solved from
-  the measured T_A at the default sigma and n, and T_A(sigma/10) is predicted.
+  the measured T_A at the default sigma and n, and T_A(sigma/10) is predicted (longer).  P3b
+  (added after P1's first runs, before any init / 10 run): the gradient noise s of W_Q is
+  proportional to the size of W_K, so AdamW's step eta E[g]/s does not shrink with the init and
+  the relative rate grows as sigma falls (:func:`scale_free_escape`: shorter).
 - SGD against AdamW (P4): per coordinate SGD's drift is eta_S/(1-beta) E[g], AdamW's eta E[g]/s, so
   T_SGD / T_A >= rho(n) = eta (1 - beta) / (eta_S s(n)) (>= since the mean of 1/s_c over coordinates
   is at least 1 / RMS).
@@ -104,6 +108,18 @@ def adamw_escape(lam: float, sigma: float, eta: float = plateau.ADAMW_LR, a_star
     return math.log(a_star ** 2 / (sigma ** 2 + eta ** 2 / (2 * lam))) / (2 * lam)
 
 
+def scale_free_escape(t: float, small: float, sigma: float = SIGMA, eta: float = plateau.ADAMW_LR,
+                      a_star: float = A_STAR) -> float:
+    """P3b: T(``small``) from T(sigma) = ``t`` under the scale-free AdamW law: the step of W_Q is
+    eta E[g]/s with s ∝ r(t) = sqrt(sigma^2 + eta^2 t) (the RMS of W_K entries, grown by Adam's
+    unit-size noise steps), so the proximity mode grows as exp(Phi), Phi(t) = kappa (r(t) - sigma),
+    kappa = 2 lambda~ / eta^2, and escapes at Phi(T) = ln(a*/sigma): kappa from ``t``, then
+    r(T') = small + ln(a*/small) / kappa, T' = (r^2 - small^2) / eta^2."""
+    kappa = math.log(a_star / sigma) / (math.sqrt(sigma ** 2 + eta ** 2 * t) - sigma)
+    r = small + math.log(a_star / small) / kappa
+    return (r ** 2 - small ** 2) / eta ** 2
+
+
 def sgd_ratio_bound(s: float) -> float:
     """rho = eta_A (1 - beta) / (eta_S s)."""
     return plateau.ADAMW_LR * (1 - plateau.SGD_MOMENTUM) / (plateau.SGD_LR * s)
@@ -150,19 +166,15 @@ def check_p2(ctx: Context) -> Measurement:
     return exponent_check(cells(load(plateau.SUMMARY), "scratch", "sgd"), 1.0, {})
 
 
-@claim("P3", "AdamW: W_Q,W_K init /10 lengthens T as the noise floor says", section=GROUP,
-       method="T(sigma/10) predicted from T(sigma), a*=1, committed")
-def check_p3(ctx: Context) -> Measurement:
-    summary = load(plateau.SUMMARY)
+def init_check(summary: dict, predict) -> Measurement:
+    """Mean T at init / 10 against ``predict(T at the default init)``, every n with both."""
     default, small = cells(summary, "scratch"), cells(summary, "scratch", scale=0.1)
     rows, worst, capped = {}, 0.0, False
     for n in sorted(set(default) & set(small)):
-        t = geometric_mean(default[n]["values"])
-        lam = adamw_rate(t)
-        predicted = adamw_escape(lam, SIGMA / 10)
-        measured = geometric_mean(small[n]["values"])
+        t, measured = geometric_mean(default[n]["values"]), geometric_mean(small[n]["values"])
+        predicted = predict(t)
         capped |= default[n]["capped"] or small[n]["capped"]
-        rows[n] = {"T_default": t, "rate": lam, "predicted_T_small": predicted, "measured_T_small": measured,
+        rows[n] = {"T_default": t, "predicted_T_small": predicted, "measured_T_small": measured,
                    "measured_ratio": measured / t, "predicted_ratio": predicted / t}
         worst = max(worst, abs(measured / predicted - 1))
     threshold = f"|measured/predicted - 1| <= {INIT_TOL} at every n"
@@ -171,6 +183,18 @@ def check_p3(ctx: Context) -> Measurement:
     if capped:
         return undecided(worst, threshold, "capped runs", per_n=rows)
     return Measurement(worst, threshold, worst <= INIT_TOL, {"per_n": rows})
+
+
+@claim("P3", "AdamW, W_Q,W_K init /10: T grows as the noise floor says", section=GROUP,
+       method="T(sigma/10) from T(sigma), fixed rate, a*=1, committed")
+def check_p3(ctx: Context) -> Measurement:
+    return init_check(load(plateau.SUMMARY), lambda t: adamw_escape(adamw_rate(t), SIGMA / 10))
+
+
+@claim("P3b", "AdamW, W_Q,W_K init /10: T shrinks (scale-free steps)", section=GROUP,
+       method="T(sigma/10) from T(sigma), s ∝ |W_K|, a*=1, committed")
+def check_p3b(ctx: Context) -> Measurement:
+    return init_check(load(plateau.SUMMARY), lambda t: scale_free_escape(t, SIGMA / 10))
 
 
 @claim("P4", "SGD's plateau >= AdamW's x eta_A(1-beta)/(eta_S s)", section=GROUP,
