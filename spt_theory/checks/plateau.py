@@ -234,3 +234,24 @@ def check_p5(ctx: Context) -> Measurement:
     ratios = {n: {"values": [geometric_mean(spt[n]["values"]) / geometric_mean(adam[n]["values"])],
                   "capped": spt[n]["capped"] or adam[n]["capped"]} for n in sorted(set(adam) & set(spt))}
     return exponent_check(ratios, predicted_ratio_exponent(rms), {"spt_steps_to_95": {n: c["values"] for n, c in spt.items()}})
+
+
+def predicted_curves(summary: dict, rms: dict) -> dict[str, dict[int, float]]:
+    """The law's predictions per grid row at every measured n, for the figure: the exponent laws
+    (P1, P5) anchored at the geometric mean at the smallest n (T8 predicts exponents, not
+    constants), init / 10 from each n's default (P3, P3b), and SGD's lower bound rho(n) T_A(n) (P4)."""
+    s, s_rec = noise_scale(rms, "supervised"), noise_scale(rms, "spt")
+    adam, spt = cells(summary, "scratch"), cells(summary, "spt")
+    out: dict[str, dict[int, float]] = {}
+    means = {n: geometric_mean(c["values"]) for n, c in adam.items()}
+    if means:
+        n0 = min(means)
+        out["adamw"] = {n: means[n0] * (n / n0) ** predicted_adamw_exponent(rms) for n in means}
+        out["adamw_small_p3"] = {n: adamw_escape(adamw_rate(t), SIGMA / 10) for n, t in means.items()}
+        out["adamw_small_p3b"] = {n: scale_free_escape(t, SIGMA / 10) for n, t in means.items()}
+        out["sgd_at_least"] = {n: sgd_ratio_bound(s[n]) * t for n, t in means.items()}
+    if spt:
+        m0 = min(spt)
+        t0 = geometric_mean(spt[m0]["values"])
+        out["spt"] = {n: t0 * (n / m0) * s_rec[n] / s_rec[m0] for n in spt}
+    return out
