@@ -152,12 +152,30 @@ def exponent_check(by_n: dict[int, dict], predicted: float, details: dict) -> Me
     return Measurement(fitted, threshold, abs(fitted - predicted) <= EXPONENT_TOL, details)
 
 
+LRA_LENGTHS = (500, 1000, 2000, 4000, 8000, 16000)
+"""Lengths of the LRA tasks (ListOps 2000, Text 4000, Retrieval 2 x 4000, Image / Pathfinder 1024,
+Path-X 16384) the law is extrapolated to (README)."""
+
+
+def extrapolate(by_n: dict[int, dict], lengths: tuple[int, ...] = LRA_LENGTHS) -> dict:
+    """T(n) = T(n_max) (n / n_max)^alpha with alpha the fitted exponent of the geometric means and
+    n_max the longest measured length: the measured law carried to ``lengths`` (an extrapolation:
+    same task, recipe and model; README)."""
+    means = {n: geometric_mean(c["values"]) for n, c in by_n.items()}
+    alpha, top = loglog_slope(means), max(means)
+    return {"exponent": alpha, "from_n": top, "steps": {n: means[top] * (n / top) ** alpha for n in lengths}}
+
+
 @claim("P1", "AdamW plateau: T ∝ n^(1 + dln s/dln n), s grad RMS", section=GROUP,
        method="escape (acc>=.6) n 25-200, 3 seeds, committed")
 def check_p1(ctx: Context) -> Measurement:
     summary, rms = load(plateau.SUMMARY), load(plateau.GRADIENT_RMS)
     predicted = predicted_adamw_exponent(rms)
-    return exponent_check(cells(summary, "scratch"), predicted, {"noise_scale": noise_scale(rms, "supervised")})
+    by_n = cells(summary, "scratch")
+    details = {"noise_scale": noise_scale(rms, "supervised")}
+    if len(by_n) >= 2:
+        details["extrapolated"] = extrapolate(by_n)
+    return exponent_check(by_n, predicted, details)
 
 
 def predicted_sgd_exponent(lengths: list[int], p: float) -> float:
@@ -221,7 +239,9 @@ def check_p4(ctx: Context) -> Measurement:
         ok &= ratio >= bound
     worst = min((r["ratio"] / r["predicted_at_least"] for r in rows.values()), default=math.nan)
     threshold = "T_SGD/T_AdamW >= rho(n) at every n"
-    if not rows or undecided_n:
+    if not rows:
+        return undecided(worst, threshold, "no length with both SGD and AdamW runs", per_n=rows)
+    if undecided_n:
         return undecided(worst, threshold, f"capped runs decide nothing at n = {undecided_n}", per_n=rows)
     return Measurement(worst, threshold, ok, {"per_n": rows, "measured": "min over n of ratio / rho"})
 
