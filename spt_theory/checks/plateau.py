@@ -206,9 +206,9 @@ def init_check(summary: dict, predict) -> Measurement:
     threshold = f"|measured/predicted - 1| <= {INIT_TOL} at every n"
     if not rows:
         return undecided(math.nan, threshold, "no length with both init scales", per_n=rows)
-    if capped:
-        return undecided(worst, threshold, "capped runs", per_n=rows)
-    return Measurement(worst, threshold, worst <= INIT_TOL, {"per_n": rows})
+    if capped and worst <= INIT_TOL:
+        return undecided(worst, threshold, "capped runs (lower bounds within the tolerance)", per_n=rows)
+    return Measurement(worst, threshold, worst <= INIT_TOL, {"per_n": rows, "capped": capped})
 
 
 @claim("P3", "AdamW, W_Q,W_K init /10: T grows as the noise floor says", section=GROUP,
