@@ -375,7 +375,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, metavar="N")
     p.add_argument("--summary", type=Path, default=SUMMARY)
     p.add_argument("--gradient-rms", action="store_true", help=f"measure the noise scales into {GRADIENT_RMS.name}")
+    p.add_argument("--table", action="store_true", help="print the README's table from the committed summary")
     args = p.parse_args(argv)
+    if args.table:
+        from spt_theory.checks.plateau import load, markdown_table
+
+        print(markdown_table(load(args.summary), load(GRADIENT_RMS)))
+        return 0
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     if args.gradient_rms:

@@ -275,3 +275,31 @@ def predicted_curves(summary: dict, rms: dict) -> dict[str, dict[int, float]]:
         t0 = geometric_mean(spt[m0]["values"])
         out["spt"] = {n: t0 * (n / m0) * s_rec[n] / s_rec[m0] for n in spt}
     return out
+
+
+def markdown_table(summary: dict, rms: dict) -> str:
+    """The README's measured-against-predicted table: per n, each grid row's per-seed steps (">= cap"
+    for a capped run) and geometric mean, with the predictions of :func:`predicted_curves`."""
+    predicted = predicted_curves(summary, rms)
+    rows = {"AdamW": cells(summary, "scratch"), "AdamW, init / 10": cells(summary, "scratch", scale=0.1),
+            "SGD": cells(summary, "scratch", "sgd"), "SPT to 95%": cells(summary, "spt")}
+    lines = ["| n | " + " | ".join(rows) + " | SPT / AdamW |", "|---|" + "---|" * (len(rows) + 1)]
+
+    def entry(cell: dict | None, notes: list[str]) -> str:
+        if cell is None:
+            return "not run"
+        seeds = " / ".join((">= " if cell["capped"] else "") + f"{v:g}" for v in cell["values"])
+        return f"{seeds} (mean {geometric_mean(cell['values']):.0f}" + "".join(f"; {x}" for x in notes) + ")"
+
+    for n in sorted({n for r in rows.values() for n in r}):
+        def pred(key: str, label: str) -> list[str]:
+            return [f"{label} {predicted[key][n]:.0f}"] if n in predicted.get(key, {}) else []
+
+        out = [entry(rows["AdamW"].get(n), pred("adamw", "law")),
+               entry(rows["AdamW, init / 10"].get(n), pred("adamw_small_p3", "P3") + pred("adamw_small_p3b", "P3b")),
+               entry(rows["SGD"].get(n), [f"P4: >= {predicted['sgd_at_least'][n]:.0f}"] if n in predicted.get("sgd_at_least", {}) else []),
+               entry(rows["SPT to 95%"].get(n), pred("spt", "law"))]
+        a, t = rows["AdamW"].get(n), rows["SPT to 95%"].get(n)
+        ratio = f"{geometric_mean(t['values']) / geometric_mean(a['values']):.2f}" if a and t else "-"
+        lines.append(f"| {n} | " + " | ".join(out) + f" | {ratio} |")
+    return "\n".join(lines)
