@@ -79,10 +79,10 @@ def eval_every(n: int) -> int:
 
 def cap(optimiser: str, n: int, qk_scale: float) -> int:
     """Step cap of a scratch run: AdamW 12000, about 2.5x the escape the law predicts at n = 200
-    from the n = 25 pilot (975 steps); at init / 10 8000 (2x P3's prediction at n = 100); SGD 6000
-    (what a shared core affords: 3.5 min per run at n = 25)."""
+    from the n = 25 pilot (975 steps); at init / 10 8000 (2x P3's prediction at n = 100); SGD 3000
+    (what a shared core affords, 2 min per run at n = 25; above P4's bound, 2.2 x 909 steps)."""
     if optimiser == "sgd":
-        return 6000
+        return 3000
     return 12000 if qk_scale == 1.0 else 8000
 
 
@@ -323,20 +323,21 @@ def measure_gradient_rms(path: Path = GRADIENT_RMS) -> dict:
 
 def grid(lengths: tuple[int, ...] = LENGTHS, seeds: tuple[int, ...] = SEEDS) -> list[PlateauRun]:
     """The runs in the order they are trained, most needed first, so that a short budget still
-    ends with whole rows of 3 seeds: AdamW at the default init, SPT, AdamW at init / 10, each over
-    the lengths below :data:`LONG`; AdamW at the long lengths; SGD at n = 25; SPT at the long
-    lengths, SGD at the other :data:`SGD_LENGTHS`, AdamW at init / 10 at the long lengths (the measured step
-    time, 35 ms at n = 25 on a shared core, puts n = 200 last)."""
-    short, long = tuple(n for n in lengths if n < LONG), tuple(n for n in lengths if n >= LONG)
-
-    def row(kind: str, optimiser: str, scale: float, ns: tuple[int, ...]) -> list[PlateauRun]:
+    ends with whole rows of 3 seeds.  Sized from the measured step time on a shared core (35, 65,
+    90 ms at n = 25, 50, 100, about 3x the idle core's): AdamW at the default init for n < 200, SPT
+    for n < 200, AdamW at init / 10 for n = 25, 50, SGD at n = 25, AdamW at n = 200; then (past the
+    budget of 2026-12-01, in this order) init / 10 at n = 100, SPT at n = 200, SGD at n = 50, init /
+    10 at n = 200."""
+    def row(kind: str, optimiser: str, scale: float, ns) -> list[PlateauRun]:
         return [PlateauRun(kind, n, s, optimiser, scale, cap(optimiser, n, scale) if kind == "scratch" else 0)
-                for n in ns for s in seeds]
+                for n in ns if n in lengths for s in seeds]
 
-    sgd = tuple(n for n in lengths if n in SGD_LENGTHS)
-    return (row("scratch", "adamw", 1.0, short) + row("spt", "adamw", 1.0, short) + row("scratch", "adamw", 0.1, short)
-            + row("scratch", "adamw", 1.0, long) + row("scratch", "sgd", 1.0, sgd[:1]) + row("spt", "adamw", 1.0, long)
-            + row("scratch", "sgd", 1.0, sgd[1:]) + row("scratch", "adamw", 0.1, long))
+    short = [n for n in lengths if n < LONG]
+    return (row("scratch", "adamw", 1.0, short) + row("spt", "adamw", 1.0, short)
+            + row("scratch", "adamw", 0.1, (25, 50)) + row("scratch", "sgd", 1.0, SGD_LENGTHS[:1])
+            + row("scratch", "adamw", 1.0, (LONG,)) + row("scratch", "adamw", 0.1, (100,))
+            + row("spt", "adamw", 1.0, (LONG,)) + row("scratch", "sgd", 1.0, SGD_LENGTHS[1:])
+            + row("scratch", "adamw", 0.1, (LONG,)))
 
 
 def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGTHS) -> dict:
@@ -360,7 +361,7 @@ def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGT
                            "eval_every": {str(n): eval_every(n) for n in lengths}, "finetune_cap": FINETUNE_CAP,
                            "spt_grid": list(SPT_GRID)},
               "data": dataclasses.asdict(WalkData()), "batch": BATCH, "sgd_momentum": SGD_MOMENTUM,
-              "torch": str(torch.__version__), "python": platform.python_version(),
+              "seeds": list(SEEDS), "torch": str(torch.__version__), "python": platform.python_version(),
               "grid_seconds": round(seconds, 1), "runs": rows}
     write_json(path, record)
     return record

@@ -42,7 +42,7 @@ def test_escape_models(t):
 
 
 def summary_of(values: dict[int, list[float]], capped_at: int | None = None) -> dict:
-    return {"runs": [{"kind": "scratch", "optimiser": "adamw", "qk_scale": 1.0, "length": n, "value": v,
+    return {"seeds": [0, 1, 2], "runs": [{"kind": "scratch", "optimiser": "adamw", "qk_scale": 1.0, "length": n, "value": v,
                       "capped": n == capped_at} for n, vs in values.items() for v in vs]}
 
 
@@ -54,6 +54,7 @@ def test_exponent_fit_recovers_a_power_law_and_fails_a_wrong_one():
     assert law.exponent_check(cells, 0.8 + 1.01 * law.EXPONENT_TOL, {}).verdict == "FAIL"
     capped = law.exponent_check(law.cells(summary_of(values, capped_at=100), "scratch"), 0.8, {})
     assert capped.verdict == "INCONCLUSIVE"
+    assert 100 not in law.cells(summary_of({**values, 100: values[100][:2]}), "scratch")  # a row is whole or absent
 
 
 def test_scratch_run_is_cached_and_deterministic(tmp_path):

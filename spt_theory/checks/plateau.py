@@ -127,14 +127,16 @@ def sgd_ratio_bound(s: float) -> float:
 
 
 def cells(summary: dict, kind: str, optimiser: str = "adamw", scale: float = 1.0) -> dict[int, dict]:
-    """Per n: the per-seed values and whether any is capped, of the runs of one grid row."""
+    """Per n: the per-seed values and whether any is capped, of the runs of one grid row; only the
+    lengths where every seed of ``summary["seeds"]`` has finished (a row is whole or absent)."""
     out: dict[int, dict] = {}
     for row in summary["runs"]:
         if row["kind"] == kind and row["optimiser"] == optimiser and row["qk_scale"] == scale:
             cell = out.setdefault(row["length"], {"values": [], "capped": False})
             cell["values"].append(row["value"])
             cell["capped"] |= row["capped"]
-    return dict(sorted(out.items()))
+    whole = len(summary.get("seeds", plateau.SEEDS))
+    return {n: c for n, c in sorted(out.items()) if len(c["values"]) == whole}
 
 
 def exponent_check(by_n: dict[int, dict], predicted: float, details: dict) -> Measurement:
