@@ -43,7 +43,7 @@ def test_escape_models(t):
 
 def summary_of(values: dict[int, list[float]], capped_at: int | None = None) -> dict:
     return {"seeds": [0, 1, 2], "runs": [{"kind": "scratch", "optimiser": "adamw", "qk_scale": 1.0, "length": n, "value": v,
-                      "capped": n == capped_at} for n, vs in values.items() for v in vs]}
+                      "cap": 100, "capped": n == capped_at} for n, vs in values.items() for v in vs]}
 
 
 def test_exponent_fit_recovers_a_power_law_and_fails_a_wrong_one():

@@ -128,15 +128,17 @@ def sgd_ratio_bound(s: float) -> float:
 
 def cells(summary: dict, kind: str, optimiser: str = "adamw", scale: float = 1.0) -> dict[int, dict]:
     """Per n: the per-seed values and whether any is capped, of the runs of one grid row; only the
-    lengths where every seed of ``summary["seeds"]`` has finished (a row is whole or absent)."""
-    out: dict[int, dict] = {}
+    lengths where every seed of ``summary["seeds"]`` has finished (a row is whole or absent), and
+    of several whole rows at one n (a longer cap run later) the one with the largest cap."""
+    groups: dict[tuple[int, int], dict] = {}
     for row in summary["runs"]:
         if row["kind"] == kind and row["optimiser"] == optimiser and row["qk_scale"] == scale:
-            cell = out.setdefault(row["length"], {"values": [], "capped": False})
+            cell = groups.setdefault((row["length"], row["cap"]), {"values": [], "capped": False})
             cell["values"].append(row["value"])
             cell["capped"] |= row["capped"]
     whole = len(summary.get("seeds", plateau.SEEDS))
-    return {n: c for n, c in sorted(out.items()) if len(c["values"]) == whole}
+    out = {n: c for (n, _), c in sorted(groups.items()) if len(c["values"]) == whole}
+    return dict(sorted(out.items()))
 
 
 def exponent_check(by_n: dict[int, dict], predicted: float, details: dict) -> Measurement:
