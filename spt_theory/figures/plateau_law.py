@@ -3,7 +3,8 @@
 Reads ``OUT/plateau/plateau_runs.json`` and ``OUT/plateau/gradient_rms.json`` (written by
 ``python -m spt_theory.plateau``), no training: per grid row (AdamW at the default init and at
 init / 10, SGD, SPT's steps to 95%) the seeds (small dots; a capped run as an upward triangle at its
-cap, a lower bound) and the geometric mean over seeds (large markers), with the law's predictions
+cap, a lower bound) and the geometric mean over seeds (large markers, open where a seed is
+capped), with the law's predictions
 of :func:`spt_theory.checks.plateau.predicted_curves` as lines.
 """
 
@@ -20,7 +21,7 @@ from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, OKABE_ITO, RECIPE_
 ROWS = (("AdamW", ("scratch", "adamw", 1.0), RECIPE_COLOUR["scratch"], "o"),
         ("AdamW, W_Q,W_K init / 10", ("scratch", "adamw", 0.1), OKABE_ITO["orange"], "s"),
         ("SGD (momentum .9, lr .3)", ("scratch", "sgd", 1.0), OKABE_ITO["purple"], "D"),
-        ("SPT steps to 95%", ("spt", "adamw", 1.0), RECIPE_COLOUR["spt"], "v"))
+        ("SPT steps to 95%", ("spt", "adamw", 1.0), RECIPE_COLOUR["spt"], "X"))
 LINES = (("adamw", "T8 AdamW: n s(n)", RECIPE_COLOUR["scratch"], "-"),
          ("adamw_small_p3", "P3 (fixed rate)", OKABE_ITO["orange"], ":"),
          ("adamw_small_p3b", "P3b (scale-free)", OKABE_ITO["orange"], "--"),
@@ -48,7 +49,11 @@ def plateau_law(ctx: FigureContext) -> list[Path]:
                 ax.scatter([n] * len(cell["values"]), cell["values"], s=6, color=colour,
                            marker="^" if cell["capped"] else ".", zorder=3)
             means = {n: law.geometric_mean(c["values"]) for n, c in cells.items()}
-            ax.plot(list(means), list(means.values()), marker=marker, ls="none", color=colour, label=label, zorder=4)
+            for capped in (False, True):
+                ns = [n for n, c in cells.items() if c["capped"] == capped]
+                if ns:
+                    ax.plot(ns, [means[n] for n in ns], marker=marker, ls="none", color=colour, zorder=4,
+                            mfc="none" if capped else colour, label=label + (" (capped)" if capped else ""))
             drawn.append({"row": label, "per_seed": {n: c["values"] for n, c in cells.items()},
                           "capped": {n: c["capped"] for n, c in cells.items()}, "geometric_mean": means})
         for key, label, colour, style in LINES:
