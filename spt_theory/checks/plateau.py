@@ -65,6 +65,14 @@ def slope(xs: list[float], ys: list[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
 
+def slope_with_error(xs: list[float], ys: list[float]) -> dict:
+    """Least-squares slope of ys on xs and its standard error sqrt(RSS / ((N - 2) Sxx)) (N > 2)."""
+    b, mx, my = slope(xs, ys), statistics.fmean(xs), statistics.fmean(ys)
+    rss = sum((y - my - b * (x - mx)) ** 2 for x, y in zip(xs, ys))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    return {"slope": b, "standard_error": math.sqrt(rss / ((len(xs) - 2) * sxx)) if len(xs) > 2 else math.nan}
+
+
 def loglog_slope(by_n: dict[int, float]) -> float:
     """d ln y / d ln n fitted over the n of ``by_n``."""
     ns = sorted(by_n)
@@ -148,7 +156,9 @@ def exponent_check(by_n: dict[int, dict], predicted: float, details: dict) -> Me
         return undecided(math.nan, f"{predicted:.2f} ± {EXPONENT_TOL}", "fewer than two lengths measured", **details)
     means = {n: geometric_mean(c["values"]) for n, c in by_n.items()}
     fitted = loglog_slope(means)
-    details = {**details, "geometric_mean_steps": means, "per_seed": {n: c["values"] for n, c in by_n.items()},
+    xs = [math.log(n) for n, c in by_n.items() for _ in c["values"]]
+    ys = [math.log(v) for c in by_n.values() for v in c["values"]]
+    details = {**details, "geometric_mean_steps": means, "per_seed_fit": slope_with_error(xs, ys), "per_seed": {n: c["values"] for n, c in by_n.items()},
                "capped": [n for n, c in by_n.items() if c["capped"]]}
     threshold = f"{predicted:.2f} ± {EXPONENT_TOL}"
     if details["capped"]:
