@@ -202,7 +202,8 @@ def predicted_sgd_exponent(lengths: list[int], p: float) -> float:
 def check_p2(ctx: Context) -> Measurement:
     summary = load(plateau.SUMMARY)
     by_n = cells(summary, "scratch", "sgd")
-    predicted = predicted_sgd_exponent(sorted(by_n) or [25, 50], summary["data"]["p"])
+    predicted = predicted_sgd_exponent(sorted(by_n) if len(by_n) > 1 else list(plateau.SGD_LENGTHS),
+                                       summary["data"]["p"])
     return exponent_check(by_n, predicted, {"beta_n": {n: pair_coupling_bound(n, summary["data"]["p"]) for n in by_n}})
 
 
