@@ -59,6 +59,7 @@ class Registration:
 
 
 WALK_SEEDS = "walk task, seeds 0-2, verify --full"
+PLATEAU = "plateau grid (figures/plateau/plateau_runs.json), seeds 0-2"
 
 RECORDS: dict[str, Record] = {
     "E2": Record("holds", "2026-11-30", f"{WALK_SEEDS}: scratch 0.483-0.488 after 8 epochs"),
@@ -88,10 +89,25 @@ RECORDS: dict[str, Record] = {
     "L3": Record("does not hold", "2026-12-01",
                  "CPU LRA sweep, seeds 0-2: frozen W_Q, W_K ListOps -14.1 pts against scratch (Pathfinder 0)"),
     "L4": Record("does not hold", "2026-12-01", "CPU LRA sweep, seeds 0-2: no SPT gain to recover on either task"),
+    **{claim_id: Record(verdict, "2026-12-01", f"{PLATEAU}: {evidence}") for claim_id, (verdict, evidence) in {
+        "P1": ("holds", "AdamW escape exponent 0.64 ± 0.08 (n 25-200) against 1 + dln s/dln n = 0.74 ± 0.25"),
+        "P2": ("inconclusive", "SGD (lr 0.3, momentum 0.9) never left the plateau within its cap: one length, lower bounds"),
+        "P3": ("holds", "init / 10 lengthens T by 1.26x (n 25), 1.17x (n 50); fixed-rate model within 0.22"),
+        "P3b": ("does not hold", "init / 10 lengthens T; the scale-free model predicted 0.32x (n 25)"),
+        "P4": ("holds", "SGD >= 3000 steps at n 25 (all capped) >= rho T_AdamW = 2028"),
+        "P5": ("does not hold", "SPT / scratch ratio exponent -0.62 against +0.08 ± 0.25: SPT steps 397 / 500 / 500"),
+    }.items()},
 }
 """The recorded verdict of every paper claim (the others are project claims: they must PASS)."""
 
-REGISTRATIONS: dict[str, Registration] = {}
+REGISTRATIONS: dict[str, Registration] = {
+    "P1": Registration("pre", "cf076e0", "2cdbf98"),
+    "P2": Registration("pre", "cf076e0", "b96eb5c", original="1.00 ± 0.25 (beta_n's exponent since 802d83c)"),
+    "P3": Registration("pre", "cf076e0", "baab605"),
+    "P3b": Registration("pre", "4d2452f", "baab605"),
+    "P4": Registration("pre", "cf076e0", "b96eb5c"),
+    "P5": Registration("pre", "cf076e0", "baab605"),
+}
 """Pre-registration of every claim's threshold, from the git history."""
 
 
