@@ -1,7 +1,9 @@
 """The plateau law's pieces (issue 25): the SPT-length search, beta_n's closed form, the escape
 models of P3 / P3b, the exponent fit, and a tiny cached scratch run."""
 
+import json
 import math
+import shutil
 
 import pytest
 
@@ -65,3 +67,20 @@ def test_scratch_run_is_cached_and_deterministic(tmp_path):
     assert [h["test_accuracy"] for h in first["history"]] == [h["test_accuracy"] for h in again["history"]]
     assert plateau.run_scratch(run, tmp_path / "a") == first  # read back from run.json
     assert not math.isnan(first["history"][-1]["test_accuracy"])
+
+
+def test_plateau_figure_draws_the_committed_grid(tmp_path):
+    from spt_theory.figures.context import FigureContext, FigureSkipped
+    from spt_theory.figures.plateau_law import plateau_law
+
+    with pytest.raises(FigureSkipped):
+        plateau_law(FigureContext(out=tmp_path))
+    shutil.copytree(plateau.EVIDENCE, tmp_path / "plateau")
+    paths = plateau_law(FigureContext(out=tmp_path))
+    assert [p.suffix for p in paths] == [".png", ".pdf", ".json"]
+    record = json.loads(paths[2].read_text())
+    summary = json.loads(plateau.SUMMARY.read_text())
+    drawn = sum(len(v) for row in record["rows"] for v in row["per_seed"].values())
+    assert drawn == sum(len(c["values"]) for kind, opt, scale in {(r["kind"], r["optimiser"], r["qk_scale"])
+                                                                   for r in summary["runs"]}
+                        for c in law.cells(summary, kind, opt, scale).values())
