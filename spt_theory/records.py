@@ -91,11 +91,11 @@ RECORDS: dict[str, Record] = {
     "L4": Record("does not hold", "2026-12-01", "CPU LRA sweep, seeds 0-2: no SPT gain to recover on either task"),
     **{claim_id: Record(verdict, "2026-12-01", f"{PLATEAU}: {evidence}") for claim_id, (verdict, evidence) in {
         "P1": ("holds", "AdamW escape exponent 0.64 ± 0.08 (n 25-200) against 1 + dln s/dln n = 0.74 ± 0.25"),
-        "P2": ("inconclusive", "SGD (lr 0.3, momentum 0.9) never left the plateau within its cap: one length, lower bounds"),
-        "P3": ("holds", "init / 10 lengthens T by 1.26x (n 25), 1.17x (n 50); fixed-rate model within 0.22"),
-        "P3b": ("does not hold", "init / 10 lengthens T; the scale-free model predicted 0.32x (n 25)"),
-        "P4": ("holds", "SGD >= 3000 steps at n 25 (all capped) >= rho T_AdamW = 2028"),
-        "P5": ("does not hold", "SPT / scratch ratio exponent -0.62 against +0.08 ± 0.25: SPT steps 397 / 500 / 500"),
+        "P2": ("inconclusive", "SGD (lr 0.3, momentum 0.9) never left the plateau within 3000 steps at n 25, 50"),
+        "P3": ("holds", "init / 10 lengthens T 1.26 / 1.17 / 1.07x (n 25/50/100) against 1.61 / 1.49 / 1.45x"),
+        "P3b": ("does not hold", "init / 10 lengthens T; the scale-free model predicted 0.32 / 0.46 / 0.53x"),
+        "P4": ("inconclusive", "SGD >= 3.3x AdamW at n 25 (bound 2.2x); at n 50 the 3000-step cap is below the bound"),
+        "P5": ("does not hold", "SPT / scratch ratio exponent -0.39 ± 0.14 against +0.08 ± 0.25 (SPT 397-707 steps)"),
     }.items()},
 }
 """The recorded verdict of every paper claim (the others are project claims: they must PASS)."""
