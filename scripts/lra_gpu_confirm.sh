@@ -2,26 +2,32 @@
 # Budgeted SPT-on-LRA confirmation on one GPU: generated ListOps (lengths 500-2000) and
 # Pathfinder-32, 1-layer models, one seed: scratch, SPT then finetune (and keep=qk for ListOps),
 # attention probes of every checkpoint, sweep figures, the report table, and the throughput of our
-# model against torch.nn.TransformerEncoderLayer.  Planned to fit 10 minutes of H200 time with data
-# generation included -- an estimate until it has run on a GPU.
+# model against torch.nn.TransformerEncoderLayer.  Planned to fit 300 s of H200 time with data
+# generation included (--budget S changes it) -- an estimate until it has run on a GPU.
 #
-#   bash scripts/lra_gpu_confirm.sh [OUT]              the run (needs CUDA; OUT: runs/lra-gpu)
-#   bash scripts/lra_gpu_confirm.sh --dry-run          the plan: FLOPs and estimated seconds per step
-#   bash scripts/lra_gpu_confirm.sh --tiny OUT         the same pipeline at tiny sizes on the CPU (tests)
+#   bash scripts/lra_gpu_confirm.sh [RUN]              the run (needs CUDA; RUN: runs/lra-gpu)
+#   bash scripts/lra_gpu_confirm.sh --dry-run          the plan: FLOPs, seconds and timeout per step
+#   bash scripts/lra_gpu_confirm.sh --tiny RUN         the same pipeline at tiny sizes on the CPU (tests)
+#   OUT=DIR bash scripts/lra_gpu_confirm.sh ...        also export to DIR (or --export DIR)
 #
-# Interpreter: $PYTHON, else python3, else python (with torch, numpy, tqdm, pillow, matplotlib).
-# Every step is a process of that interpreter; its stderr is shown; a failing step prints its
-# error and the script stops with exit status 2.  Order: bench (OUT/bench.json), data (OUT/data,
-# reused when complete), plan (OUT/plan.json), sweeps (OUT/results, OUT/sweeps/<task>-gpu.*),
-# report (OUT/report.txt).
+# Interpreter: $PYTHON, else python3, else python (with torch, numpy, tqdm, pillow, matplotlib);
+# the project needs no install: this script puts its checkout first on PYTHONPATH.  Every step is
+# a process of that interpreter, its output shown as it comes and kept in RUN/logs.  Order: bench
+# (RUN/bench.json), data (RUN/data, reused when complete), plan (RUN/plan.json), sweeps
+# (RUN/results, RUN/probes, RUN/sweeps/<task>-gpu.*), report (RUN/report.txt), summary
+# (RUN/summary.json: every number of the run, each step planned against actual).
 #
-# Step caps: the runner caps a stage by --max-steps only, so the steps come from time: after the
-# bench and data steps, what is left of the 600 s (minus estimated process starts, data reading,
-# CPU probes and evaluations) x 0.85 is split evenly over the 7 training stages, and each task's
-# cap is its share over its seconds per step, the FLOPs per step over the FLOP/s the bench
-# measured for our model at that task's shape.  A rerun reuses the caps of OUT/plan.json, so
-# cached stages resume.  Details: spt_theory/lra/gpu_confirm.py.
+# Budget: the seconds count from this script's start.  Every step has a timeout (1.5 x its plan
+# + 20 s, never into the last 5 s of the budget); a step that fails or overruns is cut, recorded
+# in summary.json, and the run goes on where it can.  The report, the summary and the export
+# always happen; the exit status is 0 when every step finished, else 2 with one 'error:' line per
+# step that did not.
+#
+# Export ($OUT set, or --export DIR; what a lent GPU machine returns): at most 7 files,
+# summary.json, report.txt, results.tar.gz (the run's JSONs and logs, no data or checkpoints) and
+# the sweep figures <task>-gpu.{png,pdf}.  Details: spt_theory/lra/gpu_confirm.py.
 set -uo pipefail
+started=$(date +%s)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 
@@ -34,7 +40,7 @@ if [[ -z $PY ]]; then
     exit 2
 fi
 
-"$PY" -m spt_theory.lra.gpu_confirm --python "$PY" "$@"
+"$PY" -m spt_theory.lra.gpu_confirm --python "$PY" --started "$started" "$@"
 status=$?
 if (( status != 0 && status != 2 )); then
     echo "error: $PY -m spt_theory.lra.gpu_confirm stopped with exit status $status" >&2

@@ -5,7 +5,8 @@ Two kinds of claims (``kind``):
 
 - ``project``: the toolkit's own statements (the lemmas T*, the mechanism probes E1, E1b, E8 and
   the controls X*).  They must PASS; anything else is a regression.
-- ``paper``: the paper's statements under test (E2-E14 and their variants, L*).  Each has a
+- ``paper``: the paper's statements under test (E2-E14 and their variants, L*), and
+  ``hypothesis``: predictions of the mechanism that the data can refute (X1).  Each has a
   :class:`Record`: the verdict it gave when last measured in full (``holds``, ``does not hold``,
   ``inconclusive``), the date and the evidence.  A verdict that reproduces its record is a
   reproduced result, whichever it is; one that differs is printed as ``CHANGED``.
@@ -30,12 +31,15 @@ RECORD_OF_VERDICT = {"PASS": "holds", "FAIL": "does not hold", "INCONCLUSIVE": "
 
 @dataclass(frozen=True)
 class Record:
-    """The verdict on record for a paper claim: ``verdict`` one of :data:`RECORD_OF_VERDICT`'s
-    values, the ``date`` it was measured, and the ``evidence`` (runs, seeds, the figure)."""
+    """The verdict on record for a claim under test: ``verdict`` one of :data:`RECORD_OF_VERDICT`'s
+    values, the ``date`` it was measured, the ``evidence`` (runs, seeds, the figure), and whose
+    statement it is (``source``: ``paper``, or ``hypothesis`` for a prediction of this project's
+    mechanism that the data may refute)."""
 
     verdict: str
     date: str
     evidence: str
+    source: str = "paper"
 
     def __post_init__(self):
         if self.verdict not in RECORD_OF_VERDICT.values():
@@ -82,6 +86,9 @@ RECORDS: dict[str, Record] = {
     "E12": Record("holds", "2026-12-01", f"{WALK_SEEDS}: 2 / 4 layers, scratch 49.4 / 49.4%, SPT 100 / 99.9%"),
     "E13": Record("holds", "2026-12-01", f"{WALK_SEEDS}: 7 settings of p, n, V: scratch 48.4-49.7%"),
     "E14": Record("holds", "2026-12-01", f"{WALK_SEEDS}: median SPT epochs n 50/100/200: 4/4/8; p .2/.5/.8: >8/4/2"),
+    "X1": Record("does not hold", "2026-11-30",
+                 "walk task, seeds 0-2: ALiBi scratch 1.000 / 0.669 / 0.997 (mean 0.889 < 0.95; seeds 3-4: 1.000 / 0.534)",
+                 source="hypothesis"),
     "L1": Record("does not hold", "2026-12-01",
                  "CPU LRA sweep (figures/lra/listops.json, pathfinder.json), seeds 0-2: ListOps -0.2 pts, Pathfinder-16 +0.6 pts"),
     "L2": Record("does not hold", "2026-12-01",
@@ -89,7 +96,8 @@ RECORDS: dict[str, Record] = {
     "L3": Record("does not hold", "2026-12-01",
                  "CPU LRA sweep, seeds 0-2: frozen W_Q, W_K ListOps -14.1 pts against scratch (Pathfinder 0)"),
     "L4": Record("does not hold", "2026-12-01", "CPU LRA sweep, seeds 0-2: no SPT gain to recover on either task"),
-    **{claim_id: Record(verdict, "2026-12-01", f"{PLATEAU}: {evidence}") for claim_id, (verdict, evidence) in {
+    **{claim_id: Record(verdict, "2026-12-01", f"{PLATEAU}: {evidence}", source="hypothesis")
+       for claim_id, (verdict, evidence) in {
         "P1": ("holds", "AdamW escape exponent 0.64 ± 0.08 (n 25-200) against 1 + dln s/dln n = 0.74 ± 0.25"),
         "P2": ("inconclusive", "SGD (lr 0.3, momentum 0.9) never left the plateau within 3000 steps at n 25, 50"),
         "P3": ("holds", "init / 10 lengthens T 1.26 / 1.17 / 1.07x (n 25/50/100) against 1.61 / 1.49 / 1.45x"),
@@ -100,7 +108,37 @@ RECORDS: dict[str, Record] = {
 }
 """The recorded verdict of every paper claim (the others are project claims: they must PASS)."""
 
+FIRST_CHECKS, FIRST_RESULTS = "c9d317f", "03d9245"
+"""The commit of the first T1-T6, E1-E9 checks (2026-11-30 13:09) and the commit of their first
+results, X1-X6 with their thresholds and the moves of E6, E7, E8 (2026-11-30 14:15)."""
+BRIDGE, PAPER, PAPER_RESULTS, LRA, LRA_RESULTS = "4c4475f", "7e34945", "202563b", "67451e9", "0b6f065"
+"""T2b, T4b, T7 (12-01 00:10); E5, E6b, E9-E14, X5b (02:27) and their results (04:35); L1-L4
+(00:17) and the LRA results (01:43)."""
+
 REGISTRATIONS: dict[str, Registration] = {
+    **{t: Registration("pre", FIRST_CHECKS, "d19cbea") for t in ("T1", "T2", "T3", "T4", "T5", "T6")},
+    "T2b": Registration("post", BRIDGE, BRIDGE),
+    "T4b": Registration("pre", BRIDGE, "b96e7e0"),
+    "T7": Registration("pre", BRIDGE, "b96e7e0"),
+    "E1": Registration("pre", FIRST_CHECKS, "d19cbea"),
+    "E1b": Registration("post", "b1a2932", "b1a2932"),
+    **{e: Registration("pre", FIRST_CHECKS, FIRST_RESULTS) for e in ("E2", "E3", "E4")},
+    "E5": Registration("post", PAPER, PAPER_RESULTS,
+                       "frozen - scratch <= 0.05 with the mean-pooled readout (c9d317f; moved away from passing: "
+                       "the gap bound is pre, the scratch >= 0.6 guard was set with scratch's 0.74 known)"),
+    "E5b": Registration("post", "289bb35", PAPER_RESULTS),
+    "E6": Registration("post", FIRST_CHECKS, FIRST_RESULTS,
+                       "qk >= 0.8, mlp <= 0.2 after a 3-epoch finetune (moved to 8 epochs in 03d9245)"),
+    "E6b": Registration("post", PAPER, FIRST_RESULTS),
+    "E7": Registration("post", FIRST_CHECKS, FIRST_RESULTS,
+                       "R2 >= 0.9 and half the heads peaked within |i-j| <= 2 (moved in 03d9245)"),
+    "E8": Registration("post", FIRST_CHECKS, FIRST_CHECKS, "ratio <= 0.25 (moved to 0.33 in 03d9245)"),
+    "E9": Registration("post", PAPER, FIRST_RESULTS,
+                       "longest SPT >= 0.95 and a gain >= 0.2 over 1 epoch (c9d317f; replaced, both pass)"),
+    **{e: Registration("pre", PAPER, PAPER_RESULTS) for e in ("E10", "E11", "E12", "E13", "E14", "X5b")},
+    "E11b": Registration("pre", "7cb0b0e", "4d15f38"),
+    **{x: Registration("post", FIRST_RESULTS, FIRST_RESULTS) for x in ("X1", "X2", "X3", "X4", "X5", "X6")},
+    **{l_: Registration("pre", LRA, LRA_RESULTS) for l_ in ("L1", "L2", "L3", "L4")},
     "P1": Registration("pre", "cf076e0", "2cdbf98"),
     "P2": Registration("pre", "cf076e0", "b96eb5c", original="1.00 ± 0.25 (beta_n's exponent since 802d83c)"),
     "P3": Registration("pre", "cf076e0", "baab605"),
@@ -112,5 +150,21 @@ REGISTRATIONS: dict[str, Registration] = {
 
 
 def kind(claim_id: str) -> str:
-    """``paper`` for a claim with a record, else ``project``."""
-    return "paper" if claim_id in RECORDS else "project"
+    """The source of a recorded claim (``paper`` or ``hypothesis``), else ``project``."""
+    record = RECORDS.get(claim_id)
+    return "project" if record is None else record.source
+
+
+VERDICT_OF_RECORD = {words: verdict for verdict, words in RECORD_OF_VERDICT.items()}
+
+
+def on_record(claim_ids: tuple[str, ...]) -> str:
+    """The verdicts on record of some claims in the report's vocabulary, claims with the same
+    verdict together: ``E5, E5b FAIL (does not hold)``; project claims: ``X5b project: must PASS``."""
+    groups: dict[str, list[str]] = {}
+    for claim_id in claim_ids:
+        record = RECORDS.get(claim_id)
+        text = ("project: must PASS" if record is None
+                else f"{VERDICT_OF_RECORD[record.verdict]} ({record.verdict})")
+        groups.setdefault(text, []).append(claim_id)
+    return "; ".join(f"{', '.join(ids)} {text}" for text, ids in groups.items())

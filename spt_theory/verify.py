@@ -13,8 +13,10 @@ refuted again is a reproduced result.
 
 Exit code: 0 when every claim that ran gives its recorded verdict and every project claim passes;
 1 when a verdict differs from its record (a ``CHANGED`` line), a project claim does not pass or a
-check raised; with ``--strict`` also 1 on any FAIL or INCONCLUSIVE; 2 on bad arguments or when the
-cache or the report cannot be written (read-only folder, full disk); 130 when interrupted.
+check raised; with ``--strict`` also 1 on any FAIL or INCONCLUSIVE; 2 on bad arguments, on a file
+a check reads that is bad input (a corrupt checkpoint, a malformed LRA evidence JSON), or when the
+cache or the report cannot be written (read-only folder, full disk); 130 / 143 when stopped by
+SIGINT / SIGTERM.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ import time
 import traceback
 from pathlib import Path
 
-from spt_theory import checks, records
+from spt_theory import checks, cli_args, records
 from spt_theory.claims import Claim, Context, Measurement, all_claims
-from spt_theory.io import InputError, StorageError, check_output, write_json
+from spt_theory.io import InputError, StorageError, write_json
+from synthetic.interrupts import interruptible
+from synthetic.progress import Progress
 
 
 def import_checks() -> None:
@@ -85,7 +89,7 @@ def run_claim(claim: Claim, ctx: Context) -> dict:
         row = {"measured": m.measured, "threshold": m.threshold, "details": m.details}
         if m.inconclusive:
             row["inconclusive"] = m.inconclusive
-    except StorageError:  # the cache cannot be written: no later claim can train either
+    except InputError:  # bad input (a file a check reads) or an unwritable cache: one line, exit 2
         raise
     except Exception as exc:  # a broken check must not hide the other claims
         verdict = "ERROR"
@@ -98,12 +102,13 @@ def run_claim(claim: Claim, ctx: Context) -> dict:
 
 def record_text(row: dict) -> str:
     """The record column: ``= holds`` when the verdict reproduces its record, ``CHANGED`` when not,
-    ``project`` for a project claim, blank for a skipped row."""
+    ``(holds)`` for a skipped row (the record, not reproduced in this run); ``project`` for a
+    project claim (``project: not PASS`` when it does not pass)."""
     if row["record"] is None:
-        return "project" if row["matches_record"] is not False else "project: must PASS"
-    if row["matches_record"] is False:
-        return "CHANGED"
-    return f"= {row['record']['verdict']}"
+        return "project" if row["matches_record"] is not False else "project: not PASS"
+    if row["matches_record"] is None:
+        return f"({row['record']['verdict']})"
+    return "CHANGED" if row["matches_record"] is False else f"= {row['record']['verdict']}"
 
 
 def registration_text(row: dict) -> str:
@@ -115,7 +120,7 @@ def _print_row(row: dict, width: int) -> None:
     statement = row["statement"]
     if len(statement) > width:
         statement = statement[: width - 1] + "…"
-    print(f"{row['id']:<4} {row['verdict']:<12} {record_text(row):<18} {registration_text(row):<4} "
+    print(f"{row['id']:<4} {row['verdict']:<12} {record_text(row):<18} {registration_text(row):<5} "
           f"{statement:<{width}}  {_format_measured(row['measured']):>12}  {row['threshold']:<16} {row['method']}",
           flush=True)
     if row["record"] is not None and row["matches_record"] is False:
@@ -155,7 +160,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     "threshold, method.",
         epilog="exit status: 0 every verdict as recorded (project claims PASS); 1 a verdict CHANGED, a "
                "project claim not passing, or (--strict) any FAIL or INCONCLUSIVE; 2 bad arguments or "
-               "unwritable output; 130 interrupted.\n"
+               "unwritable output; 130 / 143 interrupted (SIGINT / SIGTERM).\n"
                f"quick mode skips: {', '.join(quick_skipped())}")
     p.add_argument("--only", nargs="+", metavar="ID",
                    help="check only these claims (case-insensitive): ids (E1 also selects its variant "
@@ -165,9 +170,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "mode skips the claims that need long extra training unless --only selects them")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 on any FAIL or INCONCLUSIVE, even where it is the verdict on record")
-    p.add_argument("--seeds", type=int, nargs="+", metavar="S",
-                   help="distinct seeds for the trained experiments (default: 0 in quick mode, "
-                        "0 1 2 with --full)")
+    cli_args.add_seeds(p, None, "0 in quick mode, 0 1 2 with --full; for the trained experiments")
     p.add_argument("--json", type=Path, metavar="PATH",
                    help="also write the report as JSON to PATH (checked before any claim runs)")
     p.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR",
@@ -175,11 +178,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lra-evidence", type=Path, default=Context.lra_evidence, metavar="DIR",
                    help="committed LRA sweep summaries read by the L claims (default: figures/lra)")
     p.add_argument("--list", action="store_true", help="list the claims (kind, record) and exit")
-    p.add_argument("--threads", type=int, metavar="N",
-                   help="torch intra-op threads (default: torch's choice); 1 is much faster for "
-                        "these small models on a busy machine")
-    p.add_argument("--no-progress", action="store_true",
-                   help="no progress output (bars on a terminal, one line per claim otherwise)")
+    cli_args.add_threads(p)
+    cli_args.add_no_progress(p)
     return p.parse_args(argv)
 
 
@@ -205,19 +205,14 @@ def select(claims: list[Claim], only: list[str] | None) -> list[Claim]:
 def _check_arguments(args: argparse.Namespace) -> list[Claim]:
     """The selected claims; bad arguments and an unwritable ``--json`` raise before any work."""
     claims = select(all_claims(), args.only)
-    if args.seeds is not None:
-        if any(s < 0 for s in args.seeds):
-            raise InputError("--seeds: seeds must be non-negative integers")
-        if len(set(args.seeds)) != len(args.seeds):
-            raise InputError(f"--seeds: each seed once, got {' '.join(map(str, args.seeds))}")
-    if args.threads is not None and args.threads < 1:
-        raise InputError(f"--threads: must be >= 1, got {args.threads}")
+    args.seeds = cli_args.parse_seeds(args.seeds)
+    args.threads = cli_args.parse_threads(args.threads)
     if args.json and not args.list:
-        for folder in check_output(args.json):
-            print(f"created folder {folder}", file=sys.stderr)
+        cli_args.prepare_output(args.json)
     return claims
 
 
+@interruptible
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -232,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for c in claims:
             record = records.RECORDS.get(c.id)
-            print(f"{c.id:<4} {records.kind(c.id):<7} {record.verdict if record else 'must PASS':<13} "
+            print(f"{c.id:<4} {records.kind(c.id):<10} {record.verdict if record else 'must PASS':<13} "
                   f"{c.section:<28} {c.statement}")
         return 0
     seeds = tuple(args.seeds) if args.seeds else ((0, 1, 2) if args.full else (0,))
@@ -242,22 +237,26 @@ def main(argv: list[str] | None = None) -> int:
     width = 58
     mode = "full" if args.full else "quick"
     print(f"spt-theory verify ({mode} mode, seeds {list(seeds)}): {len(claims)} claims", flush=True)
-    print(f"{'id':<4} {'verdict':<12} {'record':<18} {'reg':<4} {'statement':<{width}}  {'measured':>12}  "
+    print(f"{'id':<4} {'verdict':<12} {'record':<18} {'reg':<5} {'statement':<{width}}  {'measured':>12}  "
           f"{'threshold':<16} method")
     start = time.perf_counter()
     rows = []
+    shown = Progress("verify", len(claims), "claims", enabled=progress)
     try:
-        for i, c in enumerate(claims, 1):
+        for c in claims:
             runs = c.quick or args.full or args.only
-            if runs and progress and not sys.stderr.isatty():
-                print(f"verify [{i}/{len(claims)}] {c.id} ({time.perf_counter() - start:.0f} s)",
-                      file=sys.stderr, flush=True)
+            if runs:
+                shown.note(f"next {c.id}")
             row = run_claim(c, ctx) if runs else skipped_claim(c)
             rows.append(row)
-            _print_row(row, width)
-    except StorageError as err:
+            with shown.printing():
+                _print_row(row, width)
+            shown.update()
+    except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    finally:
+        shown.close()
     seconds = time.perf_counter() - start
     code = exit_code(rows, args.strict)
     print(summary_line(rows, seconds, code))
@@ -276,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         except StorageError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
-        print(f"wrote {args.json}", file=sys.stderr)
+        cli_args.announce(args.json)
     return code
 
 

@@ -125,6 +125,7 @@ def test_the_real_e5_record_is_does_not_hold():
     from spt_theory.records import RECORDS, kind
 
     assert RECORDS["E5"].verdict == "does not hold" and kind("E5") == "paper" and kind("T1") == "project"
+    assert kind("X1") == "hypothesis"
 
 
 def test_duplicate_seeds_and_an_unwritable_json_are_refused_before_any_claim_runs(monkeypatch, tmp_path, capsys):
@@ -153,3 +154,41 @@ def test_help_lists_exactly_the_claims_quick_mode_skips(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert f"quick mode skips: {', '.join(quick_skipped())}" in out
     assert set(quick_skipped()) >= {"E11", "E11b", "X1"}
+
+
+def test_every_claim_has_a_registration_and_every_record_a_claim():
+    from spt_theory.records import RECORD_OF_VERDICT, RECORDS, REGISTRATIONS
+
+    ids = {c.id for c in all_claims()}
+    assert set(REGISTRATIONS) == ids
+    assert set(RECORDS) <= ids and all(r.verdict in RECORD_OF_VERDICT.values() for r in RECORDS.values())
+    moved = {cid for cid, reg in REGISTRATIONS.items() if reg.original}
+    assert {"E6", "E7", "E8"} <= moved and all(REGISTRATIONS[c].when == "post" for c in moved)
+
+
+def test_a_row_shows_its_registration_and_the_json_names_the_original_threshold(tmp_path, capsys):
+    report = tmp_path / "r.json"
+    assert main(["--only", "T1", "L1", "--json", str(report), "--no-progress"]) == 0
+    rows = {c["id"]: c for c in json.loads(report.read_text())["claims"]}
+    assert rows["T1"]["registration"]["when"] == "pre" and rows["L1"]["registration"]["when"] == "pre"
+    assert rows["L1"]["kind"] == "paper" and rows["L1"]["record"]["verdict"] in ("holds", "does not hold", "inconclusive")
+    out = capsys.readouterr().out
+    assert any(line.startswith("L1 ") and " pre " in line for line in out.splitlines())
+
+
+def test_record_words_are_checked():
+    from spt_theory.records import Record, Registration
+
+    with pytest.raises(ValueError):
+        Record("passes", "2026-12-01", "x")
+    with pytest.raises(ValueError):
+        Registration("before", "a", "b")
+
+
+def test_the_readme_lists_exactly_the_claims_quick_mode_skips():
+    from pathlib import Path
+
+    from spt_theory.verify import quick_skipped
+
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    assert f"quick mode skips: {', '.join(quick_skipped())} (" in readme

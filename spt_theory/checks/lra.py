@@ -3,7 +3,9 @@
 verify does not train these: it reads the sweep summaries that ``python -m spt_theory.lra sweep
 ... --name evidence`` wrote and that are committed as ``figures/lra/<task>.json`` (the command,
 data, config, seeds and versions are inside each file; ``figures/README.md`` gives the commands).
-A task whose file is missing is reported, and the claim fails: no evidence is no pass.
+A task whose file is missing is reported, and the claim fails: no evidence is no pass.  A file that
+is not a sweep summary holding what the claims read (:func:`read_evidence`) is bad input: an
+``InputError`` naming the file (and line, or field).
 
 The cells each claim reads: ``scratch`` (supervised from init), ``spt`` (SPT on the task's own
 data, then finetuning of the whole encoder), ``scratch freeze=qk`` (W_Q, W_K frozen at their
@@ -25,9 +27,10 @@ seen), and held on every task with evidence:
 
 from __future__ import annotations
 
-import json
+from pathlib import Path
 
 from spt_theory.claims import Context, Measurement, claim
+from spt_theory.io import InputError, read_json
 
 TASKS = ("listops", "pathfinder")
 GAIN = 2.0
@@ -41,13 +44,44 @@ HYBRID = {"recipe": "spt", "freeze": "none", "keep": "qk", "pretrain_task": "sel
 
 
 def evidence(ctx: Context) -> dict[str, dict]:
-    """The committed sweep summary of every task that has one."""
-    found = {}
-    for task in TASKS:
-        path = ctx.lra_evidence / f"{task}.json"
-        if path.exists():
-            found[task] = json.loads(path.read_text())
-    return found
+    """The committed sweep summary of every task that has one (:func:`read_evidence`)."""
+    paths = {task: ctx.lra_evidence / f"{task}.json" for task in TASKS}
+    return {task: read_evidence(path) for task, path in paths.items() if path.exists()}
+
+
+def _numbers(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(type(v) in (int, float) for v in value)
+
+
+def read_evidence(path: Path) -> dict:
+    """The sweep summary in ``path``, checked to hold every field the L claims read: ``seeds``,
+    ``cells`` with exactly one row per cell the claims compare, each row's per-seed test accuracies
+    (a non-empty list of numbers) and the mean proximity ratios they judge.  InputError naming the
+    file and the field otherwise (a malformed JSON: the file, line and column)."""
+    summary = read_json(path)
+    if not isinstance(summary, dict):
+        raise InputError(f"{path}: not a sweep summary (a JSON {type(summary).__name__}, not an object)")
+    for field, kind in (("task", str), ("seeds", list), ("cells", list)):
+        if not isinstance(summary.get(field), kind):
+            raise InputError(f"{path}: field {field!r} must be a JSON {'string' if kind is str else 'array'}")
+    for index, row in enumerate(summary["cells"]):
+        if not (isinstance(row, dict) and isinstance(row.get("cell"), dict)):
+            raise InputError(f"{path}: field cells[{index}] must be an object with an object 'cell'")
+    try:
+        rows = {name: cell(summary, match) for name, match in
+                (("scratch", SCRATCH), ("spt", SPT), ("frozen", FROZEN_CELL), ("hybrid", HYBRID))}
+    except KeyError as error:
+        raise InputError(f"{path}: field cells: {error.args[0]}") from None
+    metric = "grid_ratio" if "grid_ratio" in rows["scratch"] else "band_ratio"
+    for name, row in rows.items():
+        where = f"cells[{summary['cells'].index(row)}]"
+        accuracy = row.get("test_accuracy")
+        if not (isinstance(accuracy, dict) and _numbers(accuracy.get("per_seed"))):
+            raise InputError(f"{path}: field {where}.test_accuracy.per_seed ({name}) must be a non-empty list of numbers")
+        ratio = metric if name == "scratch" else f"spt_{metric}" if name == "spt" else None
+        if ratio and not (isinstance(row.get(ratio), dict) and type(row[ratio].get("mean")) in (int, float)):
+            raise InputError(f"{path}: field {where}.{ratio}.mean ({name}) must be a number")
+    return summary
 
 
 def cell(summary: dict, match: dict) -> dict:

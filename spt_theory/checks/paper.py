@@ -17,8 +17,9 @@ r"""Claims E5b, E6b, E10-E14 and X5b: the paper's statements tested as it makes 
        shuffled) does not help: the negative side of X5.
 
 The runs are those of :mod:`spt_theory.paper_runs` (``python -m spt_theory.paper_runs`` trains them
-ahead), cached like every run.  Thresholds were written before the runs they judge; "at chance" is
-E2's bar (accuracy <= 0.6), "solved" E3's (>= 0.95).  All but E10 need long extra training and run
+ahead), cached like every run.  Thresholds were written before the runs they judge, except E6b's
+(its data were committed about 12 hours before it) and E5b's scratch guard (see
+:data:`spt_theory.records.REGISTRATIONS`); "at chance" is E2's bar (accuracy <= 0.6), "solved" E3's (>= 0.95).  All but E10 need long extra training and run
 with ``--full`` or ``--only``.
 """
 

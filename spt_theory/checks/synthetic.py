@@ -5,7 +5,11 @@ the claims share runs (E3, E4, E6 and E9 all reuse one SPT pretraining per seed)
 verify only reloads.  Each figure is the mean over ``ctx.seeds``; ``details`` has every seed's
 value and the spread (sample standard deviation).  Thresholds were set from measurements over
 seeds 0-2 of the design's budget (E8: seeds 0-9; see the comment beside each) and are printed
-with the figure.
+with the figure; which were written before their data and which were moved is in
+:data:`spt_theory.records.REGISTRATIONS` (E6, E7, E8 moved after their first results).
+
+Quick mode runs E1-E4 and E7-E10 (about 2750 training steps); E5 and E6 (2000 steps each) run
+with ``--full`` or ``--only E5 E6``.
 """
 
 from __future__ import annotations
@@ -109,14 +113,16 @@ def check_e4(ctx: Context) -> Measurement:
 
 E5_MAX_GAP = 0.05
 """|frozen - scratch| with the last-token readout: 'about as good, sometimes better' as a two-sided
-bound of 5 points (4.5 binomial sd on 2000 test sequences at 75%).  Written before the runs."""
+bound of 5 points (4.5 binomial sd on 2000 test sequences at 75%).  Written before the frozen runs."""
 E5_MIN_SCRATCH = 0.6
 """The setting must be one where supervised training partly learns (else frozen = scratch is a tie
-at chance, which cannot fail: the mean-pooled model's 0.487 / 0.488 of the earlier E5)."""
+at chance, which cannot fail: the mean-pooled model's 0.487 / 0.488 of the earlier E5).  Set when
+the last-token scratch accuracy (0.74, X4's run) was already known: E5 is "post"
+(:data:`spt_theory.records.REGISTRATIONS`)."""
 
 
 @claim("E5", "attention frozen at random init: about as good as trained", section="Paper: frozen attention",
-       method="last-token readout, W_Q,W_K frozen vs trained, 8 ep")
+       method="last-token readout, W_Q,W_K frozen vs trained, 8 ep", quick=False)
 def check_e5(ctx: Context) -> Measurement:
     """The paper: frozen random attention is about as good as trained attention, sometimes better.
     Tested where supervised training partly learns: the last-token readout (X4), whose scratch
@@ -145,7 +151,7 @@ def recovered_gain(ctx: Context, name: str) -> list[float]:
 
 
 @claim("E6", "hybrid init: W_Q,W_K recover most of the gain, MLP not", section="Paper: hybrid init",
-       method="SPT groups kept, rest fresh, finetune 8 ep")
+       method="SPT groups kept, rest fresh, finetune 8 ep", quick=False)
 def check_e6(ctx: Context) -> Measurement:
     names = ("hybrid_qk", "hybrid_mlp") + (("hybrid_qk_vo",) if ctx.full else ())
     recovered = {name: recovered_gain(ctx, name) for name in names}

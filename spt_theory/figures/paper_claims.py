@@ -29,7 +29,7 @@ import matplotlib
 import numpy as np
 import torch
 
-from spt_theory import paper_runs, probes
+from spt_theory import paper_runs, probes, records
 from spt_theory.paper_runs import median_budget, point_label
 from spt_theory.checks.controls import chance_share, share_trajectory
 from spt_theory.experiments import Budget, RunResult, RunSpec, initial_model
@@ -50,8 +50,7 @@ OFFSET_RANGE = 20
 def trained(ctx: FigureContext, label: str, build: Callable[[int], RunSpec]) -> tuple[list[RunResult], list[dict]]:
     """``build(seed)`` trained or loaded for every seed of ``ctx``, and each run's provenance."""
     specs = [build(seed) for seed in ctx.seeds]
-    return ([ctx.result(label, spec.seed, spec) for spec in specs],
-            [ctx.source(label, spec.seed, spec) for spec in specs])
+    return ctx.results(label, specs), [ctx.source(label, spec.seed, spec) for spec in specs]
 
 
 def _seed_dots(ax, x: float, values: list[float], label: str | None = None) -> None:
@@ -517,6 +516,10 @@ def phase_map(ctx: FigureContext) -> list[Path]:
 
 
 # ----------------------------------------------------------------------------- paper checks
+PAPER_CHECK_CLAIMS = (("E5", "E5b"), ("E11", "E11b"), ("E12",), ("X5b",))
+"""The claims of each panel of :func:`paper_checks`, in the order of :func:`paper_check_groups`."""
+
+
 def paper_check_groups(ctx: FigureContext) -> list[tuple[str, list[tuple[str, str, Callable[[int], RunSpec]]]]]:
     """(panel title, [(bar label, colour, spec of a seed)]) of :func:`paper_checks`."""
     d, b, m = ctx.data, ctx.budget, ctx.model
@@ -556,7 +559,7 @@ def paper_checks(ctx: FigureContext) -> list[Path]:
     fig, axes = new_figure(COLUMN_WIDTH, 4.2, 2, 2, sharey=True, squeeze=False)
     panels, sources = [], []
     with plt.rc_context(STYLE):
-        for ax, (title, bars) in zip(axes.flat, groups):
+        for ax, (title, bars), claim_ids in zip(axes.flat, groups, PAPER_CHECK_CLAIMS):
             rows = []
             for i, (label, colour, build) in enumerate(bars):
                 results, runs = trained(ctx, f"{title}: {label}".replace("\n", " "), build)
@@ -570,8 +573,9 @@ def paper_checks(ctx: FigureContext) -> list[Path]:
                              "config_hashes": [r["config_hash"] for r in runs]})
             _chance(ax)
             ax.set_xticks(range(len(bars)), [label for label, _, _ in bars], fontsize=FONT_SIZE - 1)
-            ax.set_title(title, pad=3)
-            panels.append({"panel": title, "bars": rows})
+            verdicts = records.on_record(claim_ids)
+            ax.set_title(f"{title}\n{verdicts}", pad=3, fontsize=FONT_SIZE - 1)
+            panels.append({"panel": title, "claims": list(claim_ids), "verdicts_on_record": verdicts, "bars": rows})
         axes[0, 0].set_ylim(0, 105)
         for ax in axes[:, 0]:
             ax.set_ylabel("final test accuracy (%)")

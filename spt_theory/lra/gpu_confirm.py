@@ -1,31 +1,46 @@
 """``python -m spt_theory.lra.gpu_confirm`` (run by ``scripts/lra_gpu_confirm.sh``): the budgeted
 one-GPU confirmation of SPT on generated ListOps and Pathfinder-32, 1-layer models, one seed.
 
-Steps, each a subprocess of the interpreter ``--python`` (stderr shown as it comes; a failing step
-prints its error and the run stops with exit status 2):
+Steps (:mod:`spt_theory.lra.gpu_steps`: every process of the interpreter ``--python`` in its own
+process group, its output shown on stderr as it comes and kept in ``OUT/logs/<process>.log``):
 
+0. ``start``: this process's start and the data rates measured on this CPU (for the plan).
 1. ``bench``: ``python -m spt_theory.bench --device cuda --lra``: ms/step, tokens/s and TFLOP/s of
    our model against ``nn.TransformerEncoderLayer`` at the ListOps and Pathfinder shapes.
 2. ``data``: ``listops_workers`` processes draw ListOps trees (lengths 500-2000) while ``workers``
    processes draw Pathfinder-32 images (contour length 14), one seed each, merged into the release
    layout with one provenance marker per task (a tree drawn twice is kept once).  Reused when
    ``OUT/data`` already holds data of the same sizes.
-3. ``sweep`` per task: ``python -m spt_theory.lra sweep`` with the cells scratch, spt (and
+3. ``sweep <task>``: ``python -m spt_theory.lra sweep`` with the cells scratch, spt (and
    ``spt,keep=qk`` for ListOps), seed 0, ``--layers 1``: trains, probes every checkpoint (init,
    scratch, SPT, finetuned) and writes ``OUT/sweeps/<task>-gpu.{json,png,pdf}``.
-4. ``report``: ``python -m spt_theory.lra report`` -> ``OUT/report.txt``.
+4. ``report``, in this process: the report table of ``OUT/results`` -> ``OUT/report.txt``; then
+   ``OUT/summary.json`` (every number of the run) and, with ``$OUT`` set or ``--export DIR``, the
+   export there (:mod:`spt_theory.lra.gpu_export`: at most 7 files within the limits of what the
+   lent GPU machine returns).
+
+**Budget.**  The run is planned to fit ``--budget`` seconds (``BUDGET_SECONDS``, data generation
+included, counted from the script's start), so that a rerun and the machine's starts still fit a
+15-minute lease.  Every step has a timeout, :func:`step_timeout`: ``OVERRUN`` x its planned seconds
++ ``STEP_GRACE``, never past the budget's end less ``FINISH_SECONDS`` (kept for the report and the
+export); a step whose timeout would be under ``MIN_STEP_SECONDS`` is skipped.  A step that fails or
+overruns (cut: its processes stopped) is recorded and the run goes on where it can: without the
+bench the plan keeps the dry run's assumed rates, without data the sweeps are skipped, one task's
+sweep does not need the other's.  The report, summary and export always happen; the exit status
+is 0 when every step finished, else 2 (one ``error:`` line per step that did not).
 
 **Step caps.**  The runner caps a stage by ``--max-steps`` only, so the plan turns seconds into
-steps: what is left of the budget after the measured bench and data steps and the estimated fixed
-costs (process starts, data reading, probes) is multiplied by ``SAFETY`` and split evenly over
-the training stages (4 for ListOps, 3 for Pathfinder); a task's cap is the most steps whose
-training, per-epoch evaluations and checkpoints fit its share.  Seconds per step are FLOPs per
-step (:func:`spt_theory.bench.train_step_flops`; SPT adds the decoder) over the achieved FLOP/s the
-bench measured for our model at that task's shape.  The plan is redone before each sweep with the
-time actually left; a sweep slower than planned slows the next task's steps by the same factor.  ``--dry-run`` makes the same plan on the CPU with an assumed achieved rate
-(``ASSUMED_PEAK_FRACTION`` of the H200's bf16 dense peak, plus ``ASSUMED_STEP_OVERHEAD`` per step)
-and data generation and reading rates measured on this CPU (one process, in CPU seconds), the
-generation spread over the GPU machine's ``GPU_MACHINE_CORES``.
+steps: what is left of the budget after the measured start, bench and data steps and the
+estimated fixed costs (process starts, data reading, probes, the finish) is multiplied by
+``SAFETY`` and split evenly over the training stages (4 for ListOps, 3 for Pathfinder); a task's
+cap is the most steps whose training, per-epoch evaluations and checkpoints fit its share.
+Seconds per step are FLOPs per step (:func:`spt_theory.bench.train_step_flops`; SPT adds the
+decoder) over the achieved FLOP/s the bench measured for our model at that task's shape.  The
+plan is redone before each sweep with the time actually left; a sweep slower than planned slows
+the next task's steps by the same factor.  ``--dry-run`` makes the same plan on the CPU with an
+assumed achieved rate (``ASSUMED_PEAK_FRACTION`` of the H200's bf16 dense peak, plus
+``ASSUMED_STEP_OVERHEAD`` per step) and data generation and reading rates measured on this CPU
+(one process, in CPU seconds), the generation spread over the GPU machine's ``GPU_MACHINE_CORES``.
 The caps are saved in ``OUT/plan.json``; a rerun reuses them, so cached stages resume.
 """
 
@@ -36,20 +51,33 @@ import functools
 import json
 import math
 import os
-import shlex
 import shutil
-import subprocess
+import signal
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+import traceback
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from spt_theory.bench import BF16_DENSE_PEAK_TFLOPS, LRA_SIZES, BenchSize, forward_flops
-from spt_theory.io import InputError, atomic_write, write_json
+from spt_theory.io import InputError, StorageError, atomic_write, write_json
+from spt_theory.lra import gpu_export
 from spt_theory.lra.configs import config_for, one_layer, tiny
+from spt_theory.lra.gpu_steps import Step, run_step, say
+from spt_theory.lra.report import format_report, load_results
 
-BUDGET_SECONDS = 600.0
+BUDGET_SECONDS = 300.0
+OVERRUN = 1.5
+STEP_GRACE = 20.0
+"""A step is cut at ``OVERRUN`` x its planned seconds + ``STEP_GRACE`` (or at the budget's end)."""
+FINISH_SECONDS = 5.0
+"""Seconds kept at the budget's end for the report, the summary and the export."""
+MIN_STEP_SECONDS = 2.0
+"""A step with less time than this left before the budget's end is skipped."""
+ASSUMED_SCRIPT_START = 5.0
+"""Seconds to start this script's interpreter and import torch (no CUDA context), before the CPU
+rates are measured."""
 ASSUMED_PEAK_FRACTION = 0.25
 """Achieved share of the bf16 dense peak assumed by ``--dry-run`` (1-layer models, widths 128-512)."""
 ASSUMED_STEP_OVERHEAD = 1e-3
@@ -68,6 +96,9 @@ BENCH_REPETITIONS = 5
 TASKS = ("listops", "pathfinder")
 CELLS = {"listops": ("recipe=scratch", "recipe=spt", "recipe=spt,keep=qk"),
          "pathfinder": ("recipe=scratch", "recipe=spt")}
+SWEEP_NAME = "gpu"
+FIGURES = tuple(f"{task}-{SWEEP_NAME}.{suffix}" for task in TASKS for suffix in ("png", "pdf"))
+"""The sweep figures the export takes (at most gpu_export.MAX_FIGURES)."""
 STAGES = {"listops": ("scratch", "pretrain", "spt", "spt keep=qk"), "pathfinder": ("scratch", "pretrain", "spt")}
 PROBED_CHECKPOINTS = {"listops": 8, "pathfinder": 5}
 """init + scratch; init + SPT + finetuned per spt cell."""
@@ -98,22 +129,6 @@ TINY = Sizes(listops=(24, 8, 8), listops_lengths=(5, 40), pathfinder_images=40, 
              shapes={s.name: s for s in LRA_SIZES["tiny"]}, tiny=True, max_steps=3)
 
 
-class StepFailed(Exception):
-    """A step's process exited with a non-zero status."""
-
-
-def say(message: str) -> None:
-    print(f"[lra-gpu] {message}", file=sys.stderr, flush=True)
-
-
-def run_step(name: str, command: list[str], stdout=None) -> None:
-    """Run ``command`` (stderr shown); StepFailed naming the step and its status if it fails."""
-    say(f"{name}: {shlex.join(command)}")
-    status = subprocess.run(command, stdout=stdout).returncode
-    if status != 0:
-        raise StepFailed(f"step {name} failed with exit status {status}: {shlex.join(command)}")
-
-
 # ------------------------------------------------------------------------------ the plan
 
 @dataclass(frozen=True)
@@ -127,6 +142,8 @@ class Rates:
     images_per_second: float
     trees_read_per_second: float
     images_read_per_second: float
+    measure_seconds: float
+    """Wall seconds this process took to measure the four CPU rates (part of the start)."""
     basis: str
 
 
@@ -161,13 +178,17 @@ def split_sizes(task: str, sizes: Sizes) -> tuple[int, int, int]:
 def plan(sizes: Sizes, rates: Rates, fixed_seconds: dict | None = None, budget: float = BUDGET_SECONDS,
          caps: dict | None = None, repetitions: int = BENCH_REPETITIONS, slowdown: float = 1.0) -> dict:
     """The plan: rows (step, what, TFLOP, seconds, basis), each task's step cap, epochs and
-    warm-up, and the total.  ``fixed_seconds``: measured seconds of the steps already run
-    (``bench``, ``data``, a task's whole sweep); ``caps``: step caps to keep (an earlier run's, or
+    warm-up, the steps with their planned seconds and timeouts (:func:`plan_steps`), and the
+    total.  ``fixed_seconds``: measured seconds of the steps already run (``start``, ``bench``,
+    ``data``, a task's whole sweep); ``caps``: step caps to keep (an earlier run's, or
     those of a task already run); ``slowdown``: the factor by which a finished sweep took longer
     than planned, applied to the seconds per step of the tasks still to run."""
     rows = []
     fixed_seconds = fixed_seconds or {}
     caps = caps or {}
+    rows.append(_row("start", "this script: interpreter, torch import, the CPU rates measured", 0.0,
+                     fixed_seconds.get("start", ASSUMED_SCRIPT_START + rates.measure_seconds),
+                     "measured" if "start" in fixed_seconds else "assumed start + the rates' measuring here"))
     bench_steps = {name: (repetitions + 2) * s.batches for name, s in sizes.shapes.items()}  # warm-up: 2 passes
     bench_est = ASSUMED_PROCESS_START + sum(
         2 * bench_steps[t] * (stage_flops(t, sizes.shapes[t], "scratch") / rates.flops[t] + rates.step_overhead)
@@ -182,9 +203,10 @@ def plan(sizes: Sizes, rates: Rates, fixed_seconds: dict | None = None, budget: 
                      f"Pathfinder {sizes.pathfinder_images} images ({sizes.workers} x {rates.images_per_second:.1f}/s)",
                      0.0, fixed_seconds.get("data", max(trees, images)),
                      "measured" if "data" in fixed_seconds else "CPU rates measured here (CPU seconds), one process a core"))
-    report = _row("report", "lra report -> report.txt", 0.0, ASSUMED_PROCESS_START, "assumed start")
+    finish = _row("finish", "report, summary.json and the export, in this process", 0.0, FINISH_SECONDS,
+                  "kept at the budget's end")
     costs = {task: task_costs(task, sizes, rates, slowdown) for task in TASKS if task not in fixed_seconds}
-    spent = (rows[0]["seconds"] + rows[1]["seconds"] + report["seconds"]
+    spent = (sum(row["seconds"] for row in rows) + finish["seconds"]
              + sum(fixed_seconds[t] for t in TASKS if t in fixed_seconds)
              + sum(c["start"] + c["probe"] for c in costs.values()))
     n_stages = sum(len(STAGES[t]) for t in costs)
@@ -219,11 +241,43 @@ def plan(sizes: Sizes, rates: Rates, fixed_seconds: dict | None = None, budget: 
         tasks[task] = {"max_steps": cap, "epochs": epochs, "warmup_steps": max(1, cap // 10),
                        "steps_per_epoch": math.ceil(split_sizes(task, sizes)[0] / shape.batch),
                        "seconds_per_step": c["per_step"], "planned_seconds": planned}
-    rows.append(report)
+    rows.append(finish)
     total = sum(row["seconds"] for row in rows)
-    return {"rows": rows, "tasks": tasks, "total_seconds": total, "budget_seconds": budget,
+    return {"rows": rows, "tasks": tasks, "steps": plan_steps(rows, budget), "total_seconds": total,
+            "budget_seconds": budget,
             "rates": asdict(rates), "sizes": {k: v for k, v in asdict(sizes).items() if k != "shapes"},
             "shapes": {name: asdict(s) for name, s in sizes.shapes.items()}, "slowdown": slowdown}
+
+
+STEPS = ("start", "bench", "data", *(f"sweep {task}" for task in TASKS), "finish")
+
+
+def step_of(row: str) -> str:
+    """The step a plan row belongs to ("listops pretrain" -> "sweep listops")."""
+    first = row.split()[0]
+    return f"sweep {first}" if first in TASKS else row
+
+
+def step_timeout(planned: float, left: float) -> float:
+    """Seconds a step planned to take ``planned`` may run with ``left`` seconds of the budget left:
+    ``OVERRUN`` x ``planned`` + ``STEP_GRACE``, but never into the last ``FINISH_SECONDS``."""
+    return min(OVERRUN * planned + STEP_GRACE, left - FINISH_SECONDS)
+
+
+def plan_steps(rows: list[dict], budget: float) -> list[dict]:
+    """Each step's planned seconds (its rows') and its timeout (None for the start and the finish,
+    which run in this process) were the steps before it to take their planned seconds."""
+    steps, elapsed = [], 0.0
+    for name in STEPS:
+        seconds = sum(row["seconds"] for row in rows if step_of(row["step"]) == name)
+        timeout = None if name in ("start", "finish") else step_timeout(seconds, budget - elapsed)
+        steps.append({"step": name, "planned_seconds": seconds, "timeout_seconds": timeout})
+        elapsed += seconds
+    return steps
+
+
+def planned_seconds(p: dict, step: str) -> float:
+    return next(s["planned_seconds"] for s in p["steps"] if s["step"] == step)
 
 
 def task_costs(task: str, sizes: Sizes, rates: Rates, slowdown: float = 1.0) -> dict:
@@ -270,6 +324,7 @@ def _row(step: str, what: str, flops: float, seconds: float, basis: str) -> dict
 
 
 def format_plan(p: dict) -> str:
+    """The plan's rows, its total against the budget, and each step's planned seconds and timeout."""
     lines = [f"{'step':<22} {'TFLOP':>9} {'est. s':>8}  what [basis]", "-" * 100]
     for row in p["rows"]:
         lines.append(f"{row['step']:<22} {row['tflop']:>9.2f} {row['seconds']:>8.1f}  {row['what']} [{row['basis']}]")
@@ -277,20 +332,24 @@ def format_plan(p: dict) -> str:
     verdict = "fits" if p["total_seconds"] <= p["budget_seconds"] else "DOES NOT FIT"
     lines.append(f"{'total':<22} {'':>9} {p['total_seconds']:>8.1f}  {verdict} in the budget of "
                  f"{p['budget_seconds']:.0f} s (an estimate until it has run on a GPU)")
+    lines.append("steps (cut at the timeout; the timeouts as if every step before took its plan): " + ", ".join(
+        f"{s['step']} {s['planned_seconds']:.0f} s" + ("" if s["timeout_seconds"] is None else
+                                                       f" (timeout {s['timeout_seconds']:.0f} s)")
+        for s in p["steps"]))
     return "\n".join(lines)
 
 
-def assumed_rates(sizes: Sizes) -> Rates:
-    """The dry run's rates: ASSUMED_PEAK_FRACTION of the H200 bf16 dense peak; CPU rates measured."""
+def assumed_rates(generation: dict) -> Rates:
+    """The dry run's rates: ASSUMED_PEAK_FRACTION of the H200 bf16 dense peak; the CPU rates
+    ``generation`` (:func:`measure_cpu_rates`)."""
     peak = BF16_DENSE_PEAK_TFLOPS["H200"] * 1e12
-    generation = measure_cpu_rates(sizes)
     return Rates(flops={t: ASSUMED_PEAK_FRACTION * peak for t in TASKS}, step_overhead=ASSUMED_STEP_OVERHEAD,
                  basis=f"assumed {ASSUMED_PEAK_FRACTION:.0%} of H200 bf16 peak "
                        f"{BF16_DENSE_PEAK_TFLOPS['H200']:.0f} TFLOP/s + {1e3 * ASSUMED_STEP_OVERHEAD:.0f} ms/step",
                  **generation)
 
 
-def measured_rates(bench: dict, sizes: Sizes, generation: dict) -> Rates:
+def measured_rates(bench: dict, generation: dict) -> Rates:
     """Rates from the bench JSON: our model's FLOPs per step over its median seconds per step."""
     flops = {}
     for task in TASKS:
@@ -309,6 +368,7 @@ def measure_cpu_rates(sizes: Sizes, trees: int = 48, images: int = 24) -> dict:
 
     low, high = sizes.listops_lengths
     counts = {"train": trees, "val": 4, "test": 4}
+    wall = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         start = time.process_time()
@@ -325,7 +385,8 @@ def measure_cpu_rates(sizes: Sizes, trees: int = 48, images: int = 24) -> dict:
         load_task_data(config_for("pathfinder"), root)
         images_read = images / (time.process_time() - start)
     return {"trees_per_second": trees_per_second, "images_per_second": images_per_second,
-            "trees_read_per_second": trees_read, "images_read_per_second": images_read}
+            "trees_read_per_second": trees_read, "images_read_per_second": images_read,
+            "measure_seconds": time.perf_counter() - wall}
 
 
 # ------------------------------------------------------------------------------ the steps
@@ -335,18 +396,13 @@ def shares(total: int, parts: int) -> list[int]:
     return [total // parts + (k < total % parts) for k in range(parts)]
 
 
-def generate_data(python: str, data: Path, sizes: Sizes) -> None:
-    """ListOps and Pathfinder-32 under ``data`` (release layout), unless already there: every
-    process draws its part with its own seed, then the parts are merged."""
-    done = data / ".complete"
-    wanted = json.dumps({k: v for k, v in asdict(sizes).items() if k != "shapes"}, sort_keys=True)
-    if done.exists() and done.read_text() == wanted:
-        say(f"data: reusing {data}")
-        return
-    listops_dir, pf_dir, parts = data / "listops-1000", data / "pathfinder32", data / ".parts"
-    done.unlink(missing_ok=True)
-    for folder in (listops_dir, pf_dir, parts):
-        shutil.rmtree(folder, ignore_errors=True)
+def data_wanted(sizes: Sizes) -> str:
+    """What ``data/.complete`` holds once the data of ``sizes`` is there."""
+    return json.dumps({k: v for k, v in asdict(sizes).items() if k != "shapes"}, sort_keys=True)
+
+
+def data_commands(python: str, parts: Path, sizes: Sizes) -> dict[str, list[str]]:
+    """The generator processes of the data step: each draws its part under ``parts`` with its own seed."""
     low, high = sizes.listops_lengths
     counts = [shares(n, sizes.listops_workers) for n in sizes.listops]
     commands = {}
@@ -358,19 +414,35 @@ def generate_data(python: str, data: Path, sizes: Sizes) -> None:
         commands[f"data pathfinder {k}"] = [
             python, "-m", "synthetic.pathfinder", "--out", str(parts / f"pathfinder-{k}"), "--n", str(n),
             "--seed", str(k + 1), "--per-folder", str(n), "--size", "32", "--contour-length", "14"]
-    processes = {}
+    return commands
+
+
+def generate_data(python: str, data: Path, sizes: Sizes, timeout: float, logs: Path,
+                  planned: float | None = None) -> Step:
+    """The data step: ListOps and Pathfinder-32 under ``data`` (release layout), unless already
+    there: the processes of :func:`data_commands` at once, then their parts merged."""
+    done = data / ".complete"
+    if done.exists() and done.read_text() == data_wanted(sizes):
+        say(f"data: reusing {data}")
+        return Step("data", "ok", planned_seconds=planned, message=f"reused {data}")
+    start = time.perf_counter()
+    listops_dir, pf_dir, parts = data / "listops-1000", data / "pathfinder32", data / ".parts"
+    done.unlink(missing_ok=True)
+    for folder in (listops_dir, pf_dir, parts):
+        shutil.rmtree(folder, ignore_errors=True)
     environment = {**os.environ, "TQDM_MININTERVAL": "10"}  # 16 progress bars: fewer updates
-    for name, command in commands.items():
-        say(f"{name}: {shlex.join(command)}")
-        processes[name] = subprocess.Popen(command, env=environment)
-    statuses = {name: process.wait() for name, process in processes.items()}
-    for name, status in statuses.items():
-        if status != 0:
-            raise StepFailed(f"step {name} failed with exit status {status}: {shlex.join(commands[name])}")
-    merge_listops([parts / f"listops-{k}" for k in range(sizes.listops_workers)], listops_dir)
-    merge_pathfinder([parts / f"pathfinder-{k}" for k in range(sizes.workers)], pf_dir)
-    shutil.rmtree(parts)
-    atomic_write(done, lambda tmp: tmp.write_text(wanted))
+    step = run_step("data", data_commands(python, parts, sizes), timeout, logs, planned, environment)
+    if step.ok:
+        try:
+            merge_listops([parts / f"listops-{k}" for k in range(sizes.listops_workers)], listops_dir)
+            merge_pathfinder([parts / f"pathfinder-{k}" for k in range(sizes.workers)], pf_dir)
+        except InputError as error:
+            step.status, step.message = "failed", f"merging the parts: {error}"
+        else:
+            shutil.rmtree(parts)
+            atomic_write(done, lambda tmp: tmp.write_text(data_wanted(sizes)))
+    step.seconds = round(time.perf_counter() - start, 2)
+    return step
 
 
 def merge_listops(parts: list[Path], target: Path) -> Path:
@@ -438,84 +510,236 @@ def sweep_command(python: str, task: str, out: Path, task_plan: dict, sizes: Siz
                "--out", str(out), "--layers", "1"]
     for cell in CELLS[task]:
         command += ["--cell", cell]
-    command += ["--seeds", "0", "--name", "gpu", "--epochs", str(task_plan["epochs"]),
+    command += ["--seeds", "0", "--name", SWEEP_NAME, "--epochs", str(task_plan["epochs"]),
                 "--finetune-epochs", str(task_plan["epochs"]), "--max-steps", str(task_plan["max_steps"]),
                 "--set", f"warmup_steps={task_plan['warmup_steps']}", "--probe-limit", str(sizes.probe_limit),
                 "--checkpoint-every", str(task_plan["steps_per_epoch"]), "--no-progress"]
     return command + (["--tiny"] if sizes.tiny else [])
 
 
-def confirm(python: str, out: Path, sizes: Sizes, budget: float) -> None:
-    """Bench, data, then each task's sweep with the plan redone before it, and the report."""
-    start = time.perf_counter()
+@dataclass
+class Confirmation:
+    """One run of the confirmation: its settings, the steps run so far (:class:`Step`) and the
+    plans made; ``started``: the wall-clock time (``time.time()``) the budget counts from."""
+
+    python: str
+    out: Path
+    sizes: Sizes
+    budget: float
+    started: float
+    steps: list = field(default_factory=list)
+    plans: dict = field(default_factory=dict)
+    """The plans made, by when: at the ``start`` (assumed rates: the bench's and data's timeouts),
+    before each ``sweep <task>``, and the ``final`` one with every step measured."""
+
+    @property
+    def repetitions(self) -> int:
+        return 2 if self.sizes.tiny else BENCH_REPETITIONS
+
+    def elapsed(self) -> float:
+        return time.time() - self.started
+
+    def timeout(self, name: str, planned: float) -> float | None:
+        """The timeout of the step ``name`` (:func:`step_timeout`), or None, the step recorded as
+        skipped, when less than ``MIN_STEP_SECONDS`` of the budget would be left for it."""
+        timeout = step_timeout(planned, self.budget - self.elapsed())
+        if timeout < MIN_STEP_SECONDS:
+            self.skip(name, f"{self.budget - self.elapsed():.0f} s of the budget left", planned)
+            return None
+        return timeout
+
+    def launch(self, name: str, commands: dict, planned: float) -> Step | None:
+        """Run the step ``name`` under its timeout (None: skipped); recorded either way."""
+        timeout = self.timeout(name, planned)
+        if timeout is None:
+            return None
+        self.steps.append(run_step(name, commands, timeout, self.out / "logs", planned))
+        return self.steps[-1]
+
+    def skip(self, name: str, why: str, planned: float | None = None) -> None:
+        self.steps.append(Step(name, "skipped", planned_seconds=planned, message=why))
+        say(self.steps[-1].error_line())
+
+    def bench(self, first: dict, generation: dict) -> Rates:
+        """The bench step; the rates it measured, or the assumed ones when it did not finish."""
+        bench_json = self.out / "bench.json"
+        bench_json.unlink(missing_ok=True)
+        command = [self.python, "-m", "spt_theory.bench", "--lra", "--repetitions", str(self.repetitions),
+                   "--json", str(bench_json)] + (["--tiny"] if self.sizes.tiny else ["--device", "cuda"])
+        step = self.launch("bench", {"bench": command}, planned_seconds(first, "bench"))
+        if step is not None and step.ok:
+            try:
+                return measured_rates(json.loads(bench_json.read_text()), generation)
+            except (InputError, KeyError, ValueError, OSError) as error:
+                step.status, step.message = "failed", f"{bench_json}: not a bench of both tasks ({error!r})"
+                say(step.error_line())
+        rates = assumed_rates(generation)
+        say(f"the plan keeps the assumed rates ({rates.basis})")
+        return rates
+
+    def run(self) -> None:
+        """The steps start, bench, data and the sweeps, each recorded in ``steps``."""
+        sizes, out = self.sizes, self.out
+        generation = measure_cpu_rates(sizes)
+        fixed = {"start": self.elapsed()}
+        first = self.plans["start"] = plan(sizes, assumed_rates(generation), fixed, self.budget)
+        self.steps.append(Step("start", "ok", seconds=round(fixed["start"], 2),
+                               planned_seconds=ASSUMED_SCRIPT_START + generation["measure_seconds"]))
+        rates = self.bench(first, generation)
+        fixed["bench"] = self.steps[-1].seconds
+        timeout = self.timeout("data", planned_seconds(first, "data"))
+        if timeout is not None:
+            self.steps.append(generate_data(self.python, out / "data", sizes, timeout, out / "logs",
+                                            planned_seconds(first, "data")))
+        fixed["data"] = self.steps[-1].seconds
+        if not self.steps[-1].ok:
+            for task in TASKS:
+                self.skip(f"sweep {task}", "no data: the data step did not finish")
+            return
+        plan_path = out / "plan.json"
+        earlier = json.loads(plan_path.read_text()) if plan_path.exists() else None
+        same_sizes = earlier and earlier.get("sizes") == {k: v for k, v in asdict(sizes).items() if k != "shapes"}
+        caps = {t: v["max_steps"] for t, v in earlier["tasks"].items()} if same_sizes else {}
+        say("step caps " + (f"reused from {plan_path} (cached stages resume)" if caps else "derived from the bench"))
+        slowdown = 1.0
+        for task in TASKS:
+            name = f"sweep {task}"
+            p = self.plans[name] = plan(sizes, rates, fixed, self.budget, caps, self.repetitions, slowdown)
+            write_json(plan_path, p)
+            say(f"plan before the {task} sweep ({self.elapsed():.0f} s in):\n" + format_plan(p))
+            step = self.launch(name, {name: sweep_command(self.python, task, out, p["tasks"][task], sizes)},
+                               p["tasks"][task]["planned_seconds"])
+            fixed[task] = 0.0 if step is None else step.seconds
+            caps[task] = p["tasks"][task]["max_steps"]
+            slowdown = max(slowdown, fixed[task] / p["tasks"][task]["planned_seconds"])
+        self.plans["final"] = plan(sizes, rates, fixed, self.budget, caps, self.repetitions, slowdown)
+        write_json(plan_path, self.plans["final"])
+
+    def report(self) -> str | None:
+        """The report step, in this process: ``OUT/report.txt`` from the result JSONs (None if none)."""
+        start = time.perf_counter()
+        try:
+            text = format_report(load_results(self.out / "results")) + "\n"
+        except InputError as error:
+            self.steps.append(Step("report", "failed", seconds=round(time.perf_counter() - start, 2),
+                                   message=str(error)))
+            say(self.steps[-1].error_line())
+            return None
+        atomic_write(self.out / "report.txt", lambda tmp: tmp.write_text(text))
+        self.steps.append(Step("report", "ok", seconds=round(time.perf_counter() - start, 2)))
+        return text
+
+    def summary(self, argv: list[str], report: str | None) -> dict:
+        """Every number of the run: config, seed, device, versions, the bench, each step and each
+        training stage (planned against actual), the sweeps, the plans and the report."""
+        bench_json = self.out / "bench.json"
+        bench = _read(lambda: json.loads(bench_json.read_text())) if bench_json.exists() else None
+        total = self.elapsed()
+        return {"what": "one-GPU confirmation of SPT on generated ListOps and Pathfinder-32 "
+                        "(scripts/lra_gpu_confirm.sh)",
+                "complete": all(step.ok for step in self.steps), "mode": "tiny" if self.sizes.tiny else "full",
+                "argv": argv, "seed": 0, "budget_seconds": self.budget, "total_seconds": round(total, 1),
+                "within_budget": total <= self.budget,
+                "config": {"sizes": {k: v for k, v in asdict(self.sizes).items() if k != "shapes"},
+                           "cells": CELLS, "layers": 1, "seeds": [0], "overrun": OVERRUN, "step_grace": STEP_GRACE,
+                           "finish_seconds": FINISH_SECONDS},
+                "device": gpu_export.device_info(), "versions": gpu_export.run_versions(),
+                "bench": None if bench is None else _read(gpu_export.bench_numbers, bench, TASKS),
+                "steps": [asdict(step) for step in self.steps],
+                "stages": _read(gpu_export.stage_rows, self.out / "results"),
+                "sweeps": _read(gpu_export.sweep_numbers, self.out / "sweeps", SWEEP_NAME, TASKS),
+                "plans": self.plans, "report": report, "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+    def finish(self, argv: list[str], export: Path | None) -> int:
+        """Report, ``OUT/summary.json`` and the export; 0 when every step finished, else 2."""
+        report = self.report()
+        summary = self.summary(argv, report)
+        write_json(self.out / "summary.json", summary)
+        if export is not None:
+            entry = gpu_export.export(self.out, export, summary, [self.out / "sweeps" / f for f in FIGURES])
+            say(f"exported {len(entry['files'])} files to {export}"
+                + (f"; left out: {entry['left_out']}" if entry["left_out"] else ""))
+        if report is not None:
+            print(report, end="")
+        say(f"done in {self.elapsed():.0f} s of the budget of {self.budget:.0f} s; summary {self.out / 'summary.json'}")
+        failed = [step for step in self.steps if not step.ok]
+        for step in failed:
+            print(step.error_line(), file=sys.stderr)
+        return 2 if failed else 0
+
+
+def _read(numbers, *args):
+    """``numbers(*args)``, or what went wrong where the run's files do not hold what it reads
+    (the summary is written whatever a step left)."""
+    try:
+        return numbers(*args)
+    except (KeyError, TypeError, ValueError, OSError) as error:
+        return {"error": repr(error)}
+
+
+def _terminated(number: int, frame) -> None:
+    raise SystemExit(128 + number)
+
+
+def confirm(python: str, out: Path, sizes: Sizes, budget: float, export: Path | None, started: float,
+            argv: list[str]) -> int:
+    """The run: its steps, then the finish, which happens whatever a step (or this script) did.
+    SIGTERM ends it at once (exit status 143, no finish), the running step's processes stopped."""
+    run = Confirmation(python, out, sizes, budget, started)
     out.mkdir(parents=True, exist_ok=True)
-    bench_json = out / "bench.json"
-    repetitions = 2 if sizes.tiny else BENCH_REPETITIONS
-    bench = [python, "-m", "spt_theory.bench", "--lra", "--repetitions", str(repetitions),
-             "--json", str(bench_json)] + (["--tiny"] if sizes.tiny else ["--device", "cuda"])
-    run_step("bench", bench)
-    fixed = {"bench": time.perf_counter() - start}
-    generate_data(python, out / "data", sizes)
-    generation = measure_cpu_rates(sizes)  # reading rates for the plan's fixed costs
-    fixed["data"] = time.perf_counter() - start - fixed["bench"]
-    plan_path = out / "plan.json"
-    earlier = json.loads(plan_path.read_text()) if plan_path.exists() else None
-    same_sizes = earlier and earlier.get("sizes") == {k: v for k, v in asdict(sizes).items() if k != "shapes"}
-    caps = {t: v["max_steps"] for t, v in earlier["tasks"].items()} if same_sizes else {}
-    say("step caps " + (f"reused from {plan_path} (cached stages resume)" if caps else "derived from the bench"))
-    rates = measured_rates(json.loads(bench_json.read_text()), sizes, generation)
-    slowdown = 1.0
-    for task in TASKS:
-        p = plan(sizes, rates, fixed, budget, caps, repetitions, slowdown)
-        write_json(plan_path, p)
-        say(f"plan before the {task} sweep ({time.perf_counter() - start:.0f} s in):\n" + format_plan(p))
-        sweep_start = time.perf_counter()
-        run_step(f"sweep {task}", sweep_command(python, task, out, p["tasks"][task], sizes))
-        fixed[task] = time.perf_counter() - sweep_start
-        caps[task] = p["tasks"][task]["max_steps"]
-        slowdown = max(slowdown, fixed[task] / p["tasks"][task]["planned_seconds"])
-    p = plan(sizes, rates, fixed, budget, caps, repetitions, slowdown)
-    write_json(plan_path, p)
-    with tempfile.TemporaryFile("w+") as table:
-        run_step("report", [python, "-m", "spt_theory.lra", "report", "--results", str(out / "results")], stdout=table)
-        table.seek(0)
-        text = table.read()
-    atomic_write(out / "report.txt", lambda tmp: tmp.write_text(text))
-    print(text, end="")
-    say(f"done in {time.perf_counter() - start:.0f} s of the budget of {budget:.0f} s; bench {bench_json}, "
-        f"sweeps {out / 'sweeps'}, table {out / 'report.txt'}, plan {plan_path}")
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        run.run()
+    except Exception:  # a fault of this script: recorded, and the finish still exports what ran
+        run.steps.append(Step("script", "failed", message="a fault of the script itself (traceback in output_tail)",
+                              output_tail=traceback.format_exc()[-2000:]))
+        say(traceback.format_exc())
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return run.finish(argv, export)
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="scripts/lra_gpu_confirm.sh", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", nargs="?", type=Path, default=Path("runs/lra-gpu"),
-                        help="output folder (default runs/lra-gpu)")
+                        help="run folder: data, checkpoints, results (default runs/lra-gpu)")
     parser.add_argument("--dry-run", action="store_true", help="print the plan with FLOPs and estimated seconds")
     parser.add_argument("--tiny", action="store_true", help="tiny data, models and step caps, on the CPU (tests)")
-    parser.add_argument("--budget", type=float, default=BUDGET_SECONDS, help="seconds of GPU time (600)")
+    parser.add_argument("--budget", type=float, default=BUDGET_SECONDS,
+                        help=f"seconds of GPU time, data generation included ({BUDGET_SECONDS:.0f})")
+    parser.add_argument("--export", type=Path, metavar="DIR",
+                        help="export folder: summary.json, report.txt, results.tar.gz, figures (default $OUT)")
     parser.add_argument("--python", default=sys.executable, help="interpreter of every step (default: this one)")
+    parser.add_argument("--started", type=float, metavar="EPOCH_SECONDS",
+                        help="when the budget starts (time since the epoch; the script passes its own start)")
     args = parser.parse_args(argv)
+    started = time.time() if args.started is None else args.started
     sizes = TINY if args.tiny else FULL
     try:
-        if args.budget <= 0:
+        if not args.budget > 0:
             raise InputError(f"--budget must be > 0, got {args.budget}")
         if args.dry_run:
-            p = plan(sizes, assumed_rates(sizes), budget=args.budget)
+            if args.export is not None:
+                raise InputError("--export does nothing with --dry-run (it runs nothing)")
+            p = plan(sizes, assumed_rates(measure_cpu_rates(sizes)), budget=args.budget)
             print(format_plan(p))
             if p["total_seconds"] > args.budget:
                 raise InputError(f"the plan takes {p['total_seconds']:.0f} s, over the budget of {args.budget:.0f} s")
             return 0
+        export = args.export or (Path(os.environ["OUT"]) if os.environ.get("OUT") else None)
+        if export is not None:
+            gpu_export.check_export_folder(export, args.out, gpu_export.FIXED_FILES + FIGURES)
         if not args.tiny:
             import torch
             if not torch.cuda.is_available():
                 raise InputError("no CUDA device visible to torch (--tiny: the pipeline on the CPU; "
                                  "--dry-run: the plan)")
-        confirm(args.python, args.out, sizes, args.budget)
-    except (InputError, StepFailed) as error:
+        return confirm(args.python, args.out, sizes, args.budget, export, started, argv)
+    except (InputError, StorageError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    return 0
 
 
 if __name__ == "__main__":
