@@ -140,7 +140,7 @@ REGISTRATIONS: dict[str, Registration] = {
     **{x: Registration("post", FIRST_RESULTS, FIRST_RESULTS) for x in ("X1", "X2", "X3", "X4", "X5", "X6")},
     **{l_: Registration("pre", LRA, LRA_RESULTS) for l_ in ("L1", "L2", "L3", "L4")},
     "P1": Registration("pre", "cf076e0", "2cdbf98"),
-    "P2": Registration("pre", "cf076e0", "b96eb5c", original="1.00 ± 0.25 (beta_n's exponent since 802d83c)"),
+    "P2": Registration("pre", "802d83c", "b96eb5c"),  # 1.00 ± 0.25 in cf076e0, refined to beta_n's before any SGD run
     "P3": Registration("pre", "cf076e0", "baab605"),
     "P3b": Registration("pre", "4d2452f", "baab605"),
     "P4": Registration("pre", "cf076e0", "b96eb5c"),
