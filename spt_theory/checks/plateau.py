@@ -268,7 +268,12 @@ def check_p5(ctx: Context) -> Measurement:
     adam, spt = cells(summary, "scratch"), cells(summary, "spt")
     ratios = {n: {"values": [geometric_mean(spt[n]["values"]) / geometric_mean(adam[n]["values"])],
                   "capped": spt[n]["capped"] or adam[n]["capped"]} for n in sorted(set(adam) & set(spt))}
-    return exponent_check(ratios, predicted_ratio_exponent(rms), {"spt_steps_to_95": {n: c["values"] for n, c in spt.items()}})
+    details: dict = {"spt_steps_to_95": {n: c["values"] for n, c in spt.items()}}
+    if len(ratios) >= 2:
+        carried, scratch = extrapolate(spt), extrapolate(adam)
+        details["extrapolated"] = {**carried, "scratch_over_spt": {n: scratch["steps"][n] / carried["steps"][n]
+                                                                   for n in carried["steps"]}}
+    return exponent_check(ratios, predicted_ratio_exponent(rms), details)
 
 
 def predicted_curves(summary: dict, rms: dict) -> dict[str, dict[int, float]]:
