@@ -99,10 +99,10 @@ RECORDS: dict[str, Record] = {
     **{claim_id: Record(verdict, "2026-12-01", f"{PLATEAU}: {evidence}", source="hypothesis")
        for claim_id, (verdict, evidence) in {
         "P1": ("holds", "AdamW escape exponent 0.64 ± 0.08 (n 25-200) against 1 + dln s/dln n = 0.74 ± 0.25"),
-        "P2": ("inconclusive", "SGD (lr 0.3, momentum 0.9) never left the plateau within 3000 steps at n 25, 50"),
+        "P2": ("inconclusive", "SGD (lr 0.3, momentum 0.9) escapes at n 25 (4525-5425 steps), not at n 50 within 3000"),
         "P3": ("holds", "init / 10 lengthens T 1.26 / 1.17 / 1.07 / 1.35x (n 25-200) against 1.61 / 1.49 / 1.45 / 1.40x"),
         "P3b": ("does not hold", "init / 10 lengthens T; the scale-free model predicted 0.32 / 0.46 / 0.53 / 0.62x"),
-        "P4": ("inconclusive", "SGD >= 3.3x AdamW at n 25 (bound 2.2x); at n 50 the 3000-step cap is below the bound"),
+        "P4": ("inconclusive", "SGD 5.3x AdamW at n 25 (bound 2.2x); at n 50 the 3000-step cap is below the bound"),
         "P5": ("does not hold", "SPT / scratch ratio exponent -0.39 ± 0.14 against +0.08 ± 0.25 (SPT 397-707 steps)"),
     }.items()},
 }
