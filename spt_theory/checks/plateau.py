@@ -30,8 +30,8 @@ Tolerances, written before the grid ran (2026-12-01, after the pilot at n = 25, 
 escape 975 steps; SGD lr 0.1, 0.3 no escape in 4000 steps, 0.6 and 1.0 diverge):
 exponents within +-:data:`EXPONENT_TOL` (0.25) of the prediction (fits of ln of the geometric mean
 over seeds against ln n); P3 within a factor 1 +- :data:`INIT_TOL` (0.3) at every n; P4: every
-measured ratio (or lower bound) >= rho(n).  A fit that uses a capped run is a lower bound on T:
-INCONCLUSIVE unless the bound already decides.
+measured ratio (or lower bound) >= rho(n).  An exponent fit that uses a capped run (a lower bound
+on T) is INCONCLUSIVE; P3, P3b and P4 decide with capped runs where the lower bound already does.
 """
 
 from __future__ import annotations
