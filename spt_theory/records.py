@@ -63,6 +63,7 @@ class Registration:
 
 
 WALK_SEEDS = "walk task, seeds 0-2, verify --full"
+PLATEAU = "plateau grid (figures/plateau/plateau_runs.json), seeds 0-2"
 
 RECORDS: dict[str, Record] = {
     "E2": Record("holds", "2026-11-30", f"{WALK_SEEDS}: scratch 0.483-0.488 after 8 epochs"),
@@ -95,6 +96,15 @@ RECORDS: dict[str, Record] = {
     "L3": Record("does not hold", "2026-12-01",
                  "CPU LRA sweep, seeds 0-2: frozen W_Q, W_K ListOps -14.1 pts against scratch (Pathfinder 0)"),
     "L4": Record("does not hold", "2026-12-01", "CPU LRA sweep, seeds 0-2: no SPT gain to recover on either task"),
+    **{claim_id: Record(verdict, "2026-12-01", f"{PLATEAU}: {evidence}", source="hypothesis")
+       for claim_id, (verdict, evidence) in {
+        "P1": ("holds", "AdamW escape exponent 0.64 ± 0.08 (n 25-200) against 1 + dln s/dln n = 0.74 ± 0.25"),
+        "P2": ("inconclusive", "SGD (lr 0.3, momentum 0.9) escapes at n 25 (4525-5425 steps), not at n 50 within 3000"),
+        "P3": ("holds", "init / 10 lengthens T 1.26 / 1.17 / 1.07 / 1.35x (n 25-200) against 1.61 / 1.49 / 1.45 / 1.40x"),
+        "P3b": ("does not hold", "init / 10 lengthens T; the scale-free model predicted 0.32 / 0.46 / 0.53 / 0.62x"),
+        "P4": ("inconclusive", "SGD 5.3x AdamW at n 25 (bound 2.2x); at n 50 the 3000-step cap is below the bound"),
+        "P5": ("does not hold", "SPT / scratch ratio exponent -0.39 ± 0.14 against +0.08 ± 0.25 (SPT 397-707 steps)"),
+    }.items()},
 }
 """The recorded verdict of every paper claim (the others are project claims: they must PASS)."""
 
@@ -129,6 +139,12 @@ REGISTRATIONS: dict[str, Registration] = {
     "E11b": Registration("pre", "7cb0b0e", "4d15f38"),
     **{x: Registration("post", FIRST_RESULTS, FIRST_RESULTS) for x in ("X1", "X2", "X3", "X4", "X5", "X6")},
     **{l_: Registration("pre", LRA, LRA_RESULTS) for l_ in ("L1", "L2", "L3", "L4")},
+    "P1": Registration("pre", "cf076e0", "2cdbf98"),
+    "P2": Registration("pre", "802d83c", "b96eb5c"),  # 1.00 ± 0.25 in cf076e0, refined to beta_n's before any SGD run
+    "P3": Registration("pre", "cf076e0", "baab605"),
+    "P3b": Registration("pre", "4d2452f", "baab605"),
+    "P4": Registration("pre", "cf076e0", "b96eb5c"),
+    "P5": Registration("pre", "cf076e0", "baab605"),
 }
 """Pre-registration of every claim's threshold, from the git history."""
 

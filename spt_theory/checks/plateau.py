@@ -1,0 +1,325 @@
+r"""Claims P1-P5: the plateau law (lemma T8, ``proofs/T8_plateau_law.md``) against the committed grid.
+
+verify does not train these: it reads ``figures/plateau/plateau_runs.json`` (the escape steps and
+SPT steps of every run of :func:`spt_theory.plateau.grid`, written by ``python -m spt_theory.plateau``)
+and ``figures/plateau/gradient_rms.json`` (the noise scale s(n), measured before the grid).
+
+The law (T8), per optimiser, with rate lambda the growth rate of the proximity component of M near
+the saddle, lambda ∝ beta_n(p) ∝ 1/n per unit step in gradient flow:
+
+- gradient flow / SGD (momentum beta, rate eta_S): T_SGD = ln(a*/a_0) / (eta_S/(1-beta) C/n), so
+  T_SGD ∝ 1/beta_n(p) ~ n: **exponent d ln(1/beta_n)/d ln n** (0.94 over n = 25, 50; P2).
+- AdamW on the plateau (noise-dominated: each coordinate's step is eta g / sqrt(v), sqrt(v) ≈ s(n)
+  the gradient RMS): the drift is eta E[g]/s(n), so lambda_A ∝ eta / (n s(n)) and
+  T_A ∝ n s(n): **exponent 1 + d ln s / d ln n** (P1), s measured at init.
+  Init scale, two models written before any init / 10 run: P3 (first written, with P1): the rate is
+  fixed and the noise adds a floor eta^2/(2 lambda) to a_0^2,
+  T_A(sigma) = (1/(2 lambda)) ln(a*^2 / (sigma^2 + eta^2/(2 lambda))), a* = 1; lambda is solved from
+  the measured T_A at the default sigma and n, and T_A(sigma/10) is predicted (longer).  P3b
+  (added after P1's first runs, before any init / 10 run): the gradient noise s of W_Q is
+  proportional to the size of W_K, so AdamW's step eta E[g]/s does not shrink with the init and
+  the relative rate grows as sigma falls (:func:`scale_free_escape`: shorter).
+- SGD against AdamW (P4): per coordinate SGD's drift is eta_S/(1-beta) E[g], AdamW's eta E[g]/s, so
+  T_SGD / T_A >= rho(n) = eta (1 - beta) / (eta_S s(n)) (>= since the mean of 1/s_c over coordinates
+  is at least 1 / RMS).
+- SPT (P5): the reconstruction force on the proximity component is first order at uniform
+  attention (T5), also ∝ 1/n, with its own noise s_rec(n): T_SPT / T_A ∝ s_rec(n) / s(n), ratio
+  **exponent d ln(s_rec/s) / d ln n**.
+
+Tolerances, written before the grid ran (2026-12-01, after the pilot at n = 25, seed 0: AdamW
+escape 975 steps; SGD lr 0.1, 0.3 no escape in 4000 steps, 0.6 and 1.0 diverge):
+exponents within +-:data:`EXPONENT_TOL` (0.25) of the prediction (fits of ln of the geometric mean
+over seeds against ln n); P3 within a factor 1 +- :data:`INIT_TOL` (0.3) at every n; P4: every
+measured ratio (or lower bound) >= rho(n).  An exponent fit that uses a capped run (a lower bound
+on T) is INCONCLUSIVE; P3, P3b and P4 decide with capped runs where the lower bound already does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+
+from spt_theory import plateau
+from spt_theory.claims import Context, Measurement, claim, undecided
+from spt_theory.per_token import pair_coupling_bound
+
+EXPONENT_TOL = 0.25
+INIT_TOL = 0.3
+A_STAR = 1.0
+"""Coordinate scale a* at which the proximity component is O(1) (T8's escape), for P3."""
+SIGMA = 1 / (8 * math.sqrt(3))
+"""RMS of a W_Q, W_K entry at the default init, U(-1/8, 1/8) (d = 64)."""
+GROUP = "Plateau law (issue 25)"
+
+
+def load(path):
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: missing; run `python -m spt_theory.plateau` (see figures/README.md)")
+    return json.loads(path.read_text())
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of ys on xs."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
+def slope_with_error(xs: list[float], ys: list[float]) -> dict:
+    """Least-squares slope of ys on xs and its standard error sqrt(RSS / ((N - 2) Sxx)) (N > 2)."""
+    b, mx, my = slope(xs, ys), statistics.fmean(xs), statistics.fmean(ys)
+    rss = sum((y - my - b * (x - mx)) ** 2 for x, y in zip(xs, ys))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    return {"slope": b, "standard_error": math.sqrt(rss / ((len(xs) - 2) * sxx)) if len(xs) > 2 else math.nan}
+
+
+def loglog_slope(by_n: dict[int, float]) -> float:
+    """d ln y / d ln n fitted over the n of ``by_n``."""
+    ns = sorted(by_n)
+    return slope([math.log(n) for n in ns], [math.log(by_n[n]) for n in ns])
+
+
+def geometric_mean(values: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+def noise_scale(rms: dict, objective: str) -> dict[int, float]:
+    """s(n): the mean over seeds of the gradient RMS of ``objective`` (``supervised`` or ``spt``)."""
+    return {int(n): statistics.fmean(v) for n, v in rms["rms"][objective].items()}
+
+
+def predicted_adamw_exponent(rms: dict) -> float:
+    """1 + d ln s / d ln n."""
+    return 1 + loglog_slope(noise_scale(rms, "supervised"))
+
+
+def predicted_ratio_exponent(rms: dict) -> float:
+    """d ln (s_rec / s) / d ln n."""
+    s, r = noise_scale(rms, "supervised"), noise_scale(rms, "spt")
+    return loglog_slope({n: r[n] / s[n] for n in s})
+
+
+def adamw_rate(t: float, sigma: float = SIGMA, eta: float = plateau.ADAMW_LR, a_star: float = A_STAR) -> float:
+    """lambda with T(sigma) = (1/(2 lambda)) ln(a*^2 / (sigma^2 + eta^2/(2 lambda))) = t (bisection
+    in log lambda; the right side falls as lambda grows)."""
+    lo, hi = 1e-9, 1.0
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if adamw_escape(mid, sigma, eta, a_star) > t:
+            lo = mid
+        else:
+            hi = mid
+    return math.sqrt(lo * hi)
+
+
+def adamw_escape(lam: float, sigma: float, eta: float = plateau.ADAMW_LR, a_star: float = A_STAR) -> float:
+    """(1/(2 lambda)) ln(a*^2 / (sigma^2 + eta^2 / (2 lambda)))."""
+    return math.log(a_star ** 2 / (sigma ** 2 + eta ** 2 / (2 * lam))) / (2 * lam)
+
+
+def scale_free_escape(t: float, small: float, sigma: float = SIGMA, eta: float = plateau.ADAMW_LR,
+                      a_star: float = A_STAR) -> float:
+    """P3b: T(``small``) from T(sigma) = ``t`` under the scale-free AdamW law: the step of W_Q is
+    eta E[g]/s with s ∝ r(t) = sqrt(sigma^2 + eta^2 t) (the RMS of W_K entries, grown by Adam's
+    unit-size noise steps), so the proximity mode grows as exp(Phi), Phi(t) = kappa (r(t) - sigma),
+    kappa = 2 lambda~ / eta^2, and escapes at Phi(T) = ln(a*/sigma): kappa from ``t``, then
+    r(T') = small + ln(a*/small) / kappa, T' = (r^2 - small^2) / eta^2."""
+    kappa = math.log(a_star / sigma) / (math.sqrt(sigma ** 2 + eta ** 2 * t) - sigma)
+    r = small + math.log(a_star / small) / kappa
+    return (r ** 2 - small ** 2) / eta ** 2
+
+
+def sgd_ratio_bound(s: float) -> float:
+    """rho = eta_A (1 - beta) / (eta_S s)."""
+    return plateau.ADAMW_LR * (1 - plateau.SGD_MOMENTUM) / (plateau.SGD_LR * s)
+
+
+def cells(summary: dict, kind: str, optimiser: str = "adamw", scale: float = 1.0) -> dict[int, dict]:
+    """Per n: the per-seed values and whether any is capped, of the runs of one grid row; only the
+    lengths where every seed of ``summary["seeds"]`` has finished (a row is whole or absent), and
+    of several whole rows at one n (a longer cap run later) the one with the largest cap."""
+    groups: dict[tuple[int, int], dict] = {}
+    for row in summary["runs"]:
+        if row["kind"] == kind and row["optimiser"] == optimiser and row["qk_scale"] == scale:
+            cell = groups.setdefault((row["length"], row["cap"]), {"values": [], "capped": False})
+            cell["values"].append(row["value"])
+            cell["capped"] |= row["capped"]
+    whole = len(summary.get("seeds", plateau.SEEDS))
+    out = {n: c for (n, _), c in sorted(groups.items()) if len(c["values"]) == whole}
+    return dict(sorted(out.items()))
+
+
+def exponent_check(by_n: dict[int, dict], predicted: float, details: dict) -> Measurement:
+    """Fitted exponent of the geometric mean over seeds against ``predicted`` +- EXPONENT_TOL; with
+    a capped run the fit is of lower bounds, and the claim is INCONCLUSIVE."""
+    if len(by_n) < 2:
+        return undecided(math.nan, f"{predicted:.2f} ± {EXPONENT_TOL}", "fewer than two lengths measured", **details)
+    means = {n: geometric_mean(c["values"]) for n, c in by_n.items()}
+    fitted = loglog_slope(means)
+    xs = [math.log(n) for n, c in by_n.items() for _ in c["values"]]
+    ys = [math.log(v) for c in by_n.values() for v in c["values"]]
+    details = {**details, "geometric_mean_steps": means, "per_seed_fit": slope_with_error(xs, ys), "per_seed": {n: c["values"] for n, c in by_n.items()},
+               "capped": [n for n, c in by_n.items() if c["capped"]]}
+    threshold = f"{predicted:.2f} ± {EXPONENT_TOL}"
+    if details["capped"]:
+        return undecided(fitted, threshold, "capped runs: the fit is of lower bounds", **details)
+    return Measurement(fitted, threshold, abs(fitted - predicted) <= EXPONENT_TOL, details)
+
+
+LRA_LENGTHS = (500, 1000, 2000, 4000, 8000, 16000)
+"""Lengths of the LRA tasks (ListOps 2000, Text 4000, Retrieval 2 x 4000, Image / Pathfinder 1024,
+Path-X 16384) the law is extrapolated to (README)."""
+
+
+def extrapolate(by_n: dict[int, dict], lengths: tuple[int, ...] = LRA_LENGTHS) -> dict:
+    """T(n) = T(n_max) (n / n_max)^alpha with alpha the fitted exponent of the geometric means and
+    n_max the longest measured length: the measured law carried to ``lengths`` (an extrapolation:
+    same task, recipe and model; README)."""
+    means = {n: geometric_mean(c["values"]) for n, c in by_n.items()}
+    alpha, top = loglog_slope(means), max(means)
+    return {"exponent": alpha, "from_n": top, "steps": {n: means[top] * (n / top) ** alpha for n in lengths}}
+
+
+@claim("P1", "AdamW plateau: T ∝ n^(1 + dln s/dln n), s grad RMS", section=GROUP,
+       method="escape (acc>=.6) n 25-200, 3 seeds, committed")
+def check_p1(ctx: Context) -> Measurement:
+    summary, rms = load(plateau.SUMMARY), load(plateau.GRADIENT_RMS)
+    predicted = predicted_adamw_exponent(rms)
+    by_n = cells(summary, "scratch")
+    details = {"noise_scale": noise_scale(rms, "supervised")}
+    if len(by_n) >= 2:
+        details["extrapolated"] = extrapolate(by_n)
+    return exponent_check(by_n, predicted, details)
+
+
+def predicted_sgd_exponent(lengths: list[int], p: float) -> float:
+    """d ln(1/beta_n(p)) / d ln n over ``lengths`` (1 - O(1/((1-p) n)))."""
+    return loglog_slope({n: 1 / pair_coupling_bound(n, p) for n in lengths})
+
+
+@claim("P2", "SGD plateau: T ∝ 1/beta_n(p) ~ n (gradient-flow law)", section=GROUP,
+       method="escape (acc>=.6) SGD m.9 lr.3, n 25, 50, committed")
+def check_p2(ctx: Context) -> Measurement:
+    summary = load(plateau.SUMMARY)
+    by_n = cells(summary, "scratch", "sgd")
+    predicted = predicted_sgd_exponent(sorted(by_n) if len(by_n) > 1 else list(plateau.SGD_LENGTHS),
+                                       summary["data"]["p"])
+    return exponent_check(by_n, predicted, {"beta_n": {n: pair_coupling_bound(n, summary["data"]["p"]) for n in by_n}})
+
+
+def init_check(summary: dict, predict) -> Measurement:
+    """Mean T at init / 10 against ``predict(T at the default init)``, every n with both."""
+    default, small = cells(summary, "scratch"), cells(summary, "scratch", scale=0.1)
+    rows, worst, capped = {}, 0.0, False
+    for n in sorted(set(default) & set(small)):
+        t, measured = geometric_mean(default[n]["values"]), geometric_mean(small[n]["values"])
+        predicted = predict(t)
+        capped |= default[n]["capped"] or small[n]["capped"]
+        rows[n] = {"T_default": t, "predicted_T_small": predicted, "measured_T_small": measured,
+                   "measured_ratio": measured / t, "predicted_ratio": predicted / t}
+        worst = max(worst, abs(measured / predicted - 1))
+    threshold = f"|measured/predicted - 1| <= {INIT_TOL} at every n"
+    if not rows:
+        return undecided(math.nan, threshold, "no length with both init scales", per_n=rows)
+    if capped and worst <= INIT_TOL:
+        return undecided(worst, threshold, "capped runs (lower bounds within the tolerance)", per_n=rows)
+    return Measurement(worst, threshold, worst <= INIT_TOL, {"per_n": rows, "capped": capped})
+
+
+@claim("P3", "AdamW, W_Q,W_K init /10: T grows as the noise floor says", section=GROUP,
+       method="T(sigma/10) from T(sigma), fixed rate, a*=1, committed")
+def check_p3(ctx: Context) -> Measurement:
+    return init_check(load(plateau.SUMMARY), lambda t: adamw_escape(adamw_rate(t), SIGMA / 10))
+
+
+@claim("P3b", "AdamW, W_Q,W_K init /10: T shrinks (scale-free steps)", section=GROUP,
+       method="T(sigma/10) from T(sigma), s ∝ |W_K|, a*=1, committed")
+def check_p3b(ctx: Context) -> Measurement:
+    return init_check(load(plateau.SUMMARY), lambda t: scale_free_escape(t, SIGMA / 10))
+
+
+@claim("P4", "SGD's plateau >= AdamW's x eta_A(1-beta)/(eta_S s)", section=GROUP,
+       method="T_SGD/T_AdamW vs noise-scale bound, n 25, 50, committed")
+def check_p4(ctx: Context) -> Measurement:
+    summary, rms = load(plateau.SUMMARY), load(plateau.GRADIENT_RMS)
+    adam, sgd = cells(summary, "scratch"), cells(summary, "scratch", "sgd")
+    s = noise_scale(rms, "supervised")
+    rows, ok, undecided_n = {}, True, []
+    for n in sorted(set(adam) & set(sgd)):
+        ratio = geometric_mean(sgd[n]["values"]) / geometric_mean(adam[n]["values"])
+        bound = sgd_ratio_bound(s[n])
+        rows[n] = {"ratio": ratio, "ratio_is_lower_bound": sgd[n]["capped"], "predicted_at_least": bound}
+        if adam[n]["capped"] or (ratio < bound and sgd[n]["capped"]):
+            undecided_n.append(n)
+        ok &= ratio >= bound
+    worst = min((r["ratio"] / r["predicted_at_least"] for r in rows.values()), default=math.nan)
+    threshold = "T_SGD/T_AdamW >= rho(n) at every n"
+    if not rows:
+        return undecided(worst, threshold, "no length with both SGD and AdamW runs", per_n=rows)
+    if undecided_n:
+        return undecided(worst, threshold, f"capped runs decide nothing at n = {undecided_n}", per_n=rows)
+    return Measurement(worst, threshold, ok, {"per_n": rows, "measured": "min over n of ratio / rho"})
+
+
+@claim("P5", "SPT/scratch steps ratio ∝ n^(dln(s_rec/s)/dln n)", section=GROUP,
+       method="SPT steps to 95% / AdamW escape, n 25-200, committed")
+def check_p5(ctx: Context) -> Measurement:
+    summary, rms = load(plateau.SUMMARY), load(plateau.GRADIENT_RMS)
+    adam, spt = cells(summary, "scratch"), cells(summary, "spt")
+    ratios = {n: {"values": [geometric_mean(spt[n]["values"]) / geometric_mean(adam[n]["values"])],
+                  "capped": spt[n]["capped"] or adam[n]["capped"]} for n in sorted(set(adam) & set(spt))}
+    details: dict = {"spt_steps_to_95": {n: c["values"] for n, c in spt.items()}}
+    if len(ratios) >= 2:
+        carried, scratch = extrapolate(spt), extrapolate(adam)
+        details["extrapolated"] = {**carried, "scratch_over_spt": {n: scratch["steps"][n] / carried["steps"][n]
+                                                                   for n in carried["steps"]}}
+    return exponent_check(ratios, predicted_ratio_exponent(rms), details)
+
+
+def predicted_curves(summary: dict, rms: dict) -> dict[str, dict[int, float]]:
+    """The law's predictions per grid row at every measured n, for the figure: the exponent laws
+    (P1, P5) anchored at the geometric mean at the smallest n (T8 predicts exponents, not
+    constants), init / 10 from each n's default (P3, P3b), and SGD's lower bound rho(n) T_A(n) (P4)."""
+    s, s_rec = noise_scale(rms, "supervised"), noise_scale(rms, "spt")
+    adam, spt = cells(summary, "scratch"), cells(summary, "spt")
+    out: dict[str, dict[int, float]] = {}
+    means = {n: geometric_mean(c["values"]) for n, c in adam.items()}
+    if means:
+        n0 = min(means)
+        out["adamw"] = {n: means[n0] * (n / n0) ** predicted_adamw_exponent(rms) for n in means}
+        out["adamw_small_p3"] = {n: adamw_escape(adamw_rate(t), SIGMA / 10) for n, t in means.items()}
+        out["adamw_small_p3b"] = {n: scale_free_escape(t, SIGMA / 10) for n, t in means.items()}
+        out["sgd_at_least"] = {n: sgd_ratio_bound(s[n]) * t for n, t in means.items()}
+    if spt:
+        m0 = min(spt)
+        t0 = geometric_mean(spt[m0]["values"])
+        out["spt"] = {n: t0 * (n / m0) * s_rec[n] / s_rec[m0] for n in spt}
+    return out
+
+
+def markdown_table(summary: dict, rms: dict) -> str:
+    """The README's measured-against-predicted table: per n, each grid row's per-seed steps (">= cap"
+    for a capped run) and geometric mean, with the predictions of :func:`predicted_curves`."""
+    predicted = predicted_curves(summary, rms)
+    rows = {"AdamW": cells(summary, "scratch"), "AdamW, init / 10": cells(summary, "scratch", scale=0.1),
+            "SGD": cells(summary, "scratch", "sgd"), "SPT to 95%": cells(summary, "spt")}
+    lines = ["| n | " + " | ".join(rows) + " | SPT / AdamW |", "|---|" + "---|" * (len(rows) + 1)]
+
+    def entry(cell: dict | None, notes: list[str]) -> str:
+        if cell is None:
+            return "not run"
+        seeds = " / ".join((">= " if cell["capped"] else "") + f"{v:g}" for v in cell["values"])
+        return f"{seeds} (mean {geometric_mean(cell['values']):.0f}" + "".join(f"; {x}" for x in notes) + ")"
+
+    for n in sorted({n for r in rows.values() for n in r}):
+        def pred(key: str, label: str) -> list[str]:
+            return [f"{label} {predicted[key][n]:.0f}"] if n in predicted.get(key, {}) else []
+
+        out = [entry(rows["AdamW"].get(n), pred("adamw", "law")),
+               entry(rows["AdamW, init / 10"].get(n), pred("adamw_small_p3", "P3") + pred("adamw_small_p3b", "P3b")),
+               entry(rows["SGD"].get(n), [f"P4: >= {predicted['sgd_at_least'][n]:.0f}"] if n in predicted.get("sgd_at_least", {}) else []),
+               entry(rows["SPT to 95%"].get(n), pred("spt", "law"))]
+        a, t = rows["AdamW"].get(n), rows["SPT to 95%"].get(n)
+        ratio = f"{geometric_mean(t['values']) / geometric_mean(a['values']):.2f}" if a and t else "-"
+        lines.append(f"| {n} | " + " | ".join(out) + f" | {ratio} |")
+    return "\n".join(lines)

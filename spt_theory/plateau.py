@@ -1,0 +1,406 @@
+r"""The plateau law (issue 25, lemma T8 in ``proofs/T8_plateau_law.md``): how long supervised
+training from scratch sits at near-uniform attention on the walk task, and how long SPT takes.
+
+Measured quantities, fixed before the runs (2026-12-01):
+
+- **escape step** of a scratch run: the first evaluation step t (every :func:`eval_every` steps)
+  where the test accuracy on the first :data:`EVAL_SIZE` test sequences is >= :data:`ESCAPE`
+  (0.6; chance has sd 0.022 there, so 0.6 is 4.5 sd).  The run stops at its escape; a run that
+  reaches its cap (:func:`cap`) without escaping gives the lower bound T > cap.
+- **SPT steps to 95%**: the least SPT length s of the grid :data:`SPT_GRID` (125 * 2^(k/2) steps)
+  after which the finetune (every group kept, fresh AdamW, at most :data:`FINETUNE_CAP` steps,
+  E14's 3 epochs) reaches test accuracy >= 0.95 (:data:`paper_runs.SOLVED`) on the same
+  :data:`EVAL_SIZE` sequences.  The grid is searched by doubling from 125 steps and one bisection
+  (:func:`spt_search`), assuming the finetuned accuracy rises with s (E9 measures it at n = 100).
+
+The runs are the design's model and walk data (V = 16, p = 0.5, 8000 / 2000 sequences) at length n,
+batch 64, the batch order and masks of :func:`spt_theory.training.train_stage` with the stage seeds
+of :func:`spt_theory.experiments.run` (seed * 1000 + stage), so the AdamW scratch run at n = 100
+follows the trajectory of E2 / E11b's ``scratch`` run of the same seed.  Optimisers
+(:data:`OPTIMISERS`): AdamW lr 1e-3, weight decay 0.01 (the recipe), and SGD with momentum 0.9 at
+:data:`SGD_LR`, no weight decay.  Init scale (``qk_scale``): the qk layer (W_Q, W_K and their
+biases) multiplied by it after the seeded default init.
+
+Each run is stored under ``<cache>/<key>/`` (:class:`~spt_theory.cache.StageCache`, key = hash of
+the :class:`PlateauRun` and the format): ``last.pt`` every :data:`CHECKPOINT_EVERY` steps (resume
+point), ``run.json`` when done.  ``python -m spt_theory.plateau`` trains the grid
+(:func:`grid`) and writes the summary ``figures/plateau/plateau_runs.json`` that the claims P1-P5
+(:mod:`spt_theory.checks.plateau`) and the figure ``plateau_law`` read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import platform
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import torch
+
+from spt_theory import paper_runs
+from spt_theory.cache import StageCache, StageState, config_hash, load_checkpoint, save_checkpoint
+from spt_theory.experiments import WalkData, built_data
+from spt_theory.io import write_json
+from spt_theory.model import Encoder
+from spt_theory.training import Stage, _generator, accuracy, epoch_batches, load_model_state, stage_loss
+
+FORMAT = 1
+LENGTHS = (25, 50, 100, 200)
+SEEDS = (0, 1, 2)
+QK_SCALES = (1.0, 0.1)
+EVAL_SIZE = 500
+ESCAPE = 0.6
+SOLVED = paper_runs.SOLVED
+BATCH = 64
+ADAMW_LR = 1e-3
+SGD_LR = 0.3
+"""The largest stable rate of the pilot (n = 25, seed 0, momentum 0.9): 0.6 and 1.0 diverge within
+40 steps (1.0 also after a 300-step warm-up), 0.1 and 0.3 train without leaving the plateau in 4000 steps."""
+SGD_MOMENTUM = 0.9
+OPTIMISERS = ("adamw", "sgd")
+CHECKPOINT_EVERY = 1000
+FINETUNE_CAP = 375
+SPT_GRID = tuple(round(125 * 2 ** (k / 2)) for k in range(-4, 9))
+"""31, 44, 62, 88, 125, 177, 250, 354, 500, 707, 1000, 1414, 2000 SPT steps."""
+EVIDENCE = Path(__file__).resolve().parents[1] / "figures" / "plateau"
+SUMMARY = EVIDENCE / "plateau_runs.json"
+GRADIENT_RMS = EVIDENCE / "gradient_rms.json"
+
+
+def eval_every(n: int) -> int:
+    """Evaluation period in steps: 25 up to n = 50, then 25 n / 50 (eval cost ~5% of training)."""
+    return 25 * max(1, n // 50)
+
+
+def cap(optimiser: str, n: int, qk_scale: float) -> int:
+    """Step cap of a scratch run: AdamW 12000, about 2.5x the escape the law predicts at n = 200
+    from the n = 25 pilot (975 steps); at init / 10 8000 (2x P3's prediction at n = 100); SGD 3000
+    (what a shared core affords, 2 min per run at n = 25; above P4's bound, 2.2 x 909 steps)."""
+    if optimiser == "sgd":
+        return 3000
+    return 12000 if qk_scale == 1.0 else 8000
+
+
+SGD_LENGTHS = (25, 50)
+SGD_LONG_CAP = 20000
+LONG = 200
+
+
+@dataclass(frozen=True)
+class PlateauRun:
+    """One run of the grid: ``kind`` ``scratch`` (escape step) or ``spt`` (SPT steps to 95%)."""
+
+    kind: str
+    length: int
+    seed: int
+    optimiser: str = "adamw"
+    qk_scale: float = 1.0
+    cap: int = 0
+
+    @property
+    def lr(self) -> float:
+        return ADAMW_LR if self.optimiser == "adamw" else SGD_LR
+
+    @property
+    def data(self) -> WalkData:
+        return WalkData(length=self.length)
+
+    def cache(self, root: Path) -> StageCache:
+        return StageCache.of(root, {"format": FORMAT, "run": dataclasses.asdict(self), "eval_size": EVAL_SIZE,
+                                    "escape": ESCAPE, "solved": SOLVED, "batch": BATCH, "lr": self.lr,
+                                    "data": dataclasses.asdict(self.data)})
+
+
+def make_optimiser(model: Encoder, optimiser: str, lr: float) -> torch.optim.Optimizer:
+    """AdamW(lr, weight decay 0.01) as :func:`spt_theory.training.make_optimizer`, or SGD with
+    momentum :data:`SGD_MOMENTUM`, no decay."""
+    if optimiser == "adamw":
+        return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    if optimiser == "sgd":
+        return torch.optim.SGD(model.parameters(), lr=lr, momentum=SGD_MOMENTUM)
+    raise ValueError(f"optimiser must be one of {OPTIMISERS}, got {optimiser!r}")
+
+
+def initial_model(run: PlateauRun) -> Encoder:
+    """The seeded default init (as :func:`spt_theory.experiments.initial_model`), the qk layer
+    (W_Q, W_K, b_Q, b_K) times ``qk_scale``."""
+    torch.manual_seed(run.seed)
+    model = Encoder(run.data.model_config())
+    with torch.no_grad():
+        for block in model.blocks:
+            block.attn.qk.weight.mul_(run.qk_scale)
+            block.attn.qk.bias.mul_(run.qk_scale)
+    return model
+
+
+class Trainer:
+    """Steps ``model`` on ``objective`` with the batch order and masks of ``train_stage`` for
+    ``stage_seed``; ``step`` counts the optimiser steps done."""
+
+    def __init__(self, model: Encoder, data, objective: str, optimiser: torch.optim.Optimizer, stage_seed: int):
+        self.model, self.data, self.optimiser, self.seed = model, data, optimiser, stage_seed
+        self.stage = Stage(objective, 1, batch_size=BATCH)
+        self.step = 0
+        self.per_epoch = math.ceil(len(data.x_train) / BATCH)
+        self._batches: tuple[int, list] | None = None
+
+    def advance(self, steps: int) -> None:
+        self.model.train()
+        for _ in range(steps):
+            epoch, within = divmod(self.step, self.per_epoch)
+            if self._batches is None or self._batches[0] != epoch:
+                self._batches = (epoch, epoch_batches(len(self.data.x_train), BATCH, _generator(self.seed, 1, epoch)))
+            idx = self._batches[1][within]
+            loss = stage_loss(self.model, self.data, self.stage, self.data.x_train[idx], self.data.y_train[idx],
+                              _generator(self.seed, 2, self.step))
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"non-finite loss at step {self.step}")
+            self.optimiser.zero_grad(set_to_none=True)
+            loss.backward()
+            self.optimiser.step()
+            self.step += 1
+
+    def accuracy(self) -> float:
+        return accuracy(self.model, self.data.x_test[:EVAL_SIZE], self.data.y_test[:EVAL_SIZE])
+
+    def state(self, history: list[dict]) -> StageState:
+        return StageState(*divmod(self.step, self.per_epoch), 0.0, history)
+
+    def resume(self, path: Path) -> list[dict]:
+        ckpt = load_checkpoint(path)
+        load_model_state(self.model, ckpt["model"], path)
+        self.optimiser.load_state_dict(ckpt["optimizer"])
+        self.step = ckpt["epoch"] * self.per_epoch + ckpt["step_in_epoch"]
+        return list(ckpt["history"])
+
+
+def meta(run: PlateauRun) -> dict:
+    return {"run": dataclasses.asdict(run), "torch": str(torch.__version__), "python": platform.python_version()}
+
+
+def train_until(trainer: Trainer, cache: StageCache, run: PlateauRun, history: list[dict], target: float,
+                limit: int, every: int) -> int | None:
+    """Advance ``trainer`` to ``limit`` steps, evaluating every ``every`` steps (appended to
+    ``history`` as {step, test_accuracy}); the first step with accuracy >= ``target``, else None.
+    ``last.pt`` every :data:`CHECKPOINT_EVERY` steps."""
+    while trainer.step < limit:
+        trainer.advance(min(every, limit - trainer.step))
+        history.append({"step": trainer.step, "test_accuracy": trainer.accuracy()})
+        if history[-1]["test_accuracy"] >= target:
+            return trainer.step
+        if trainer.step % CHECKPOINT_EVERY == 0:
+            save_checkpoint(cache.last, trainer.model, trainer.optimiser, trainer.state(history), meta(run))
+    return None
+
+
+def run_scratch(run: PlateauRun, root: Path) -> dict:
+    """The escape step of a scratch run (trained, resumed or read from ``root``)."""
+    cache = run.cache(root)
+    record_path = cache.dir / "run.json"
+    if record_path.exists():
+        return json.loads(record_path.read_text())
+    with cache.lock():
+        model = initial_model(run)
+        trainer = Trainer(model, built_data(run.data), "supervised",
+                          make_optimiser(model, run.optimiser, run.lr), run.seed * 1000)
+        history = trainer.resume(cache.last) if cache.last.exists() else []
+        start = time.perf_counter()
+        escape = next((h["step"] for h in history if h["test_accuracy"] >= ESCAPE), None)
+        if escape is None:
+            escape = train_until(trainer, cache, run, history, ESCAPE, run.cap, eval_every(run.length))
+        record = {**meta(run), "escape_step": escape, "capped": escape is None, "steps": trainer.step,
+                  "seconds": round(time.perf_counter() - start, 1), "history": history}
+        cache.write_record(record)
+        cache.finish()
+    return record
+
+
+def spt_search(solves, grid: tuple[int, ...] = SPT_GRID, start: int = 125) -> tuple[int | None, dict]:
+    """The least s of ``grid`` with ``solves(s)`` true, assuming it is monotone in s: from
+    ``start``, steps of two grid points up (until it solves) or down (until it fails), then the
+    point between the last two tried.  Returns (s or None, {s: solves(s)} for every s tried)."""
+    tried: dict[int, bool] = {}
+    k = grid.index(start)
+
+    def test(i: int) -> bool:
+        if grid[i] not in tried:
+            tried[grid[i]] = solves(grid[i])
+        return tried[grid[i]]
+
+    if test(k):
+        while k - 2 >= 0 and test(k - 2):
+            k -= 2
+        if k - 1 >= 0 and test(k - 1):
+            k -= 1
+        return grid[k], tried
+    while k + 2 < len(grid) and not test(k + 2):
+        k += 2
+    if k + 2 >= len(grid):
+        return (grid[-1], tried) if k + 1 < len(grid) and test(len(grid) - 1) else (None, tried)
+    return (grid[k + 1] if test(k + 1) else grid[k + 2]), tried
+
+
+def run_spt(run: PlateauRun, root: Path) -> dict:
+    """SPT steps to 95% (:func:`spt_search`) of one seed at one n: one SPT trajectory (AdamW, 15%
+    masking, stage seed ``1000 seed``) saved at each grid point tried, each finetuned (stage seed
+    ``1000 seed + 1``) for at most :data:`FINETUNE_CAP` steps, stopping at 95%."""
+    cache = run.cache(root)
+    record_path = cache.dir / "run.json"
+    if record_path.exists():
+        return json.loads(record_path.read_text())
+    data = built_data(run.data)
+    start = time.perf_counter()
+    with cache.lock():
+        finetunes: dict[str, dict] = {}
+        for path in cache.dir.glob("finetune_*.json"):
+            finetunes[path.stem.split("_")[1]] = json.loads(path.read_text())
+
+        def pretrained(steps: int) -> Encoder:
+            path = cache.dir / f"spt_{steps}.pt"
+            if not path.exists():
+                model = initial_model(run)
+                trainer = Trainer(model, data, "spt", make_optimiser(model, "adamw", ADAMW_LR), run.seed * 1000)
+                done = [int(p.stem.split("_")[1]) for p in cache.dir.glob("spt_*.pt")]
+                below = max((s for s in done if s < steps), default=None)
+                if below is not None:
+                    trainer.resume(cache.dir / f"spt_{below}.pt")
+                trainer.advance(steps - trainer.step)
+                save_checkpoint(path, model, trainer.optimiser, trainer.state([]), meta(run))
+            model = initial_model(run)
+            load_model_state(model, load_checkpoint(path)["model"], path)
+            return model
+
+        def solves(steps: int) -> bool:
+            if str(steps) not in finetunes:
+                model = pretrained(steps)
+                trainer = Trainer(model, data, "supervised", make_optimiser(model, "adamw", ADAMW_LR),
+                                  run.seed * 1000 + 1)
+                history: list[dict] = []
+                reached = train_until(trainer, cache, run, history, SOLVED, FINETUNE_CAP, 25)
+                finetunes[str(steps)] = {"finetune_steps_to_95": reached, "history": history}
+                write_json(cache.dir / f"finetune_{steps}.json", finetunes[str(steps)])
+            return finetunes[str(steps)]["finetune_steps_to_95"] is not None
+
+        steps, tried = spt_search(solves)
+        record = {**meta(run), "spt_steps_to_95": steps, "capped": steps is None,
+                  "finetune_steps_to_95": None if steps is None else finetunes[str(steps)]["finetune_steps_to_95"],
+                  "tried": {str(s): ok for s, ok in sorted(tried.items())},
+                  "seconds": round(time.perf_counter() - start, 1)}
+        cache.write_record(record)
+        cache.finish()
+    return record
+
+
+def gradient_rms(n: int, objective: str, seed: int, batches: int = 16) -> float:
+    r"""s(n) = sqrt(mean_c E_batch[g_c^2]): the RMS over the coordinates c of W_Q, W_K of the
+    minibatch (64) gradient of ``objective``'s loss at the default init, over the first ``batches``
+    batches of the run's order: Adam's sqrt(v) on the plateau, the noise scale of the law (T8)."""
+    run = PlateauRun("scratch", n, seed)
+    model = initial_model(run)
+    trainer = Trainer(model, built_data(run.data), objective, torch.optim.SGD(model.parameters(), lr=0.0),
+                      seed * 1000)
+    total = 0.0
+    for _ in range(batches):
+        trainer.advance(1)
+        total += model.blocks[0].attn.qk.weight.grad.pow(2).mean().item()
+    return math.sqrt(total / batches)
+
+
+def measure_gradient_rms(path: Path = GRADIENT_RMS) -> dict:
+    """:func:`gradient_rms` of both losses at every n of :data:`LENGTHS` and seed of :data:`SEEDS`,
+    written to ``path`` (the input of the law's AdamW predictions, measured before the grid)."""
+    values = {objective: {str(n): [gradient_rms(n, objective, s) for s in SEEDS] for n in LENGTHS}
+              for objective in ("supervised", "spt")}
+    record = {"what": "RMS over W_Q, W_K coordinates of the batch-64 gradient at the default init, 16 batches",
+              "seeds": list(SEEDS), "torch": str(torch.__version__), "rms": values}
+    write_json(path, record)
+    return record
+
+
+def grid(lengths: tuple[int, ...] = LENGTHS, seeds: tuple[int, ...] = SEEDS) -> list[PlateauRun]:
+    """The runs in the order they are trained, most needed first, so that a short budget still
+    ends with whole rows of 3 seeds.  Sized from the measured step time on a shared core (35, 65,
+    90 ms at n = 25, 50, 100, about 3x the idle core's): AdamW at the default init for n < 200, SPT
+    for n < 200, AdamW at init / 10 for n = 25, 50, SGD at n = 25, AdamW at n = 200; then (past the
+    budget of 2026-12-01, in this order) init / 10 at n = 100, SPT at n = 200, SGD at n = 50, init /
+    10 at n = 200, and SGD at n = 25 again with the cap :data:`SGD_LONG_CAP` (added when the
+    3000-step SGD runs had all capped; the claims take the longest whole row)."""
+    def row(kind: str, optimiser: str, scale: float, ns) -> list[PlateauRun]:
+        return [PlateauRun(kind, n, s, optimiser, scale, cap(optimiser, n, scale) if kind == "scratch" else 0)
+                for n in ns if n in lengths for s in seeds]
+
+    short = [n for n in lengths if n < LONG]
+    sgd_long = [replace(r, cap=SGD_LONG_CAP) for r in row("scratch", "sgd", 1.0, SGD_LENGTHS[:1])]
+    return (row("scratch", "adamw", 1.0, short) + row("spt", "adamw", 1.0, short)
+            + row("scratch", "adamw", 0.1, (25, 50)) + row("scratch", "sgd", 1.0, SGD_LENGTHS[:1])
+            + row("scratch", "adamw", 1.0, (LONG,)) + row("scratch", "adamw", 0.1, (100,))
+            + row("spt", "adamw", 1.0, (LONG,)) + row("scratch", "sgd", 1.0, SGD_LENGTHS[1:])
+            + row("scratch", "adamw", 0.1, (LONG,)) + sgd_long)
+
+
+def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGTHS) -> dict:
+    """The summary of every finished run of :func:`grid` in ``root``: per run its config, seed,
+    ``value`` (escape step, or SPT steps to 95%; a capped run's cap, or the largest SPT length,
+    as a lower bound with ``capped``), the finetune steps and the seconds; written to ``path``."""
+    rows, seconds = [], 0.0
+    for r in grid(lengths):
+        record_path = r.cache(root).dir / "run.json"
+        if not record_path.exists():
+            continue
+        out = json.loads(record_path.read_text())
+        value = out["spt_steps_to_95"] if r.kind == "spt" else out["escape_step"]
+        lower = r.cap if r.kind == "scratch" else SPT_GRID[-1]
+        rows.append({**dataclasses.asdict(r), "lr": r.lr, "key": r.cache(root).key, "value": lower if value is None else value,
+                     "capped": value is None, "finetune_steps_to_95": out.get("finetune_steps_to_95"),
+                     "tried": out.get("tried"), "seconds": out["seconds"]})
+        seconds += out["seconds"]
+    record = {"what": "plateau-law grid (spt_theory.plateau): scratch escape steps, SPT steps to 95%",
+              "criteria": {"escape_accuracy": ESCAPE, "solved": SOLVED, "eval_size": EVAL_SIZE,
+                           "eval_every": {str(n): eval_every(n) for n in lengths}, "finetune_cap": FINETUNE_CAP,
+                           "spt_grid": list(SPT_GRID)},
+              "data": dataclasses.asdict(WalkData()), "batch": BATCH, "sgd_momentum": SGD_MOMENTUM,
+              "seeds": list(SEEDS), "torch": str(torch.__version__), "python": platform.python_version(),
+              "grid_seconds": round(seconds, 1), "runs": rows}
+    write_json(path, record)
+    return record
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m spt_theory.plateau",
+                                description="Train (or read) the plateau-law grid and write its summary JSON.")
+    p.add_argument("--cache-dir", type=Path, default=Path("/work/plateau-runs"), metavar="DIR")
+    p.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
+    p.add_argument("--only", choices=("adamw", "sgd", "spt"), nargs="+")
+    p.add_argument("--threads", type=int, metavar="N")
+    p.add_argument("--summary", type=Path, default=SUMMARY)
+    p.add_argument("--gradient-rms", action="store_true", help=f"measure the noise scales into {GRADIENT_RMS.name}")
+    p.add_argument("--table", action="store_true", help="print the README's table from the committed summary")
+    args = p.parse_args(argv)
+    if args.table:
+        from spt_theory.checks.plateau import load, markdown_table
+
+        print(markdown_table(load(args.summary), load(GRADIENT_RMS)))
+        return 0
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    if args.gradient_rms:
+        measure_gradient_rms()
+        return 0
+    for r in grid(tuple(args.lengths)):
+        if args.only and (r.kind if r.kind == "spt" else r.optimiser) not in args.only:
+            continue
+        out = run_spt(r, args.cache_dir) if r.kind == "spt" else run_scratch(r, args.cache_dir)
+        value = out.get("spt_steps_to_95", out.get("escape_step"))
+        print(f"{r.kind} n={r.length} {r.optimiser} scale={r.qk_scale:g} seed={r.seed}: {value} "
+              f"({out['seconds']} s)", flush=True)
+        summarise(args.cache_dir, args.summary, tuple(args.lengths))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

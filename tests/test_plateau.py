@@ -1,0 +1,86 @@
+"""The plateau law's pieces (issue 25): the SPT-length search, beta_n's closed form, the escape
+models of P3 / P3b, the exponent fit, and a tiny cached scratch run."""
+
+import json
+import math
+import shutil
+
+import pytest
+
+from spt_theory import plateau
+from spt_theory.checks import plateau as law
+from spt_theory.per_token import pair_coupling_bound
+
+
+@pytest.mark.parametrize("least", [None, *plateau.SPT_GRID])
+def test_spt_search_finds_the_least_solving_length(least):
+    solves = (lambda s: False) if least is None else (lambda s: s >= least)
+    found, tried = plateau.spt_search(solves)
+    assert found == least
+    assert len(tried) <= 6
+    assert all(ok == solves(s) for s, ok in tried.items())
+
+
+@pytest.mark.parametrize("n, p", [(2, 0.5), (3, 0.3), (25, 0.5), (200, 0.8)])
+def test_beta_n_closed_form(n, p):
+    """beta_n(p) = 4 p [n (1 - p) - (1 - p^n)] / ((1 - p)^2 n^2) (proofs/T8), below 4p / ((1-p) n)."""
+    closed = 4 * p * (n * (1 - p) - (1 - p ** n)) / ((1 - p) ** 2 * n ** 2)
+    assert pair_coupling_bound(n, p) == pytest.approx(closed, rel=1e-12)
+    assert closed < 4 * p / ((1 - p) * n)
+
+
+def test_predicted_sgd_exponent_below_one():
+    assert 0.9 < law.predicted_sgd_exponent([25, 50], 0.5) < 1.0
+    assert law.predicted_sgd_exponent([1000, 2000], 0.5) == pytest.approx(1.0, abs=1e-2)
+
+
+@pytest.mark.parametrize("t", [300.0, 975.0, 5000.0])
+def test_escape_models(t):
+    lam = law.adamw_rate(t)
+    assert law.adamw_escape(lam, law.SIGMA) == pytest.approx(t, rel=1e-9)
+    assert law.adamw_escape(lam, law.SIGMA / 10) > t  # P3: a smaller init lengthens the plateau
+    assert law.scale_free_escape(t, law.SIGMA) == pytest.approx(t, rel=1e-9)
+    assert law.scale_free_escape(t, law.SIGMA / 10) < t  # P3b: it shortens it
+
+
+def summary_of(values: dict[int, list[float]], capped_at: int | None = None) -> dict:
+    return {"seeds": [0, 1, 2], "runs": [{"kind": "scratch", "optimiser": "adamw", "qk_scale": 1.0, "length": n, "value": v,
+                      "cap": 100, "capped": n == capped_at} for n, vs in values.items() for v in vs]}
+
+
+def test_exponent_fit_recovers_a_power_law_and_fails_a_wrong_one():
+    values = {n: [3.0 * n ** 0.8 * f for f in (0.9, 1.0, 1 / 0.9)] for n in (25, 50, 100)}
+    cells = law.cells(summary_of(values), "scratch")
+    good = law.exponent_check(cells, 0.8, {})
+    assert good.measured == pytest.approx(0.8, abs=1e-9) and good.verdict == "PASS"
+    assert law.exponent_check(cells, 0.8 + 1.01 * law.EXPONENT_TOL, {}).verdict == "FAIL"
+    capped = law.exponent_check(law.cells(summary_of(values, capped_at=100), "scratch"), 0.8, {})
+    assert capped.verdict == "INCONCLUSIVE"
+    assert 100 not in law.cells(summary_of({**values, 100: values[100][:2]}), "scratch")  # a row is whole or absent
+
+
+def test_scratch_run_is_cached_and_deterministic(tmp_path):
+    run = plateau.PlateauRun("scratch", 8, 0, "adamw", 1.0, cap=6)
+    first = plateau.run_scratch(run, tmp_path / "a")
+    again = plateau.run_scratch(run, tmp_path / "b")
+    assert first["steps"] == 6 and first["capped"] and first["escape_step"] is None
+    assert [h["test_accuracy"] for h in first["history"]] == [h["test_accuracy"] for h in again["history"]]
+    assert plateau.run_scratch(run, tmp_path / "a") == first  # read back from run.json
+    assert not math.isnan(first["history"][-1]["test_accuracy"])
+
+
+def test_plateau_figure_draws_the_committed_grid(tmp_path):
+    from spt_theory.figures.context import FigureContext, FigureSkipped
+    from spt_theory.figures.plateau_law import plateau_law
+
+    with pytest.raises(FigureSkipped):
+        plateau_law(FigureContext(out=tmp_path))
+    shutil.copytree(plateau.EVIDENCE, tmp_path / "plateau")
+    paths = plateau_law(FigureContext(out=tmp_path))
+    assert [p.suffix for p in paths] == [".png", ".pdf", ".json"]
+    record = json.loads(paths[2].read_text())
+    summary = json.loads(plateau.SUMMARY.read_text())
+    drawn = sum(len(v) for row in record["rows"] for v in row["per_seed"].values())
+    assert drawn == sum(len(c["values"]) for kind, opt, scale in {(r["kind"], r["optimiser"], r["qk_scale"])
+                                                                   for r in summary["runs"]}
+                        for c in law.cells(summary, kind, opt, scale).values())
