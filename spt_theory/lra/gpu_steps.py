@@ -107,7 +107,7 @@ def run_step(name: str, commands: dict[str, list[str]], timeout: float, logs: Pa
     non-zero (or cannot start), ``cut`` when ``timeout`` seconds pass first; the processes still
     running are stopped either way."""
     make_dirs(logs)
-    step = Step(name, "ok", planned_seconds=planned, timeout_seconds=round(timeout, 1),
+    step = Step(name, "ok", planned_seconds=planned, timeout_seconds=round(timeout, 2),
                 commands={label: shlex.join(argv) for label, argv in commands.items()},
                 logs=[log_name(label) for label in commands])
     start = time.perf_counter()
