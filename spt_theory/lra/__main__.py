@@ -50,12 +50,13 @@ from pathlib import Path
 
 from spt_theory.io import InputError
 from spt_theory.lra.configs import TASKS
+from spt_theory.lra.controls import CONTROLS
 from spt_theory.lra.probe import format_probe, probe_files
 from spt_theory.lra.probe import __doc__ as probe_module_doc
 from spt_theory.lra.report import format_report, load_results
 from spt_theory.lra.sweep import __doc__ as sweep_module_doc
 from spt_theory.lra.sweep import cells, draw, format_summary, sweep
-from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, LRARun, RunOptions
+from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, MODELS, LRARun, RunOptions
 from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
 from spt_theory.model import PARAMETER_GROUPS
 from spt_theory.training import TrainingDiverged
@@ -131,6 +132,9 @@ def _run_arguments() -> argparse.ArgumentParser:
     g.add_argument("--finetune-epochs", type=int,
                    help=f"supervised epochs, scratch and finetuning alike (default {DEFAULT_FINETUNE_EPOCHS})")
     g.add_argument("--max-steps", type=int, help="end each training stage after this many optimizer steps")
+    g.add_argument("--model", choices=MODELS, default="transformer",
+                   help="transformer, or a learnability control trained like scratch: cnn (pixel tasks), "
+                        "lstm (token tasks), bag (bag of tokens); see spt_theory/lra/controls.py")
     g.add_argument("--tiny", action="store_true", help="CPU-test sizes: width 16, batch 4, 3 steps per stage")
     g.add_argument("--set", dest="overrides", action="append", type=_assignment, default=[],
                    metavar="FIELD=VALUE",
@@ -165,6 +169,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                        help="an axis and its values; the sweep runs the product of all --grid axes")
     sweep.add_argument("--cell", action="append", default=[], metavar="AXIS=V,AXIS=V",
                        help="one more cell (axes joined by commas), e.g. recipe=spt,keep=qk")
+    sweep.add_argument("--control", action="append", default=[], choices=CONTROLS, metavar="KIND",
+                       help=f"a learnability control on the same data (repeatable): {', '.join(CONTROLS)}")
     sweep.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="seeds of every cell (0 1 2)")
     sweep.add_argument("--name", default="sweep", help="summary name: OUT/sweeps/<task>-<name>.json (sweep)")
     sweep.add_argument("--probe-limit", type=int, help="probe only the first N test examples (default all)")
@@ -189,7 +195,7 @@ def options_from(args: argparse.Namespace) -> RunOptions:
                       max_steps=args.max_steps, seed=args.seed or 0, out=args.out, tiny=args.tiny,
                       overrides=tuple(args.overrides), freeze=args.freeze or (),
                       keep=ENCODER_GROUPS if args.keep is None else args.keep,
-                      checkpoint_every=args.checkpoint_every, progress=not args.no_progress)
+                      checkpoint_every=args.checkpoint_every, progress=not args.no_progress, model=args.model)
 
 
 def execute(args: argparse.Namespace) -> None:
@@ -207,7 +213,7 @@ def execute(args: argparse.Namespace) -> None:
     try:
         if args.command == "sweep":
             summary = sweep(options, cells(args.grid, args.cell), args.seeds, runtime, args.name,
-                            args.probe_limit)
+                            args.probe_limit, tuple(dict.fromkeys(args.control)))
             print(format_summary(summary))
             if runtime.main:
                 for path in draw(summary, options.out / "sweeps" / f"{options.task}-{args.name}"):

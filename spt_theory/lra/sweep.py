@@ -16,7 +16,18 @@ Axes (``--grid AXIS=V1,V2`` takes the product; ``--cell AXIS=V,AXIS=V`` adds one
 ``keep``           groups taken from the SPT checkpoint, ``+``-joined, or ``all`` (the
                    encoder) (``qk``: hybrid initialisation)
 ``pretrain_task``  the task whose data SPT reads, or ``self``
+``finetune_epochs`` supervised epochs of the cell (default ``--finetune-epochs``): scratch
+                   for as many steps as SPT and finetuning together (equal-step comparison)
 =================  ====================================================================
+
+``--control KIND`` (repeatable) adds the learnability controls of :mod:`spt_theory.lra.controls`
+on the same data: ``cnn`` / ``lstm`` / ``bag`` trained with a scratch cell's supervised stage for
+the most supervised epochs of any cell, at every seed (cached like the cells), ``majority`` and ``shortcut`` computed once; they go into the
+summary's ``controls``.  The summary also holds the reference entropies of the task's masked
+reconstruction (:mod:`spt_theory.lra.references`) beside every SPT cell's masked validation loss,
+and every run's test accuracy against optimiser steps (SPT's steps counted before finetuning's)
+with, where epoch checkpoints were kept (``SPT_KEEP_CHECKPOINTS=all``), the proximity of the
+attention at each of them (:mod:`spt_theory.lra.steps`).
 
 Axes that mean nothing for a recipe (``keep``, ``pretrain_epochs``, ``pretrain_task`` for
 ``scratch``) must keep their defaults in that cell; duplicates are run once.
@@ -33,13 +44,15 @@ from pathlib import Path
 
 from spt_theory.io import InputError, write_json
 from spt_theory.lra.configs import TASKS
+from spt_theory.lra.controls import TRAINED
 from spt_theory.lra.probe import probe_result
 from spt_theory.lra.runner import ENCODER_GROUPS, LRARun, RunOptions, options_json, versions
+from spt_theory.lra.steps import run_steps
 from spt_theory.model import PARAMETER_GROUPS
 
-AXES = ("recipe", "pretrain_epochs", "layers", "freeze", "keep", "pretrain_task")
+AXES = ("recipe", "pretrain_epochs", "layers", "freeze", "keep", "pretrain_task", "finetune_epochs")
 DEFAULTS = {"recipe": "spt", "pretrain_epochs": None, "layers": None, "freeze": "none", "keep": "all",
-            "pretrain_task": "self"}
+            "pretrain_task": "self", "finetune_epochs": None}
 PRETRAIN_ONLY = ("pretrain_epochs", "keep", "pretrain_task")
 RECIPES = ("scratch", "spt")
 
@@ -62,7 +75,7 @@ def parse_value(axis: str, text: str):
         if text not in RECIPES:
             raise InputError(f"recipe={text}: must be one of {', '.join(RECIPES)}")
         return text
-    if axis in ("pretrain_epochs", "layers"):
+    if axis in ("pretrain_epochs", "layers", "finetune_epochs"):
         try:
             value = int(text)
         except ValueError:
@@ -130,6 +143,8 @@ def cell_options(base: RunOptions, cell: dict, seed: int) -> RunOptions:
         changes["layers"] = cell["layers"]
     if cell["pretrain_epochs"] is not None:
         changes["pretrain_epochs"] = cell["pretrain_epochs"]
+    if cell.get("finetune_epochs") is not None:
+        changes["finetune_epochs"] = cell["finetune_epochs"]
     return replace(base, **changes)
 
 
@@ -142,6 +157,7 @@ def run_cell(base: RunOptions, cell: dict, seed: int, runtime, probe_limit: int 
     else:
         run.check_transfer()
         result = run.supervised(run.pretrain())
+    steps = run_steps(run, result, probe_limit)
     probe = probe_result(result, probe_limit, data_cache, runtime)
     stats = {p["checkpoint"]: p["layers"][0] for p in probe["probes"]}
     trained = stats["scratch" if cell["recipe"] == "scratch" else "finetuned"]
@@ -156,7 +172,8 @@ def run_cell(base: RunOptions, cell: dict, seed: int, runtime, probe_limit: int 
         if "grid_ratio" in stats["spt"]:
             record["spt_grid_ratio"] = stats["spt"]["grid_ratio"]
         record["pretrain_seconds"] = result["pretrain"]["train_seconds"]
-    return record
+        record["spt_val_loss"] = result["pretrain"]["best_val_loss"]
+    return {**record, **steps}
 
 
 def spread(values: list[float]) -> dict:
@@ -166,20 +183,27 @@ def spread(values: list[float]) -> dict:
 
 
 def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, name: str,
-          probe_limit: int | None = None) -> dict:
+          probe_limit: int | None = None, controls: tuple[str, ...] = ()) -> dict:
     """Run every cell at every seed; write and return the summary (``out/sweeps/<task>-<name>.json``)."""
     if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
         raise InputError(f"--seeds: need distinct seeds >= 0, got {seeds}")
     start = time.perf_counter()
     data_cache: dict = {}
     by_cell: list[list[dict]] = [[] for _ in grid_cells]
+    for kind in controls:
+        LRARun(replace(base, model=kind) if kind in TRAINED else base, runtime, data_cache).check_control(kind)
+    trained = {kind: [] for kind in controls if kind in TRAINED}
+    longest = replace(base, finetune_epochs=max(cell_options(base, cell, 0).finetune_epochs for cell in grid_cells))
     for seed in seeds:  # seed by seed, so an interrupted sweep has whole seeds to show
         for records, cell in zip(by_cell, grid_cells):
             records.append(run_cell(base, cell, seed, runtime, probe_limit, data_cache))
+        for kind, records in trained.items():
+            records.append(run_control(longest, kind, seed, runtime, data_cache))
     rows = []
     for cell, records in zip(grid_cells, by_cell):
         row = {"label": label(cell), "cell": cell, "runs": records}
-        for metric in ("test_accuracy", "band_ratio", "grid_ratio", "spt_band_ratio", "spt_grid_ratio"):
+        for metric in ("test_accuracy", "band_ratio", "grid_ratio", "spt_band_ratio", "spt_grid_ratio",
+                       "spt_val_loss"):
             if metric in records[0]:
                 row[metric] = spread([r[metric] for r in records])
         rows.append(row)
@@ -188,11 +212,25 @@ def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, n
     summary = {"task": base.task, "name": name, "seeds": seeds, "options": options_json(base),
                "config": dataclasses.asdict(run.config),
                "data": run.describe_data(data, fingerprint, run.config, base.data_dir), "cells": rows,
+               "references": run.reference_entropies(),
+               "controls": {**{kind: {"test_accuracy": spread([r["test_accuracy"] for r in records]),
+                                      "runs": records} for kind, records in trained.items()},
+                            **run.baselines(tuple(k for k in controls if k not in TRAINED))},
                "sweep_seconds": round(time.perf_counter() - start, 1), "versions": versions(),
                "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     path = base.out / "sweeps" / f"{base.task}-{name}.json"
     write_json(path, summary)
     return summary
+
+
+def run_control(base: RunOptions, kind: str, seed: int, runtime, data_cache: dict) -> dict:
+    """Train (or reload) the trainable control ``kind`` at ``seed`` with a scratch cell's stage."""
+    run = LRARun(replace(base, seed=seed, model=kind), runtime, data_cache)
+    result = run.supervised(None)
+    return {"seed": seed, "test_accuracy": result["metrics"]["test_accuracy"],
+            "val_accuracy": result["metrics"]["val_accuracy"], "best_epoch": result["metrics"]["best_epoch"],
+            "train_seconds": result["metrics"]["train_seconds"], "cache": result["cache"],
+            **run_steps(run, result, None)}
 
 
 def format_summary(summary: dict) -> str:
