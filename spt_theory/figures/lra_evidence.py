@@ -1,4 +1,5 @@
-"""Figure ``lra_evidence``: the committed LRA sweeps redrawn: accuracy per cell, attention proximity (L1-L4)."""
+"""Figure ``lra_evidence``: the committed LRA sweeps redrawn: accuracy per cell, attention proximity,
+and (sweeps that recorded per-epoch curves) accuracy against optimiser steps, ``lra/steps`` (L1-L4)."""
 
 from __future__ import annotations
 
@@ -13,16 +14,24 @@ from spt_theory.io import InputError
 @figure("L1-L4", "committed LRA sweeps: accuracy per cell, attention proximity")
 def lra_evidence(ctx: FigureContext) -> list[Path]:
     """The committed LRA sweeps (``OUT/lra/<task>.json``, written by ``lra sweep``) redrawn from
-    their JSON, without retraining: accuracy per cell and the proximity of its attention."""
+    their JSON, without retraining: accuracy per cell and the proximity of its attention; and
+    ``OUT/lra/steps``: test accuracy and proximity against optimiser steps of every sweep whose runs
+    recorded their curves (:func:`spt_theory.lra.steps.draw`)."""
+    from spt_theory.lra import steps
     from spt_theory.lra.sweep import draw
     summaries = sorted((ctx.out / "lra").glob("*.json"))
     if not summaries:
         raise FigureSkipped(f"no committed LRA sweep under {ctx.out / 'lra'}")
-    paths = []
+    paths, with_curves = [], []
     for path in summaries:
         try:
             summary = json.loads(path.read_text())
             paths += draw(summary, path.with_suffix(""))
+            runs = summary["cells"][0].get("runs", [])
+            if runs and "curve" in runs[0]:
+                with_curves.append(summary)
         except (json.JSONDecodeError, KeyError, TypeError) as err:
             raise InputError(f"{path}: not an LRA sweep summary ({type(err).__name__}: {err})") from None
+    if with_curves:
+        paths += steps.draw(with_curves, ctx.out / "lra" / "steps")
     return paths
