@@ -155,7 +155,10 @@ def _plain(cell: dict) -> bool:
 
 
 def _mean_curve(curves: list[list[dict]], key: str) -> tuple[list[int], list[float]]:
-    """Steps present in every curve and the mean of ``key`` over the curves at each."""
-    common = sorted(set.intersection(*(set(p["step"] for p in c) for c in curves))) if curves else []
-    means = [sum(next(p[key] for p in c if p["step"] == step) for c in curves) / len(curves) for step in common]
-    return common, means
+    """Every step of any curve and the mean of ``key`` over the curves that have it."""
+    values: dict[int, list[float]] = {}
+    for curve in curves:
+        for point in curve:
+            values.setdefault(point["step"], []).append(point[key])
+    steps = sorted(values)
+    return steps, [sum(values[s]) / len(values[s]) for s in steps]
