@@ -8,9 +8,9 @@ loop (:func:`spt_theory.training.train_stage`, cached and resumable like every L
 - ``cnn`` (pixel tasks): a small 2-D CNN on the side x side image, channels [value, mask]:
   ``[conv3x3-GELU] x 2, max-pool 2, [conv3x3-GELU] x 2, max-pool 2, conv3x3-GELU``, global mean
   pooling, a linear head.  Receptive field 22 pixels: a 16-pixel image whole.
-- ``lstm`` (token tasks): token embedding, a one-layer bidirectional LSTM over the real tokens
-  (packed: padding never enters a state), the mean of its outputs over the real tokens, a linear
-  head.
+- ``lstm`` (token tasks): token embedding, a one-layer LSTM read left to right, its output at the
+  last real token, a linear head.  Padding is on the right, so no real position's state sees it;
+  one direction and no packing because that runs about 4x faster on a CPU than a packed biLSTM.
 - ``bag`` (both): bag of tokens: the embedding of each token (of each pixel's intensity), its mean
   over the real positions, ``Linear-GELU-Linear``.  Permutation-invariant, so it sees only the
   histogram: what a mean-pooled readout sees at uniform attention without positions.
@@ -97,23 +97,20 @@ class SmallCNN(_Control):
         return self.head(self.body(image).mean((2, 3)))
 
 
-class BiLSTM(_Control):
-    """The ``lstm`` control (module doc) on token ids (B, L) with ``valid`` marking real tokens."""
+class LSTMReader(_Control):
+    """The ``lstm`` control (module doc) on token ids (B, L) with ``valid`` marking real tokens
+    (right padding)."""
 
     def __init__(self, config: ControlConfig):
         super().__init__()
         self.embed = nn.Embedding(config.vocab_size, config.hidden)
-        self.lstm = nn.LSTM(config.hidden, config.hidden, batch_first=True, bidirectional=True)
-        self.head = nn.Linear(2 * config.hidden, config.n_classes)
+        self.lstm = nn.LSTM(config.hidden, config.hidden, batch_first=True)
+        self.head = nn.Linear(config.hidden, config.n_classes)
 
     def forward(self, x: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
-        valid = torch.ones_like(x, dtype=torch.bool) if valid is None else valid
-        lengths = valid.sum(1)
-        packed = nn.utils.rnn.pack_padded_sequence(self.embed(x), lengths.cpu(), batch_first=True,
-                                                   enforce_sorted=False)
-        out, _ = self.lstm(packed)
-        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
-        return self.head(out.sum(1) / lengths[:, None])
+        last = (x.shape[1] if valid is None else valid.sum(1)) - 1
+        out, _ = self.lstm(self.embed(x))
+        return self.head(out[torch.arange(len(x)), last])
 
 
 class BagOfTokens(_Control):
@@ -134,7 +131,7 @@ class BagOfTokens(_Control):
         return self.head(self.body(pooled))
 
 
-MODELS = {"cnn": SmallCNN, "lstm": BiLSTM, "bag": BagOfTokens}
+MODELS = {"cnn": SmallCNN, "lstm": LSTMReader, "bag": BagOfTokens}
 
 
 def build(config: ControlConfig) -> nn.Module:
