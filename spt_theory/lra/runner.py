@@ -55,7 +55,7 @@ from spt_theory.lra.references import references, token_types
 from spt_theory.lra.task import LRATask, LRATraining
 from spt_theory.model import Encoder
 from spt_theory.recipes import Budget, Recipe, scratch, spt_stage, spt_then_finetune, supervised_stage
-from spt_theory.training import Runtime, Stage, StageOptions, load_groups, train_stage
+from spt_theory.training import Runtime, Stage, StageOptions, load_groups, stage_steps, train_stage
 
 ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
 """What finetuning takes from the SPT checkpoint by default (the head is never trained by SPT)."""
@@ -361,8 +361,7 @@ class LRARun:
         meta = {"task": self.config.task, "options": options_json(self.options), "stage": dataclasses.asdict(stage)}
         lengths = (real_lengths(data.x_train, data.vocab.pad_id).cpu() if padding(task.config)["bucketed"]
                    else None)
-        steps = math.ceil(len(data.y_train) / stage.batch_size) * stage.epochs
-        check_warmup(stage, steps if task.config.max_steps is None else min(steps, task.config.max_steps))
+        check_warmup(stage, stage_steps(len(data.y_train), stage.epochs, stage.batch_size, task.config.max_steps))
         options = StageOptions(meta=meta, progress=self.options.progress,
                                checkpoint_every=self.options.checkpoint_every, runtime=self.runtime)
         return train_stage(model, LRATraining(task, data, self.runtime, lengths), stage, seed, cache,

@@ -22,13 +22,9 @@ from pathlib import Path
 
 from spt_theory.cache import StageCache, load_checkpoint
 from spt_theory.io import write_json
-from spt_theory.training import load_model_state
+from spt_theory.training import load_model_state, stage_steps
 
 STEPS_VERSION = 1
-
-
-def _steps(epochs: int, per_epoch: int, cap: int | None) -> int:
-    return epochs * per_epoch if cap is None else min(epochs * per_epoch, cap)
 
 
 def run_steps(run, result: dict, probe_limit: int | None) -> dict:
@@ -39,17 +35,18 @@ def run_steps(run, result: dict, probe_limit: int | None) -> dict:
     pretrain_steps = 0
     if result["kind"] == "spt":
         source, _, _, _ = run.setup_source()
-        pretrain_steps = _steps(result["pretrain"]["epochs_run"], math.ceil(len(source.y_train) / run.source.batch_size),
-                                run.source.max_steps)
-    curve = [{"epoch": r["epoch"], "step": pretrain_steps + _steps(r["epoch"], per_epoch, run.config.max_steps),
+        pretrain_steps = stage_steps(len(source.y_train), result["pretrain"]["epochs_run"], run.source.batch_size,
+                                     run.source.max_steps)
+    curve = [{"epoch": r["epoch"], "step": pretrain_steps + stage_steps(len(data.y_train), r["epoch"],
+                                                                        run.config.batch_size, run.config.max_steps),
               "val_accuracy": r["val_accuracy"], "test_accuracy": r["test_accuracy"]} for r in result["history"]]
     found = {"steps_per_epoch": per_epoch, "pretrain_steps": pretrain_steps, "curve": curve}
     if result["kind"] in ("scratch", "spt"):
-        found["proximity"] = trajectory(run, result, probe_limit, per_epoch, pretrain_steps)
+        found["proximity"] = trajectory(run, result, probe_limit, pretrain_steps)
     return found
 
 
-def trajectory(run, result: dict, limit: int | None, per_epoch: int, pretrain_steps: int) -> list[dict]:
+def trajectory(run, result: dict, limit: int | None, pretrain_steps: int) -> list[dict]:
     """The proximity at every kept epoch checkpoint of the run (SPT's first), cached."""
     from spt_theory.lra.probe import attention_statistics
 
@@ -60,11 +57,13 @@ def trajectory(run, result: dict, limit: int | None, per_epoch: int, pretrain_st
             return cached["points"]
     stages = []
     if result["kind"] == "spt":
-        spt_per_epoch = pretrain_steps // max(result["pretrain"]["epochs_run"], 1)
-        stages.append(("spt", result["pretrain"]["cache"], result["pretrain"]["epochs_run"], run.setup_source(),
-                       lambda e: _steps(e, spt_per_epoch, run.source.max_steps)))
-    stages.append(("supervised", result["cache"], result["metrics"]["epochs_run"], run.setup_target(),
-                   lambda e: pretrain_steps + _steps(e, per_epoch, run.config.max_steps)))
+        source = run.setup_source()
+        stages.append(("spt", result["pretrain"]["cache"], result["pretrain"]["epochs_run"], source,
+                       lambda e: stage_steps(len(source[0].y_train), e, run.source.batch_size, run.source.max_steps)))
+    target = run.setup_target()
+    stages.append(("supervised", result["cache"], result["metrics"]["epochs_run"], target,
+                   lambda e: pretrain_steps + stage_steps(len(target[0].y_train), e, run.config.batch_size,
+                                                          run.config.max_steps)))
     points = []
     for stage, key, epochs, (data, _, task, model_config), step_of in stages:
         cache = StageCache(run.options.out / "cache", key)
