@@ -35,7 +35,8 @@ def _sweep(task, root, out, *extra):
 
 @pytest.mark.parametrize("task, controls", [("listops", ("lstm", "majority")),
                                             ("pathfinder", ("cnn", "shortcut"))])
-def test_sweep_records_controls_references_and_curves_against_steps(task, controls, root, tmp_path, monkeypatch):
+def test_sweep_records_controls_references_and_curves_against_steps(task, controls, root, tmp_path, monkeypatch,
+                                                                   capsys):
     monkeypatch.setenv("SPT_KEEP_CHECKPOINTS", "all")
     assert _sweep(task, root, tmp_path, *[a for c in controls for a in ("--control", c)]) == 0
     summary = json.loads((tmp_path / f"sweeps/{task}-t.json").read_text())
@@ -56,6 +57,9 @@ def test_sweep_records_controls_references_and_curves_against_steps(task, contro
     assert len(scratch["runs"][0]["curve"]) == 2 and scratch["cell"]["finetune_epochs"] == 2
     if task == "pathfinder":
         assert "grid_ratio" in run["proximity"][0]
+    capsys.readouterr()
+    assert main(["report", "--results", str(tmp_path / "results")]) == 0
+    assert f"control {controls[0]}" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("args, message", [

@@ -246,6 +246,15 @@ def format_summary(summary: dict) -> str:
         lines.append(f"{row['label']:<44} {100 * acc['mean']:>15.2f} ± {100 * acc['std']:<6.2f}  "
                      f"{ratio['mean']:>24.2f} ± {ratio['std']:<4.2f}" +
                      (f"  {spt['mean']:>6.2f} ± {spt['std']:.2f}" if spt else ""))
+    for kind, entry in summary.get("controls", {}).items():
+        acc = entry["test_accuracy"]
+        text = f"{100 * acc['mean']:>15.2f} ± {100 * acc['std']:.2f}" if "runs" in entry else f"{100 * acc:>15.2f}"
+        lines.append(f"{'control ' + kind:<44} {text}")
+    refs = summary.get("references")
+    if refs:
+        losses = [f"{row['label']} {row['spt_val_loss']['mean']:.3f}" for row in summary["cells"] if "spt_val_loss" in row]
+        lines.append("masked val loss at the SPT checkpoint (nats): " + ", ".join(losses) + "; references: " +
+                     ", ".join(f"{k} {refs[k]:.3f}" for k in ("marginal", "neighbour", "type") if k in refs))
     return "\n".join(lines)
 
 
