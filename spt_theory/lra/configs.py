@@ -156,5 +156,5 @@ def one_layer(config: LRAConfig) -> LRAConfig:
 def tiny(config: LRAConfig) -> LRAConfig:
     """A CPU-test-sized variant: at most 2 layers, width 16, 2 heads, batch 4, 3 steps per phase."""
     return replace(config, layers=min(config.layers, 2), d_model=16, heads=2, ff=32, batch_size=4,
-                   pretrain_epochs=1, warmup_steps=0, max_steps=3)
+                   pretrain_epochs=1, warmup_steps=1, max_steps=3)
 

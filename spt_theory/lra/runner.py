@@ -61,7 +61,7 @@ ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
 """What finetuning takes from the SPT checkpoint by default (the head is never trained by SPT)."""
 DEFAULT_FINETUNE_EPOCHS = 20
 MODELS = ("transformer", "cnn", "lstm", "bag")
-WARMUP_SHARE = 0.25
+WARMUP_SHARE = 1 / 3
 """Largest share of a stage's optimizer steps its linear warm-up may take (:func:`check_warmup`)."""
 
 
