@@ -8,9 +8,11 @@ loop (:func:`spt_theory.training.train_stage`, cached and resumable like every L
 - ``cnn`` (pixel tasks): a small 2-D CNN on the side x side image, channels [value, mask]:
   ``[conv3x3-GELU] x 2, max-pool 2, [conv3x3-GELU] x 2, max-pool 2, conv3x3-GELU``, global mean
   pooling, a linear head.  Receptive field 22 pixels: a 16-pixel image whole.
-- ``lstm`` (token tasks): token embedding, a one-layer LSTM read left to right, its output at the
-  last real token, a linear head.  Padding is on the right, so no real position's state sees it;
-  one direction and no packing because that runs about 4x faster on a CPU than a packed biLSTM.
+- ``lstm`` (token tasks): token embedding, a one-layer LSTM that reads each sequence's real tokens
+  right to left (a prefix expression read backwards is postfix: arguments before their operator,
+  what a stack-like recurrent reader evaluates), its output after the first token, a linear head.
+  Padding stays behind the real tokens, so no real position's state sees it; one direction and no
+  packing because that runs about 4x faster on a CPU than a packed biLSTM.
 - ``bag`` (both): bag of tokens: the embedding of each token (of each pixel's intensity), its mean
   over the real positions, ``Linear-GELU-Linear``.  Permutation-invariant, so it sees only the
   histogram: what a mean-pooled readout sees at uniform attention without positions.
@@ -108,9 +110,11 @@ class LSTMReader(_Control):
         self.head = nn.Linear(config.hidden, config.n_classes)
 
     def forward(self, x: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
-        last = (x.shape[1] if valid is None else valid.sum(1)) - 1
-        out, _ = self.lstm(self.embed(x))
-        return self.head(out[torch.arange(len(x)), last])
+        lengths = torch.full((len(x),), x.shape[1], device=x.device) if valid is None else valid.sum(1)
+        position = lengths[:, None] - 1 - torch.arange(x.shape[1], device=x.device)  # row i reversed
+        backwards = torch.where(position >= 0, x.gather(1, position.clamp(min=0)), x[:, -1:])
+        out, _ = self.lstm(self.embed(backwards))
+        return self.head(out[torch.arange(len(x)), lengths - 1])
 
 
 class BagOfTokens(_Control):
