@@ -235,8 +235,8 @@ def check_l4(ctx: Context) -> Measurement:
     def per_task(summary, c):
         scratch, spt = (mean(v) for v in _equal_step_scratch(c))
         gain = spt - scratch
-        if c["hybrid"] is None or gain < GAIN:
-            why = "no hybrid cell" if c["hybrid"] is None else f"no gain to recover ({gain:+.1f} pts)"
+        if gain < GAIN or c["hybrid"] is None:
+            why = f"no gain to recover ({gain:+.1f} pts)" if gain < GAIN else "no hybrid cell"
             return False, why, {"scratch": scratch, "spt": spt, "gain": gain}, why
         hybrid = mean(percent(c["hybrid"]["test_accuracy"]["per_seed"]))
         recovered = (hybrid - scratch) / gain
