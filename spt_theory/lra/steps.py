@@ -102,7 +102,7 @@ def draw(summaries: list[dict], path: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from spt_theory.io import atomic_write
+    from spt_theory.lra.sweep import write_figure
 
     fig, axes = plt.subplots(2, len(summaries), figsize=(6 * len(summaries), 7), sharex="col", squeeze=False)
     for column, summary in enumerate(summaries):
@@ -138,13 +138,7 @@ def draw(summaries: list[dict], path: Path) -> list[Path]:
         bottom.set_xlabel("optimiser steps (SPT's counted)")
         bottom.set_yscale("log")
     fig.tight_layout()
-    written = []
-    for suffix in (".png", ".pdf"):
-        target = path.with_suffix(suffix)
-        atomic_write(target, lambda tmp, fmt=suffix[1:]: fig.savefig(tmp, format=fmt, dpi=130))
-        written.append(target)
-    plt.close(fig)
-    return written
+    return write_figure(fig, path)
 
 
 def _plain(cell: dict) -> bool:

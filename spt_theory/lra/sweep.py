@@ -267,8 +267,6 @@ def draw(summary: dict, path: Path) -> list[Path]:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
-    from spt_theory.io import atomic_write
-
     rows = summary["cells"]
     proximity = "grid_ratio" if any("grid_ratio" in row for row in rows) else "band_ratio"
     legend = {"after supervised training", "SPT checkpoint"}  # each label once
@@ -307,6 +305,15 @@ def draw(summary: dict, path: Path) -> list[Path]:
                  f"{summary['data']['n_train']} train; diamonds: mean ± sd, dots: seeds; dotted: chance / "
                  f"uniform", fontsize=9)
     fig.tight_layout()
+    return write_figure(fig, path)
+
+
+def write_figure(fig, path: Path) -> list[Path]:
+    """``fig`` written as ``path`` .png and .pdf (atomically), then closed; the paths."""
+    import matplotlib.pyplot as plt
+
+    from spt_theory.io import atomic_write
+
     written = []
     for suffix in (".png", ".pdf"):
         target = path.with_suffix(suffix)
