@@ -4,8 +4,8 @@
 released by the kernel when its holder exits or is killed, so a lock is never left stale).
 
 Atomic writes (:func:`atomic_write`, :func:`write_json`), their clean-up of temporary files left by
-killed writers, and the errors :class:`InputError` (bad input: one line, exit 2) and
-:class:`StorageError` are defined in :mod:`synthetic.files` (the generators write through them and
+killed writers, the check that an output can be written before any work (:func:`check_output`;
+:func:`prepare_output` says the folders it created, :func:`announce` a file written), and the errors :class:`InputError` (bad input: one line, exit 2) and :class:`StorageError` are defined in :mod:`synthetic.files` (the generators write through them and
 depend on nothing here) and re-exported from this module for the toolkit's code.
 """
 
@@ -19,11 +19,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from synthetic.files import (InputError, StorageError, atomic_write, make_dirs, remove_stale_temps, storage_error,
-                             write_json)
+from synthetic.files import (InputError, StorageError, announce, atomic_write, check_output, make_dirs, prepare_output,
+                             remove_stale_temps, storage_error, write_json)
 
-__all__ = ["InputError", "StorageError", "atomic_write", "check_output", "directory_lock", "make_dirs", "remove_stale_temps",
-           "write_json"]
+__all__ = ["InputError", "StorageError", "announce", "atomic_write", "check_output", "directory_lock", "make_dirs",
+           "prepare_output", "remove_stale_temps", "write_json"]
 
 
 @contextlib.contextmanager
@@ -67,27 +67,3 @@ def directory_lock(directory: str | os.PathLike, wait_message: bool = True) -> I
         with contextlib.suppress(OSError):
             os.unlink(lock_path)
         os.close(fd)  # releases the lock
-
-
-def check_output(path: str | os.PathLike) -> list[Path]:
-    """Check, before any work, that a file can be written at ``path``; return the folders created.
-
-    Missing parent folders are created (the caller announces them); a probe temporary file, named
-    like :func:`atomic_write`'s (``.NAME.<pid>.*.tmp``), is created and removed in the folder.  A
-    folder that cannot be created or written, or a ``path`` that is a folder, raises
-    :class:`StorageError` naming ``path``.
-    """
-    import tempfile
-
-    path = Path(path)
-    if path.is_dir():
-        raise StorageError(f"{path}: cannot write (it is a folder)")
-    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
-    make_dirs(path.parent)
-    try:
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
-    except OSError as error:
-        raise storage_error(path, error) from None
-    os.close(fd)
-    os.unlink(probe)
-    return sorted(missing)

@@ -27,7 +27,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from spt_theory import cli_args
 from spt_theory.experiments import Budget, RunResult, RunSpec, WalkData, control_recipe, recipe, run
+from spt_theory.io import InputError
 from spt_theory.model import PARAMETER_GROUPS
 
 WALK = WalkData()
@@ -228,21 +230,24 @@ def main(argv: list[str] | None = None) -> int:
                                 description="Train (or load) the runs of claims E5, E5b, E6, E6b, E9-E14, E11b and X5b ahead of "
                                             "`verify --full`, cheapest and most needed first; cached in "
                                             "--cache-dir like verify's runs, so an interrupted call resumes.")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], metavar="S")
+    cli_args.add_seeds(p, (0, 1, 2), "0 1 2")
     p.add_argument("--only", nargs="+", metavar="CLAIM",
                    help="train only these claims' runs (E5 E5b E6 E6b E9 E10 E11 E11b E12 E13 X5b; E13 also serves E14)")
-    p.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR")
-    p.add_argument("--threads", type=int, metavar="N", help="torch intra-op threads")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR",
+                   help="the run cache shared with verify (default: ./runs)")
+    cli_args.add_threads(p)
+    cli_args.add_no_progress(p)
     args = p.parse_args(argv)
-    if any(s < 0 for s in args.seeds):
-        print("error: --seeds: seeds must be non-negative integers", file=sys.stderr)
+    try:
+        seeds, threads = cli_args.parse_seeds(args.seeds), cli_args.parse_threads(args.threads)
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
         return 2
-    if args.threads is not None:
+    if threads is not None:
         from spt_theory import cpu
 
-        cpu.set_intra_op_threads(args.threads)
-    jobs = [(g, j) for g, j in priority_queue(tuple(args.seeds)) if not args.only or g in args.only]
+        cpu.set_intra_op_threads(threads)
+    jobs = [(g, j) for g, j in priority_queue(seeds) if not args.only or g in args.only]
     for i, (group, job) in enumerate(jobs, 1):
         if group == "E13":
             point, seed = job

@@ -7,9 +7,12 @@ Examples::
     python -m spt_theory.train --mode hybrid --keep qk --epochs 4 --finetune-epochs 3
     python -m spt_theory.train --mode frozen --freeze qk --epochs 8
 
-The run is stored under ``--cache-dir/<hash>/`` (checkpoints after every epoch, ``run.json`` with
-config, seed, versions and per-epoch metrics); rerunning the same command reloads it, and a killed
-run resumes from its last checkpoint.  ``--json PATH`` writes the summary of this run.
+Each stage of the run is stored under ``--cache-dir/<hash>/`` (checkpoints after every epoch,
+``run.json`` with config, seed, versions and per-epoch metrics); rerunning the same command
+reloads it, and a killed run resumes from its last checkpoint.  The command prints one row per
+epoch (an SPT stage's rows show no classification accuracy: its head is not trained) and closes
+with each stage's folder, whether it was trained or reloaded.  ``--json PATH`` also writes the
+summary of this run (checked before any training).
 """
 
 from __future__ import annotations
@@ -19,78 +22,119 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from spt_theory import cpu
-from spt_theory.experiments import RunSpec, WalkData, run, run_spec
+from spt_theory import cli_args, cpu
+from spt_theory.experiments import RunSpec, WalkData, run, run_spec, stage_cache
 from spt_theory.io import InputError, write_json
-from spt_theory.model import PARAMETER_GROUPS
 from spt_theory.recipes import Budget, pretrain_only, scratch, spt_stage, spt_then_finetune, supervised_stage
-from spt_theory.training import TrainingDiverged
+from spt_theory.training import TrainingDiverged, epoch_figures
 
-MODES = ("scratch", "spt", "frozen", "hybrid", "pretrain")
+MODES = {"scratch": "supervised only, for --epochs",
+         "spt": "SPT for --epochs, then supervised finetuning for --finetune-epochs",
+         "pretrain": "SPT only, for --epochs",
+         "frozen": "supervised for --epochs with the --freeze groups fixed at init",
+         "hybrid": "SPT for --epochs, then finetuning for --finetune-epochs keeping only the --keep "
+                   "groups of the SPT model (the others fresh)"}
+"""--mode: what each mode trains."""
+USES = {"--freeze": ("frozen",), "--keep": ("hybrid",), "--finetune-epochs": ("spt", "hybrid")}
+"""The options that only some modes read: given to another mode they are refused, not ignored;
+--freeze and --keep are required by theirs."""
+DEFAULT_FINETUNE_EPOCHS = 3
 
 
 def build_spec(args: argparse.Namespace) -> RunSpec:
     """Turn the command line into a :class:`RunSpec` (bad values raise :class:`InputError`)."""
+    freeze, keep = cli_args.parse_groups(args.freeze, "--freeze"), cli_args.parse_groups(args.keep, "--keep")
+    check_modes(args)
+    seed = cli_args.parse_seed(args.seed)
     try:  # the task's own checks, before anything is generated or written
         data = WalkData(vocab=args.vocab, length=args.length, p=args.p, n_train=args.n_train,
                         n_test=args.n_test, data_seed=args.data_seed)
     except ValueError as err:
         raise InputError(f"walk task: {err}") from None
     budget = Budget(lr=args.lr, batch_size=args.batch_size, mask_ratio=args.mask_ratio)
-    pre, finetune = spt_stage(budget, args.epochs), supervised_stage(budget, args.finetune_epochs)
+    finetune_epochs = DEFAULT_FINETUNE_EPOCHS if args.finetune_epochs is None else args.finetune_epochs
+    pre, finetune = spt_stage(budget, args.epochs), supervised_stage(budget, finetune_epochs)
     if args.mode == "scratch":
         recipe = scratch(supervised_stage(budget, args.epochs))
     elif args.mode == "frozen":
-        recipe = scratch(supervised_stage(budget, args.epochs, freeze=tuple(args.freeze)))
+        recipe = scratch(supervised_stage(budget, args.epochs, freeze=freeze))
     elif args.mode == "pretrain":
         recipe = pretrain_only(pre)
     elif args.mode == "spt":
         recipe = spt_then_finetune(pre, finetune)
     else:  # hybrid
-        recipe = spt_then_finetune(pre, supervised_stage(budget, args.finetune_epochs, keep=tuple(args.keep)))
+        recipe = spt_then_finetune(pre, supervised_stage(budget, finetune_epochs, keep=keep))
     try:
-        return run_spec(recipe, data, args.seed, d_model=args.d_model, n_heads=args.heads, d_ff=4 * args.d_model,
+        return run_spec(recipe, data, seed, d_model=args.d_model, n_heads=args.heads, d_ff=4 * args.d_model,
                         n_layers=args.layers, pooling=args.pooling, positional=args.positional,
                         attention_bias=args.attention_bias)
     except ValueError as err:
         raise InputError(f"model config: {err}") from None
 
 
-def parse_args(argv):
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    return parser().parse_args(argv)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: every option with its meaning and default."""
     p = argparse.ArgumentParser(prog="python -m spt_theory.train", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task", default="walk", help="synthetic task (only 'walk' for now)")
-    p.add_argument("--mode", choices=MODES, default="spt",
-                   help="scratch: supervised only; spt: SPT then finetune; pretrain: SPT only; "
-                        "frozen: supervised with --freeze groups fixed at init; hybrid: SPT, then "
-                        "finetune keeping only --keep groups from the SPT model")
-    p.add_argument("--epochs", type=int, default=4, help="SPT epochs (supervised epochs for scratch/frozen)")
-    p.add_argument("--finetune-epochs", type=int, default=3, help="supervised epochs after SPT")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--mask-ratio", type=float, default=0.15)
-    p.add_argument("--freeze", nargs="+", default=["qk"], choices=PARAMETER_GROUPS, metavar="GROUP")
-    p.add_argument("--keep", nargs="+", default=["qk"], choices=PARAMETER_GROUPS, metavar="GROUP")
-    p.add_argument("--vocab", type=int, default=16)
-    p.add_argument("--length", type=int, default=100)
-    p.add_argument("--p", type=float, default=0.5, help="step probability of the walk")
-    p.add_argument("--n-train", type=int, default=8000)
-    p.add_argument("--n-test", type=int, default=2000)
-    p.add_argument("--data-seed", type=int, default=0)
-    p.add_argument("--d-model", type=int, default=64)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--layers", type=int, default=1)
-    p.add_argument("--pooling", default="mean", choices=("mean", "max", "cls", "last"))
-    p.add_argument("--positional", default="sinusoidal", choices=("sinusoidal", "none"))
-    p.add_argument("--attention-bias", default="none", choices=("none", "alibi"))
-    p.add_argument("--cache-dir", type=Path, default=Path("runs"))
-    p.add_argument("--json", type=Path, metavar="PATH", help="write this run's summary as JSON")
-    p.add_argument("--threads", type=int, metavar="N",
-                   help="torch intra-op threads (default: torch's choice); 1 is much faster for "
-                        "these small models on a busy machine")
-    p.add_argument("--no-progress", action="store_true")
-    return p.parse_args(argv)
+    g = p.add_argument_group("what is trained")
+    g.add_argument("--task", default="walk", help="synthetic task (default walk, the only one; LRA tasks: "
+                                                  "python -m spt_theory.lra)")
+    g.add_argument("--mode", choices=MODES, default="spt",
+                   help="; ".join(f"{k}: {v}" for k, v in MODES.items()) + " (default spt)")
+    g.add_argument("--epochs", type=int, default=4,
+                   help="SPT epochs; supervised epochs for scratch and frozen (default 4)")
+    g.add_argument("--finetune-epochs", type=int,
+                   help=f"supervised epochs after SPT, spt and hybrid only (default {DEFAULT_FINETUNE_EPOCHS})")
+    cli_args.add_groups(g, "--freeze", "groups fixed at init during supervised training, --mode frozen "
+                        "only (required there)", "none")
+    cli_args.add_groups(g, "--keep", "groups the finetune takes from the SPT model, the others fresh, "
+                        "--mode hybrid only (required there)", "none")
+    cli_args.add_seed(g, "model init, batch order and masks")
+    g = p.add_argument_group("optimisation")
+    g.add_argument("--lr", type=float, default=1e-3, help="AdamW learning rate, every stage (default 1e-3)")
+    g.add_argument("--batch-size", type=int, default=64, help="sequences per step (default 64)")
+    g.add_argument("--mask-ratio", type=float, default=0.15,
+                   help="share of tokens masked in SPT, in [0, 1) (default 0.15)")
+    g = p.add_argument_group("walk data")
+    g.add_argument("--vocab", type=int, default=16, help="tokens V (default 16)")
+    g.add_argument("--length", type=int, default=100, help="sequence length n (default 100)")
+    g.add_argument("--p", type=float, default=0.5, help="step probability of the walk, in [0, 1] (default 0.5)")
+    g.add_argument("--n-train", type=int, default=8000, help="training sequences (default 8000)")
+    g.add_argument("--n-test", type=int, default=2000, help="test sequences (default 2000)")
+    g.add_argument("--data-seed", type=int, default=0, help="seed of the generated sequences (default 0)")
+    g = p.add_argument_group("model")
+    g.add_argument("--d-model", type=int, default=64, help="width; the MLP is 4x wider (default 64)")
+    g.add_argument("--heads", type=int, default=4, help="attention heads, dividing --d-model (default 4)")
+    g.add_argument("--layers", type=int, default=1, help="Transformer layers (default 1)")
+    g.add_argument("--pooling", default="mean", choices=("mean", "max", "cls", "last"),
+                   help="readout over positions (default mean)")
+    g.add_argument("--positional", default="sinusoidal", choices=("sinusoidal", "none"),
+                   help="absolute positional encoding (default sinusoidal)")
+    g.add_argument("--attention-bias", default="none", choices=("none", "alibi"),
+                   help="bias added to the attention scores (default none)")
+    g = p.add_argument_group("output and runtime")
+    g.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR",
+                   help="where the stages are cached by config hash, shared with verify (default ./runs)")
+    g.add_argument("--json", type=Path, metavar="PATH",
+                   help="also write this run's summary (spec, history, final metrics) as JSON (default: none)")
+    cli_args.add_threads(g)
+    cli_args.add_no_progress(g)
+    return p
+
+
+def check_modes(args: argparse.Namespace) -> None:
+    """InputError for an option that ``--mode`` would ignore, or a required one missing."""
+    for option, modes in USES.items():
+        given = getattr(args, option[2:].replace("-", "_")) is not None
+        if given and args.mode not in modes:
+            raise InputError(f"{option} does nothing in --mode {args.mode} (only in --mode {' / '.join(modes)})")
+        if not given and option in ("--freeze", "--keep") and args.mode in modes:
+            raise InputError(f"--mode {args.mode} needs {option} GROUPS, e.g. {option} qk "
+                             f"(groups joined by '+': qk+vo)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,18 +146,15 @@ def main(argv: list[str] | None = None) -> int:
         for name in ("n_train", "n_test"):
             if getattr(args, name) < 1:
                 raise InputError(f"--{name.replace('_', '-')}: must be >= 1")
-        if args.threads is not None and args.threads < 1:
-            raise InputError(f"--threads: must be >= 1, got {args.threads}")
-        for name in ("seed", "data_seed"):
-            if getattr(args, name) < 0:
-                raise InputError(f"--{name.replace('_', '-')}: must be a non-negative integer, "
-                                 f"got {getattr(args, name)}")
-        try:
-            spec = build_spec(args)
-        except ValueError as err:  # the model config's own validation
-            raise InputError(str(err)) from None
-        if args.threads is not None:
-            cpu.set_intra_op_threads(args.threads)
+        threads = cli_args.parse_threads(args.threads)
+        if args.data_seed < 0:
+            raise InputError(f"--data-seed: must be a non-negative integer, got {args.data_seed}")
+        spec = build_spec(args)
+        if args.json:
+            cli_args.prepare_output(args.json)
+        if threads is not None:
+            cpu.set_intra_op_threads(threads)
+        cached = [stage_cache(spec, k, args.cache_dir).has(stage.epochs) for k, stage in enumerate(spec.stages)]
         result = run(spec, args.cache_dir, progress=not args.no_progress)
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -124,15 +165,19 @@ def main(argv: list[str] | None = None) -> int:
     for k, history in enumerate(result.history):
         stage = spec.stages[k]
         for record in history:
-            figures = "  ".join(f"{key} {value:.4f}" for key, value in record.items()
-                                if isinstance(value, float) and key != "seconds")
-            print(f"stage {k} {stage.objective:<10} epoch {record['epoch']:>3}  {figures}")
+            print(f"stage {k} {stage.objective:<10} epoch {record['epoch']:>3}  {epoch_figures(stage, record)}")
+    for k, stage in enumerate(spec.stages):
+        print(f"stage {k} {stage.objective:<10} {stage_cache(spec, k, args.cache_dir).dir}  "
+              f"{'reloaded' if cached[k] else 'trained'}")
+    print(f"{args.mode} run {'reloaded' if all(cached) else 'trained'}: "
+          f"{stage_cache(spec, len(spec.stages) - 1, args.cache_dir).dir}")
     if args.json:
         try:
             write_json(args.json, {"spec": asdict(spec), "history": result.history, "final": result.final})
         except InputError as err:  # a read-only or full output folder
             print(f"error: {err}", file=sys.stderr)
             return 2
+        cli_args.announce(args.json)
     return 0
 
 

@@ -37,7 +37,6 @@ from typing import Protocol
 import torch
 import torch.distributed as dist
 from torch import nn
-from tqdm.auto import tqdm
 
 from spt_theory.cpu import tune_allocator
 from spt_theory.cache import StageCache, StageState, keep_policy, load_checkpoint
@@ -45,6 +44,7 @@ from spt_theory.io import InputError, make_dirs
 from spt_theory.model import PARAMETER_GROUPS, Encoder
 from spt_theory.objectives import (bernoulli_mask, mask_continuous, mask_tokens, masked_l1_loss,
                                    masked_token_loss, supervised_loss)
+from synthetic.progress import Progress
 
 OBJECTIVES = ("spt", "supervised")
 
@@ -310,13 +310,23 @@ def load_groups(model: Encoder, state_dict: dict, groups: tuple[str, ...], sourc
                 p.copy_(state_dict[name])
 
 
+def epoch_figures(stage: Stage, record: dict) -> str:
+    """An epoch record's figures as text (``loss 0.6931  band_mass 0.0476``): its numbers other than
+    the epoch and its seconds, without an SPT stage's classification accuracies (read through a
+    head that SPT does not train, they mean nothing there)."""
+    return "  ".join(f"{key} {value:.4f}" for key, value in record.items()
+                     if isinstance(value, float) and key != "seconds"
+                     and not (stage.objective == "spt" and key.endswith("accuracy")))
+
+
 @dataclass(frozen=True)
 class StageOptions:
     """How :func:`train_stage` runs a stage, as opposed to what it trains: no field enters a cache
     key, and none but ``runtime`` (bf16 autocast, data parallelism) changes what the finished stage
     holds.
 
-    ``meta``: stored with every checkpoint (the run's config).  ``progress``: a progress bar.
+    ``meta``: stored with every checkpoint (the run's config).  ``progress``: show progress
+    (:class:`synthetic.progress.Progress`: a bar on a terminal, one line per epoch otherwise).
     ``checkpoint_every``: ``last.pt`` after every that many steps of an epoch.  ``keep_checkpoints``:
     the epoch checkpoints kept, ``last+best`` (see :meth:`StageCache.prune`) or ``all``; None: the
     environment's ``SPT_KEEP_CHECKPOINTS``.  ``stop_after_steps``: end the call after that many
@@ -376,8 +386,8 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
         runtime.barrier()  # every rank has read the checkpoint before the main one writes again
         done_steps = state.epoch * steps_per_epoch + state.step_in_epoch
         steps_this_call = 0
-        bar = tqdm(total=total, initial=done_steps, disable=not (options.progress and runtime.main), leave=False,
-                   desc=f"{stage.objective} ({stage.epochs} ep)", unit="step")
+        bar = Progress(f"{stage.objective} ({epochs} epoch{'s' if epochs != 1 else ''})", total, "steps", initial=done_steps,
+                       enabled=options.progress and runtime.main)
         model.train()
         while state.epoch < epochs:
             start = time.perf_counter()
@@ -416,7 +426,7 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
             state = StageState(state.epoch + 1, 0, 0.0, state.history + [record])
             if runtime.main:
                 cache.save_epoch(model, optimizer, state, meta, epochs, keep)
-            bar.set_postfix({k: round(v, 3) for k, v in record.items() if isinstance(v, float)})
+            bar.note(f"epoch {record['epoch']}/{epochs}: {epoch_figures(stage, record)}")
         if runtime.main:
             cache.finish()
         bar.close()

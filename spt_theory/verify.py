@@ -28,9 +28,10 @@ import time
 import traceback
 from pathlib import Path
 
-from spt_theory import checks, records
+from spt_theory import checks, cli_args, records
 from spt_theory.claims import Claim, Context, Measurement, all_claims
-from spt_theory.io import InputError, StorageError, check_output, write_json
+from spt_theory.io import InputError, StorageError, write_json
+from synthetic.progress import Progress
 
 
 def import_checks() -> None:
@@ -166,9 +167,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "mode skips the claims that need long extra training unless --only selects them")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 on any FAIL or INCONCLUSIVE, even where it is the verdict on record")
-    p.add_argument("--seeds", type=int, nargs="+", metavar="S",
-                   help="distinct seeds for the trained experiments (default: 0 in quick mode, "
-                        "0 1 2 with --full)")
+    cli_args.add_seeds(p, None, "0 in quick mode, 0 1 2 with --full; for the trained experiments")
     p.add_argument("--json", type=Path, metavar="PATH",
                    help="also write the report as JSON to PATH (checked before any claim runs)")
     p.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR",
@@ -176,11 +175,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lra-evidence", type=Path, default=Context.lra_evidence, metavar="DIR",
                    help="committed LRA sweep summaries read by the L claims (default: figures/lra)")
     p.add_argument("--list", action="store_true", help="list the claims (kind, record) and exit")
-    p.add_argument("--threads", type=int, metavar="N",
-                   help="torch intra-op threads (default: torch's choice); 1 is much faster for "
-                        "these small models on a busy machine")
-    p.add_argument("--no-progress", action="store_true",
-                   help="no progress output (bars on a terminal, one line per claim otherwise)")
+    cli_args.add_threads(p)
+    cli_args.add_no_progress(p)
     return p.parse_args(argv)
 
 
@@ -206,16 +202,10 @@ def select(claims: list[Claim], only: list[str] | None) -> list[Claim]:
 def _check_arguments(args: argparse.Namespace) -> list[Claim]:
     """The selected claims; bad arguments and an unwritable ``--json`` raise before any work."""
     claims = select(all_claims(), args.only)
-    if args.seeds is not None:
-        if any(s < 0 for s in args.seeds):
-            raise InputError("--seeds: seeds must be non-negative integers")
-        if len(set(args.seeds)) != len(args.seeds):
-            raise InputError(f"--seeds: each seed once, got {' '.join(map(str, args.seeds))}")
-    if args.threads is not None and args.threads < 1:
-        raise InputError(f"--threads: must be >= 1, got {args.threads}")
+    args.seeds = cli_args.parse_seeds(args.seeds)
+    args.threads = cli_args.parse_threads(args.threads)
     if args.json and not args.list:
-        for folder in check_output(args.json):
-            print(f"created folder {folder}", file=sys.stderr)
+        cli_args.prepare_output(args.json)
     return claims
 
 
@@ -247,18 +237,22 @@ def main(argv: list[str] | None = None) -> int:
           f"{'threshold':<16} method")
     start = time.perf_counter()
     rows = []
+    shown = Progress("verify", len(claims), "claims", enabled=progress)
     try:
-        for i, c in enumerate(claims, 1):
+        for c in claims:
             runs = c.quick or args.full or args.only
-            if runs and progress and not sys.stderr.isatty():
-                print(f"verify [{i}/{len(claims)}] {c.id} ({time.perf_counter() - start:.0f} s)",
-                      file=sys.stderr, flush=True)
+            if runs:
+                shown.note(f"next {c.id}")
             row = run_claim(c, ctx) if runs else skipped_claim(c)
             rows.append(row)
-            _print_row(row, width)
+            with shown.printing():
+                _print_row(row, width)
+            shown.update()
     except StorageError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    finally:
+        shown.close()
     seconds = time.perf_counter() - start
     code = exit_code(rows, args.strict)
     print(summary_line(rows, seconds, code))
@@ -277,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         except StorageError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
-        print(f"wrote {args.json}", file=sys.stderr)
+        cli_args.announce(args.json)
     return code
 
 

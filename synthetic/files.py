@@ -22,6 +22,7 @@ import errno
 import json
 import os
 import re
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -106,6 +107,17 @@ def remove_stale_temps(folder: str | os.PathLike, now: float | None = None) -> l
     return removed
 
 
+def _temporary_beside(path: Path) -> str:
+    """A new empty temporary file ``.NAME.<pid>.<random>.tmp`` in ``path``'s folder (its name);
+    :class:`StorageError` naming ``path`` when the folder cannot be written."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        raise storage_error(path, error) from None
+    os.close(fd)
+    return tmp
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp_path)`` and move the finished file onto ``path`` atomically.
 
@@ -117,11 +129,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     path = Path(path)
     make_dirs(path.parent)
     remove_stale_temps(path.parent)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
-    except OSError as error:
-        raise storage_error(path, error) from None
-    os.close(fd)
+    tmp = _temporary_beside(path)
     try:
         os.chmod(tmp, 0o666 & ~_umask())
         write(Path(tmp))
@@ -161,3 +169,32 @@ def _jsonable(obj):
     if hasattr(obj, "tolist"):
         return obj.tolist()
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def check_output(path: str | os.PathLike) -> list[Path]:
+    """Check, before any work, that a file can be written at ``path``; return the folders created.
+
+    Missing parent folders are created (the caller announces them); a probe temporary file, named
+    like :func:`atomic_write`'s (``.NAME.<pid>.*.tmp``), is created and removed in the folder.  A
+    folder that cannot be created or written, or a ``path`` that is a folder, raises
+    :class:`StorageError` naming ``path``.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise StorageError(f"{path}: cannot write (it is a folder)")
+    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+    make_dirs(path.parent)
+    os.unlink(_temporary_beside(path))
+    return sorted(missing)
+
+
+def prepare_output(path: str | os.PathLike, folder: bool = False) -> None:
+    """:func:`check_output` for a command line: ``path`` is a file (or, with ``folder``, a folder
+    the command writes into); every folder it had to create is said on stderr."""
+    for created in check_output(Path(path) / ".write-check" if folder else path):
+        print(f"created folder {created}", file=sys.stderr, flush=True)
+
+
+def announce(path: str | os.PathLike, what: str = "") -> None:
+    """Say on stderr that ``path`` was written (``what``: e.g. "1000 trees to"); once per file."""
+    print(f"wrote {what + ' ' if what else ''}{path}", file=sys.stderr, flush=True)

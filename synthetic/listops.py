@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Union
 
 import numpy as np
-from tqdm import tqdm
 
-from synthetic.files import InputError, atomic_write
-from synthetic.provenance import write_marker
+from synthetic.files import InputError, announce, atomic_write, prepare_output
+from synthetic.progress import Progress
+from synthetic.provenance import MARKER, write_marker
 
 OPERATORS = ("[MIN", "[MAX", "[MED", "[SM")
 CLOSE = "]"
@@ -142,10 +142,15 @@ def _grow(rng: random.Random, depth: int, budget: list[int]) -> Tree:
     return tree
 
 
-def sample_trees(rng: random.Random, min_len: int, max_len: int) -> Iterator[Tree]:
-    """Endless stream of trees with ``min_len < length < max_len`` (duplicates possible)."""
+def check_bounds(min_len: int, max_len: int) -> None:
+    """InputError unless some length lies strictly between ``min_len`` >= 0 and ``max_len``."""
     if not 0 <= min_len < max_len - 1:
         raise InputError(f"need 0 <= min-len < max-len - 1, got min-len {min_len}, max-len {max_len}")
+
+
+def sample_trees(rng: random.Random, min_len: int, max_len: int) -> Iterator[Tree]:
+    """Endless stream of trees with ``min_len < length < max_len`` (duplicates possible)."""
+    check_bounds(min_len, max_len)
     while True:
         budget = [max_len]
         try:
@@ -187,6 +192,19 @@ def count_trees(min_len: int, max_len: int) -> int:
     return min(COUNT_CAP, sum(_trees_by_length()[max(min_len + 1, 0):max(max_len, 0)]))
 
 
+def check_request(sizes: dict[str, int], min_len: int, max_len: int) -> None:
+    """InputError unless ``sizes`` distinct trees with ``min_len < length < max_len`` can exist."""
+    if any(size < 0 for size in sizes.values()):
+        raise InputError(f"split sizes must be >= 0, got {sizes}")
+    check_bounds(min_len, max_len)
+    total = sum(sizes.values())
+    if count_trees(min_len, max_len) < total:
+        asked = " + ".join(f"{name} {size}" for name, size in sizes.items())
+        raise InputError(f"--min-len {min_len} --max-len {max_len}: only {count_trees(min_len, max_len)} "
+                         f"distinct trees have a length strictly between them, {total} asked for "
+                         f"({asked}); widen the window or ask for fewer trees")
+
+
 def generate_splits(sizes: dict[str, int], min_len: int = 500, max_len: int = 2000, seed: int = 0,
                     progress: bool = False) -> dict[str, list[tuple[str, int]]]:
     """Distinct trees for each split, as ``(source, label)`` rows; deterministic in ``seed``.
@@ -194,18 +212,12 @@ def generate_splits(sizes: dict[str, int], min_len: int = 500, max_len: int = 20
     Splits are filled in the order of ``sizes`` from one stream of distinct trees, so no source
     appears twice in or across splits.
     """
-    if any(size < 0 for size in sizes.values()):
-        raise InputError(f"split sizes must be >= 0, got {sizes}")
+    check_request(sizes, min_len, max_len)
     total = sum(sizes.values())
-    if 0 <= min_len < max_len - 1 and count_trees(min_len, max_len) < total:
-        asked = " + ".join(f"{name} {size}" for name, size in sizes.items())
-        raise InputError(f"--min-len {min_len} --max-len {max_len}: only {count_trees(min_len, max_len)} "
-                         f"distinct trees have a length strictly between them, {total} asked for "
-                         f"({asked}); widen the window or ask for fewer trees")
     seen: set[str] = set()
     rows: list[tuple[str, int]] = []
     stream = sample_trees(random.Random(seed), min_len, max_len)
-    with tqdm(total=total, desc="listops trees", unit="tree", disable=not progress) as bar:
+    with Progress("listops trees", total, "trees", enabled=progress) as bar:
         while len(rows) < total:
             tree = next(stream)
             source = to_source(tree)
@@ -240,16 +252,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-len", type=int, default=500, help="exclusive lower length bound (500)")
     parser.add_argument("--max-len", type=int, default=2000, help="exclusive upper length bound (2000)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress (default: a bar on a terminal, else lines on stderr)")
     args = parser.parse_args(argv)
     try:
-        splits = generate_splits({"train": args.train, "val": args.val, "test": args.test},
-                                 args.min_len, args.max_len, args.seed, progress=True)
+        sizes = {"train": args.train, "val": args.val, "test": args.test}
+        check_request(sizes, args.min_len, args.max_len)
+        prepare_output(args.out / MARKER)
+        splits = generate_splits(sizes, args.min_len, args.max_len, args.seed, progress=not args.no_progress)
+        for name, rows in splits.items():
+            announce(write_split(args.out / f"basic_{name}.tsv", rows), f"{len(rows)} trees to")
+        settings = {k: v for k, v in vars(args).items() if k not in ("out", "no_progress")}
+        announce(write_marker(args.out, "synthetic.listops", settings))
     except InputError as error:
         parser.exit(2, f"error: {error}\n")
-    for name, rows in splits.items():
-        path = write_split(args.out / f"basic_{name}.tsv", rows)
-        print(f"wrote {len(rows)} trees to {path}")
-    write_marker(args.out, "synthetic.listops", {k: v for k, v in vars(args).items() if k != "out"})
     return 0
 
 

@@ -35,10 +35,10 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageDraw
-from tqdm import tqdm
 
-from synthetic.files import InputError, atomic_write
-from synthetic.provenance import write_marker
+from synthetic.files import InputError, announce, atomic_write, prepare_output
+from synthetic.progress import Progress
+from synthetic.provenance import MARKER, write_marker
 
 SUPERSAMPLE = 4
 MAX_ATTEMPTS = 1000
@@ -233,8 +233,21 @@ def balanced_labels(n: int, seed: int) -> np.ndarray:
 def generate(n: int, seed: int = 0, style: PathfinderStyle = PathfinderStyle(), progress: bool = False):
     """Yield ``n`` samples with balanced labels; sample ``i`` draws from the stream ``(seed, i)``."""
     labels = balanced_labels(n, seed)
-    for i in tqdm(range(n), desc="pathfinder images", unit="img", disable=not progress):
-        yield generate_sample(np.random.default_rng([seed, i]), int(labels[i]), style)
+    with Progress("pathfinder images", n, "images", enabled=progress) as bar:
+        for i in range(n):
+            yield generate_sample(np.random.default_rng([seed, i]), int(labels[i]), style)
+            bar.update()
+
+
+def check_counts(n: int, per_folder: int) -> None:
+    """InputError unless there is at least one image and one image per folder."""
+    if n < 1 or per_folder < 1:
+        raise InputError(f"need n >= 1 and per_folder >= 1, got n={n}, per_folder={per_folder}")
+
+
+def dataset_root(out: str | Path, style: PathfinderStyle) -> Path:
+    """The release layout's folder of ``style``'s images under ``out``: ``out/curv_contour_length_<L>``."""
+    return Path(out) / f"curv_contour_length_{style.contour_length}"
 
 
 def write_dataset(out: str | Path, n: int, seed: int = 0, style: PathfinderStyle = PathfinderStyle(),
@@ -244,9 +257,8 @@ def write_dataset(out: str | Path, n: int, seed: int = 0, style: PathfinderStyle
     Each folder's metadata file is written after its images, so metadata never lists a missing
     image.
     """
-    if n < 1 or per_folder < 1:
-        raise InputError(f"need n >= 1 and per_folder >= 1, got n={n}, per_folder={per_folder}")
-    root = Path(out) / f"curv_contour_length_{style.contour_length}"
+    check_counts(n, per_folder)
+    root = dataset_root(out, style)
     lines: list[str] = []
     for index, sample in enumerate(generate(n, seed, style, progress)):
         folder, i = divmod(index, per_folder)
@@ -284,15 +296,20 @@ def main(argv: list[str] | None = None) -> int:
                              "marker-distance shortcut; module doc)")
     parser.add_argument("--per-folder", type=int, default=1000, help="images per imgs/<k> folder (1000)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress (default: a bar on a terminal, else lines on stderr)")
     args = parser.parse_args(argv)
     try:
         style = PathfinderStyle(size=args.size, contour_length=args.contour_length,
                                 distractors=args.distractors, distractor_length=args.distractor_length,
                                 match_distances=args.match_distances)
-        root = write_dataset(args.out, args.n, args.seed, style, args.per_folder, progress=True)
+        check_counts(args.n, args.per_folder)
+        prepare_output(dataset_root(args.out, style) / MARKER)  # before the first image; a created folder is said
+        root = write_dataset(args.out, args.n, args.seed, style, args.per_folder, progress=not args.no_progress)
     except InputError as error:
         parser.exit(2, f"error: {error}\n")
-    print(f"wrote {args.n} images to {root}")
+    announce(root, f"{args.n} images (imgs/, metadata/) to")
+    announce(root / MARKER)
     return 0
 
 

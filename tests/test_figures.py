@@ -106,7 +106,7 @@ def test_cli_only_selects_and_skips_lra(cache, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(figure_context, "DEFAULT_BUDGET", TINY_BUDGET)
     monkeypatch.setattr(figure_context, "DEFAULT_MODEL", TINY_MODEL)
     out = tmp_path / "out"
-    code = cli.main(["--only", "pe_toeplitz", "lra_table", "--seeds", "0", "1", "--cache-dir", str(cache),
+    code = cli.main(["--only", "pe_toeplitz", "lra_table", "--train", "--seeds", "0", "1", "--cache-dir", str(cache),
                          "--out", str(out), "--lra-results", str(tmp_path / "none"), "--no-progress"])
     assert code == 0
     assert sorted(p.name for p in out.iterdir()) == ["pe_toeplitz.json", "pe_toeplitz.pdf", "pe_toeplitz.png"]
@@ -152,10 +152,11 @@ def test_control_runs_match_verify():
 
 
 def test_lra_evidence_redraws_committed_sweeps_or_skips(context, tmp_path):
-    out = tmp_path / "figs"
+    out, evidence = tmp_path / "figs", tmp_path / "evidence"
+    ctx = dataclasses.replace(context, out=out, lra_evidence=evidence)
     with pytest.raises(figure_context.FigureSkipped, match="no committed LRA sweep"):
-        lra_evidence.lra_evidence(dataclasses.replace(context, out=out))
-    (out / "lra").mkdir(parents=True)
+        lra_evidence.lra_evidence(ctx)
+    evidence.mkdir()
     summary = {"task": "listops", "seeds": [0, 1], "config": {"num_classes": 10},
                "data": {"width": 40, "n_train": 100},
                "cells": [{"label": "scratch", "cell": {"recipe": "scratch"},
@@ -165,13 +166,14 @@ def test_lra_evidence_redraws_committed_sweeps_or_skips(context, tmp_path):
                           "test_accuracy": {"per_seed": [0.4, 0.5], "mean": 0.45, "std": 0.07},
                           "band_ratio": {"per_seed": [2.0, 2.2], "mean": 2.1, "std": 0.1},
                           "spt_band_ratio": {"per_seed": [5.0, 6.0], "mean": 5.5, "std": 0.7}}]}
-    (out / "lra/listops.json").write_text(json.dumps(summary))
-    paths = lra_evidence.lra_evidence(dataclasses.replace(context, out=out))
+    (evidence / "listops.json").write_text(json.dumps(summary))
+    paths = lra_evidence.lra_evidence(ctx)
     assert sorted(p.name for p in paths) == ["listops.pdf", "listops.png"]
     assert (out / "lra/listops.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    (out / "lra/listops.json").write_text(json.dumps({"task": "listops"}))
+    assert sorted(p.name for p in evidence.iterdir()) == ["listops.json"]  # inputs are not outputs
+    (evidence / "listops.json").write_text(json.dumps({"task": "listops"}))
     with pytest.raises(InputError, match="not an LRA sweep summary"):
-        lra_evidence.lra_evidence(dataclasses.replace(context, out=out))
+        lra_evidence.lra_evidence(ctx)
 
 
 # ----------------------------------------------------------------------------- the paper figures

@@ -159,7 +159,7 @@ def test_pretraining_on_another_task_transfers_between_pixel_tasks_only(lra_root
     assert error.startswith("error: --pretrain-task listops -> --task text") and "embed" in error
     assert "\n" not in error
     assert _cli("finetune", "--task", "text", "--pretrain-task", "listops", "--tiny",
-                "--keep", "qk,vo,mlp,norm", out=tmp_path, data=lra_root) == 0
+                "--keep", "qk+vo+mlp+norm", out=tmp_path, data=lra_root) == 0
 
 
 # ------------------------------------------------------------------------------ resume

@@ -76,9 +76,9 @@ def test_the_walk_cli_builds_the_runs_of_the_recipe_names(mode, name):
     """At the design's budget, ``python -m spt_theory.train --mode M`` is the run that the claims
     call by name (the hybrid CLI finetunes for --finetune-epochs, the named one for the scratch budget)."""
     epochs = {"scratch": 8, "frozen": 8, "pretrain": 4, "spt": 4, "hybrid": 4}[mode]
-    finetune = 8 if mode == "hybrid" else 3
-    spec = train_cli.build_spec(train_cli.parse_args(["--mode", mode, "--epochs", str(epochs),
-                                                      "--finetune-epochs", str(finetune), "--no-progress"]))
+    extra = {"frozen": ["--freeze", "qk"], "spt": ["--finetune-epochs", "3"],
+             "hybrid": ["--keep", "qk", "--finetune-epochs", "8"]}.get(mode, [])
+    spec = train_cli.build_spec(train_cli.parse_args(["--mode", mode, "--epochs", str(epochs), *extra, "--no-progress"]))
     assert spec == recipe(name, WalkData(), 0)
 
 

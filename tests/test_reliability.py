@@ -552,7 +552,9 @@ def test_cli_divergence_names_the_step_and_keeps_the_last_good_checkpoint(cli_ru
     tmp_path, done = cli_runs["diverged"].folder, cli_runs["diverged"].result
     (stage_dir,) = _stage_dirs(tmp_path / "cache", cli_runs["diverged"].argv)
     assert done.returncode == 1, done.stderr  # divergence is a result (1), not bad input (2): as the LRA runner
-    _one_error_line(done.stderr, "training diverged", "non-finite loss", "at step 1 (epoch 2)", stage_dir)
+    said, *rest = done.stderr.splitlines()  # the --json folder, checked and created before training
+    assert said == f"created folder {tmp_path}"
+    _one_error_line("\n".join(rest), "training diverged", "non-finite loss", "at step 1 (epoch 2)", stage_dir)
     assert sorted(p.name for p in stage_dir.iterdir()) == ["epoch_1.pt"]  # no run.json, no later epoch
     kept = load_checkpoint(stage_dir / "epoch_1.pt")
     assert kept["epoch"] == 1 and len(kept["history"]) == 1 and math.isfinite(kept["history"][0]["loss"])

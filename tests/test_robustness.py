@@ -507,7 +507,10 @@ def test_read_only_cache_or_output_one_line_exit_2(where, tmp_path, monkeypatch,
     argv = [*WALK, "--mode", "scratch", "--epochs", "1", "--cache-dir", str(tmp_path / "c"),
             "--json", str(tmp_path / "out" / "s.json")]
     assert train_cli.main(argv) == 2
-    _one_error_line(capsys.readouterr().err, target, "Read-only file system")
+    err = capsys.readouterr().err  # the folders created before the refusal are said, then one error line
+    said = [line for line in err.splitlines() if line.startswith("created folder ")]
+    _one_error_line("\n".join(line for line in err.splitlines() if line not in said), target, "Read-only file system")
+    assert said == ([f"created folder {tmp_path / 'out'}"] if where == "cache" else [])
 
 
 def test_lra_full_disk_one_line_exit_2(tmp_path, monkeypatch, capsys):
@@ -515,8 +518,9 @@ def test_lra_full_disk_one_line_exit_2(tmp_path, monkeypatch, capsys):
     _fail_on(monkeypatch, "epoch_1.pt", OSError(errno.ENOSPC, "No space left on device"))
     assert lra_cli.main(["scratch", "--task", "listops", "--tiny", "--finetune-epochs", "2", "--data-dir", str(data),
                          "--out", str(tmp_path / "out"), "--no-progress"]) == 2
-    err = capsys.readouterr().err  # the runner's progress lines, then one error line
-    _one_error_line("\n".join(line for line in err.splitlines() if not line.startswith("scratch: ")),
+    err = capsys.readouterr().err  # the created --out said, the runner's progress lines, then one error line
+    assert err.startswith(f"created folder {tmp_path / 'out'}\n")
+    _one_error_line("\n".join(line for line in err.splitlines()[1:] if not line.startswith("scratch: ")),
                     "epoch_1.pt", "No space left on device")
 
 
@@ -538,7 +542,9 @@ def test_figures_full_disk_one_line_exit_2(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(registry.FIGURES, "attention_maps", registry.Figure("attention_maps", draw, "E4", "-"))
     assert cli.main(["--only", "attention_maps", "--out", str(tmp_path / "fig"),
                          "--cache-dir", str(tmp_path / "c")]) == 2
-    _one_error_line(capsys.readouterr().err, "f.json", "No space left on device")
+    said, *rest = capsys.readouterr().err.splitlines()  # the --out folder checked and created first
+    assert said == f"created folder {tmp_path / 'fig'}"
+    _one_error_line("\n".join(rest), "f.json", "No space left on device")
     assert _files(tmp_path / "fig") == []
 
 

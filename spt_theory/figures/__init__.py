@@ -2,7 +2,8 @@
 
 Every figure is drawn from runs trained by :func:`spt_theory.experiments.run` (the same recipes,
 data and cache as ``python -m spt_theory.verify``): a run whose config hash is already in the
-cache is only reloaded, a missing one is trained (with a progress bar).  Each figure is written as
+cache is only reloaded; a missing one is trained with ``--train`` (with progress), and without it
+the figure is not drawn and the runs it would train are named, with about how long.  Each figure is written as
 ``NAME.png`` (300 dpi) and ``NAME.pdf``, next to ``NAME.json`` holding every plotted number, the
 seeds and the config hash and stage keys of every run it used.  Files are written atomically.
 
@@ -29,7 +30,8 @@ and, in ``paper_claims`` (one module for the family: they share its run helpers)
 
 Examples::
 
-    python -m spt_theory.figures                         # all figures, seeds 0 1 2, cache ./runs
+    python -m spt_theory.figures --train                 # all figures, seeds 0 1 2, cache ./runs
+    python -m spt_theory.figures                         # only what the cache holds (and what --train would train)
     python -m spt_theory.figures --only pe_toeplitz ablations
     python -m spt_theory.figures --fresh                 # retrain everything into a new cache
 

@@ -49,12 +49,10 @@ def ablations(ctx: FigureContext) -> list[Path]:
     controls = control_entries(ctx)
     rows, sources = [], []
     for label, name in ablation_entries(ctx.budget) + controls:
-        accs = []
         is_control = (label, name) in controls
-        for seed in ctx.seeds:
-            spec = control_spec(ctx, name, seed) if is_control else ctx.spec(name, seed)
-            accs.append(100 * ctx.result(name, seed, spec).final["test_accuracy"])
-            sources.append(ctx.source(name, seed, spec))
+        specs = [control_spec(ctx, name, seed) if is_control else ctx.spec(name, seed) for seed in ctx.seeds]
+        accs = [100 * r.final["test_accuracy"] for r in ctx.results(name, specs)]
+        sources += [ctx.source(name, spec.seed, spec) for spec in specs]
         rows.append({"label": label, "recipe": name, "control": is_control,
                      "test_accuracy_percent": summary(accs)})
     height = 0.9 + 0.32 * len(rows)

@@ -8,10 +8,11 @@ import time
 from pathlib import Path
 
 import spt_theory.figures
+from spt_theory import cli_args
 from spt_theory.cpu import set_intra_op_threads
 from spt_theory.figures import context
 from spt_theory.figures.registry import FIGURES
-from spt_theory.io import StorageError
+from spt_theory.io import InputError, StorageError
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -19,47 +20,59 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--only", nargs="+", metavar="NAME", choices=list(FIGURES),
                    help="draw only these figures (default: all): " + ", ".join(FIGURES))
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], metavar="S",
-                   help="seeds to average over (default: 0 1 2)")
+    cli_args.add_seeds(p, (0, 1, 2), "0 1 2; the seeds averaged over")
+    p.add_argument("--train", action="store_true",
+                   help="train the runs the cache lacks (default: a figure whose runs are not all cached is "
+                        "not drawn; what it would train, and about how long, is said)")
     p.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR",
                    help="run cache shared with verify (default: ./runs)")
     p.add_argument("--fresh", action="store_true",
-                   help="retrain every run into a new cache DIR/fresh-<timestamp> (the old cache is kept)")
+                   help="retrain every run into a new cache DIR/fresh-<timestamp> (the old cache is kept; "
+                        "implies --train)")
     p.add_argument("--out", type=Path, default=Path("figures"), metavar="DIR",
-                   help="where PNG, PDF and JSON go (default: ./figures)")
+                   help="where PNG, PDF and JSON go (default: ./figures); inputs are never read from it")
     p.add_argument("--lra-results", type=Path, default=context.LRA_RESULTS, metavar="DIR",
                    help=f"LRA result JSONs for lra_table (default: {context.LRA_RESULTS})")
-    p.add_argument("--threads", type=int, metavar="N",
-                   help="torch intra-op threads (default: torch's choice); 1 is much faster for "
-                        "these small models on a busy machine")
-    p.add_argument("--no-progress", action="store_true", help="hide training progress bars")
+    p.add_argument("--lra-evidence", type=Path, default=context.LRA_EVIDENCE, metavar="DIR",
+                   help="committed LRA sweep summaries that lra_evidence redraws into OUT/lra/ "
+                        "(default: the repository's figures/lra)")
+    cli_args.add_threads(p)
+    cli_args.add_no_progress(p)
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if any(s < 0 for s in args.seeds):
-        print("error: --seeds: seeds must be non-negative integers", file=sys.stderr)
+    try:
+        seeds = cli_args.parse_seeds(args.seeds)
+        threads = cli_args.parse_threads(args.threads)
+        cli_args.prepare_output(args.out, folder=True)
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
         return 2
-    if args.threads is not None:
-        if args.threads < 1:
-            print("error: --threads: must be >= 1", file=sys.stderr)
-            return 2
-        set_intra_op_threads(args.threads)
+    if threads is not None:
+        set_intra_op_threads(threads)
     cache_dir = args.cache_dir / time.strftime("fresh-%Y%m%d-%H%M%S") if args.fresh else args.cache_dir
     ctx = context.FigureContext(data=context.DEFAULT_DATA, budget=context.DEFAULT_BUDGET, model=dict(context.DEFAULT_MODEL),
-                        seeds=tuple(dict.fromkeys(args.seeds)), cache_dir=cache_dir, out=args.out,
-                        progress=not args.no_progress, t3_count=context.DEFAULT_T3_COUNT,
-                        lra_results=args.lra_results)
-    print(f"figures -> {ctx.out}/  (runs cache {ctx.cache_dir}, seeds {' '.join(map(str, ctx.seeds))})", flush=True)
+                                seeds=seeds, cache_dir=cache_dir, out=args.out, progress=not args.no_progress,
+                                t3_count=context.DEFAULT_T3_COUNT, lra_results=args.lra_results,
+                                lra_evidence=args.lra_evidence, train=args.train or args.fresh)
+    print(f"figures -> {ctx.out}/  (runs cache {ctx.cache_dir}, seeds {' '.join(map(str, ctx.seeds))}"
+          + ("" if ctx.train else ", drawing only what is cached: --train trains the rest") + ")", flush=True)
     start = time.perf_counter()
     failed: list[str] = []
+    untrained: dict[str, context.NotCached] = {}
     for name in args.only or FIGURES:
         t0 = time.perf_counter()
         try:
             paths = FIGURES[name].draw(ctx)
         except context.FigureSkipped as why:
             print(f"{name}: skipped ({why})", flush=True)
+            continue
+        except context.NotCached as missing:
+            untrained[name] = missing
+            print(f"{name}: not drawn, needs training: {'; '.join(missing.needs)} "
+                  f"(about {_minutes(sum(missing.needs.values()))})", flush=True)
             continue
         except StorageError as err:  # read-only or full cache / output folder: the rest would fail too
             print(f"error: {err}", file=sys.stderr, flush=True)
@@ -68,8 +81,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {name}: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
             failed.append(name)
             continue
-        print(f"{name}: {', '.join(p.name for p in paths)}  ({time.perf_counter() - t0:.1f} s)", flush=True)
+        print(f"{name}: {', '.join(map(str, paths))}  ({time.perf_counter() - t0:.1f} s)", flush=True)
+    if untrained:
+        needs = {run: seconds for missing in untrained.values() for run, seconds in missing.needs.items()}
+        print(f"not drawn: {' '.join(untrained)}: their runs are not in {ctx.cache_dir}; --train trains at least "
+              f"{len(needs)} runs, about {_minutes(sum(needs.values()))} on 2 CPU cores "
+              f"(a figure may ask for more once these exist)", flush=True)
     print(f"done in {time.perf_counter() - start:.1f} s" + (f"; FAILED: {' '.join(failed)}" if failed else ""),
           flush=True)
     return 1 if failed else 0
 
+
+def _minutes(seconds: float) -> str:
+    """A duration as a reader wants it: under 1 min, N min, or N.N h."""
+    if seconds < 60:
+        return "under 1 min"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"

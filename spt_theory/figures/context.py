@@ -21,10 +21,11 @@ import torch
 
 from spt_theory import paper_runs
 from spt_theory.cache import config_hash
+from spt_theory.claims import Context
 from spt_theory.experiments import (Budget, RunResult, RunSpec, WalkData, built_data, initial_model, recipe, run, stage_cache,
                                     stage_key, walk_metrics)
-from spt_theory.figures.style import plt
-from spt_theory.io import atomic_write, write_json
+from spt_theory.figures.style import plt, save_figure
+from spt_theory.io import write_json
 from spt_theory.training import Dataset
 
 DEFAULT_DATA = WalkData()
@@ -32,10 +33,35 @@ DEFAULT_BUDGET = Budget()
 DEFAULT_MODEL: dict = {}
 DEFAULT_T3_COUNT = 16
 LRA_RESULTS = Path("runs/lra/results")
+LRA_EVIDENCE = Context.lra_evidence
+"""The committed LRA sweep summaries (``figures/lra/`` of the repository, the L claims' input)."""
+
+
+EPOCH_SECONDS = 5.6
+"""Seconds per epoch of the default walk run (8000 sequences of 100 tokens, 1 layer, width 64) on
+2 idle CPU cores: the quick verify trained about 53 such epochs in 298 s (docs/history.md); the basis of
+:func:`training_seconds`."""
 
 
 class FigureSkipped(Exception):
     """A figure whose inputs do not exist (e.g. no LRA results): reported, not an error."""
+
+
+class NotCached(Exception):
+    """Runs a figure needs that the cache does not hold, while training was not asked for:
+    ``needs`` maps each run (recipe, seed, the stages to train) to its estimated seconds."""
+
+    def __init__(self, needs: dict[str, float]):
+        super().__init__(f"{len(needs)} runs not cached")
+        self.needs = needs
+
+
+def training_seconds(spec: RunSpec, stages: list[int]) -> float:
+    """About how long the ``stages`` of ``spec`` take to train on 2 CPU cores: :data:`EPOCH_SECONDS`
+    scaled by the epochs and by the tokens x layers x width of an epoch against the default run's."""
+    default = DEFAULT_DATA.n_train * DEFAULT_DATA.length * 64
+    size = spec.data.n_train * spec.data.length * spec.model.n_layers * spec.model.d_model
+    return sum(spec.stages[k].epochs for k in stages) * EPOCH_SECONDS * size / default
 
 
 @dataclass
@@ -58,7 +84,10 @@ class FigureContext:
     depths: tuple[int, ...] = paper_runs.DEPTHS
     t3_count: int = DEFAULT_T3_COUNT
     lra_results: Path = LRA_RESULTS
+    lra_evidence: Path = LRA_EVIDENCE
     probe_size: int = 256
+    train: bool = True
+    """Train the runs the cache lacks; False: :class:`NotCached` names them instead."""
     _runs: dict = field(default_factory=dict, repr=False)
 
     def dataset(self, walk: WalkData | None = None) -> Dataset:
@@ -69,21 +98,35 @@ class FigureContext:
         return recipe(name, self.data, seed, self.budget, **self.model)
 
     def result(self, name: str, seed: int, spec: RunSpec | None = None) -> RunResult:
-        """One run, trained or loaded from the cache (said on stdout when it has to train); ``spec``
-        (default: recipe ``name``) may have other data, model or stages than the context's."""
-        spec = spec or self.spec(name, seed)
-        key = config_hash(spec)
-        if key not in self._runs:
-            missing = [k for k, s in enumerate(spec.stages)
-                       if s.epochs > 0 and not stage_cache(spec, k, self.cache_dir).has(s.epochs)]
-            if missing:
-                print(f"  training {name} seed {seed} (stages {missing} not cached in {self.cache_dir})",
-                      flush=True)
-            self._runs[key] = run(spec, self.cache_dir, progress=self.progress)
-        return self._runs[key]
+        """One run, trained or loaded from the cache (:meth:`results`); ``spec`` (default: recipe
+        ``name``) may have other data, model or stages than the context's."""
+        return self.results(name, [spec or self.spec(name, seed)])[0]
 
     def runs(self, name: str) -> list[RunResult]:
-        return [self.result(name, seed) for seed in self.seeds]
+        """Recipe ``name`` at every seed (:meth:`results`)."""
+        return self.results(name, [self.spec(name, seed) for seed in self.seeds])
+
+    def results(self, name: str, specs: list[RunSpec]) -> list[RunResult]:
+        """The runs ``specs`` (of recipe ``name``), loaded from the cache or trained (said on stdout
+        when it has to train); without :attr:`train`, a :class:`NotCached` naming every one of
+        them that the cache lacks, before any is trained."""
+        todo = {}
+        for spec in specs:
+            key = config_hash(spec)
+            if key not in self._runs:
+                todo[key] = (spec, [k for k, s in enumerate(spec.stages)
+                                    if s.epochs > 0 and not stage_cache(spec, k, self.cache_dir).has(s.epochs)])
+        needs = [(spec, missing) for spec, missing in todo.values() if missing]
+        if needs and not self.train:
+            raise NotCached({f"{name} seed {spec.seed} ("
+                             + " + ".join(f"{spec.stages[k].objective} {spec.stages[k].epochs} ep" for k in missing)
+                             + ")": training_seconds(spec, missing) for spec, missing in needs})
+        for key, (spec, missing) in todo.items():
+            if missing:
+                print(f"  training {name} seed {spec.seed} (stages {missing} not cached in {self.cache_dir})",
+                      flush=True)
+            self._runs[key] = run(spec, self.cache_dir, progress=self.progress)
+        return [self._runs[config_hash(spec)] for spec in specs]
 
     def source(self, name: str, seed: int, spec: RunSpec | None = None) -> dict:
         """Provenance of a run: recipe, seed, config hash of the full spec, cache key of each stage."""
@@ -129,12 +172,9 @@ def seeds_label(ctx: FigureContext) -> str:
 
 
 def save(ctx: FigureContext, name: str, fig, record: dict) -> list[Path]:
-    """Write NAME.png, NAME.pdf and NAME.json into ``ctx.out`` atomically."""
-    paths = [ctx.out / f"{name}.png", ctx.out / f"{name}.pdf"]
-    atomic_write(paths[0], lambda tmp: fig.savefig(tmp, format="png", dpi=300,
-                                                   metadata={"Software": None}))
-    atomic_write(paths[1], lambda tmp: fig.savefig(tmp, format="pdf",
-                                                   metadata={"CreationDate": None, "Creator": None}))
+    """Write NAME.png, NAME.pdf (:func:`~spt_theory.figures.style.save_figure`) and NAME.json into
+    ``ctx.out`` atomically."""
+    paths = [save_figure(fig, ctx.out / f"{name}{suffix}", dpi=300) for suffix in (".png", ".pdf")]
     plt.close(fig)
     paths.append(write_json(ctx.out / f"{name}.json", record))
     return paths

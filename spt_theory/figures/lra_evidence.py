@@ -8,25 +8,27 @@ from pathlib import Path
 
 from spt_theory.figures.context import FigureContext, FigureSkipped
 from spt_theory.figures.registry import figure
-from spt_theory.io import InputError
+from spt_theory.io import InputError, prepare_output
 
 
 @figure("L1-L4", "committed LRA sweeps: accuracy per cell, attention proximity")
 def lra_evidence(ctx: FigureContext) -> list[Path]:
-    """The committed LRA sweeps (``OUT/lra/<task>.json``, written by ``lra sweep``) redrawn from
-    their JSON, without retraining: accuracy per cell and the proximity of its attention; and
-    ``OUT/lra/steps``: test accuracy and proximity against optimiser steps of every sweep whose runs
-    recorded their curves (:func:`spt_theory.lra.steps.draw`)."""
+    """The committed LRA sweeps (``ctx.lra_evidence/<name>.json``, written by ``lra sweep``) redrawn
+    from their JSON into ``ctx.out/lra/<name>.png, .pdf``, without retraining: accuracy per cell
+    and the proximity of its attention; and ``ctx.out/lra/steps``: test accuracy and proximity
+    against optimiser steps of every sweep whose runs recorded their curves
+    (:func:`spt_theory.lra.steps.draw`).  Where they are read does not follow ``--out``."""
     from spt_theory.lra import steps
     from spt_theory.lra.sweep import draw
-    summaries = sorted((ctx.out / "lra").glob("*.json"))
+    summaries = sorted(ctx.lra_evidence.glob("*.json"))
     if not summaries:
-        raise FigureSkipped(f"no committed LRA sweep under {ctx.out / 'lra'}")
+        raise FigureSkipped(f"no committed LRA sweep under {ctx.lra_evidence}")
+    prepare_output(ctx.out / "lra", folder=True)
     paths, with_curves = [], []
     for path in summaries:
         try:
             summary = json.loads(path.read_text())
-            paths += draw(summary, path.with_suffix(""))
+            paths += draw(summary, ctx.out / "lra" / path.stem)
             runs = summary["cells"][0].get("runs", [])
             if runs and "curve" in runs[0]:
                 with_curves.append(summary)

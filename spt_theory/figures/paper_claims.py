@@ -50,8 +50,7 @@ OFFSET_RANGE = 20
 def trained(ctx: FigureContext, label: str, build: Callable[[int], RunSpec]) -> tuple[list[RunResult], list[dict]]:
     """``build(seed)`` trained or loaded for every seed of ``ctx``, and each run's provenance."""
     specs = [build(seed) for seed in ctx.seeds]
-    return ([ctx.result(label, spec.seed, spec) for spec in specs],
-            [ctx.source(label, spec.seed, spec) for spec in specs])
+    return ctx.results(label, specs), [ctx.source(label, spec.seed, spec) for spec in specs]
 
 
 def _seed_dots(ax, x: float, values: list[float], label: str | None = None) -> None:

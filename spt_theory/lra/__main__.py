@@ -48,6 +48,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from spt_theory import cli_args, cpu
 from spt_theory.io import InputError
 from spt_theory.lra.configs import TASKS
 from spt_theory.lra.controls import CONTROLS
@@ -55,10 +56,9 @@ from spt_theory.lra.probe import format_probe, probe_files
 from spt_theory.lra.probe import __doc__ as probe_module_doc
 from spt_theory.lra.report import format_report, load_results
 from spt_theory.lra.sweep import __doc__ as sweep_module_doc
-from spt_theory.lra.sweep import cells, draw, format_summary, sweep
+from spt_theory.lra.sweep import axes_help, cells, check_summary, draw, format_summary, label, summary_path, sweep
 from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, MODELS, LRARun, RunOptions
 from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
-from spt_theory.model import PARAMETER_GROUPS
 from spt_theory.training import TrainingDiverged
 
 COMMANDS = {
@@ -70,44 +70,28 @@ COMMANDS = {
 
 
 def sweep_doc() -> str:
-    return sweep_module_doc.split("\n", 1)[1].strip()
+    """``sweep --help``: the sweep module's doc and its axes (:data:`spt_theory.lra.sweep.AXES`)."""
+    return sweep_module_doc.split("\n", 1)[1].strip() + "\n\naxes:\n" + axes_help()
 
 
 def probe_doc() -> str:
     return probe_module_doc.split("\n", 1)[1].strip()
 
 
-def _seed(text: str) -> int:
-    try:
-        seed = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if seed < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {seed}")
-    return seed
-
-
-IGNORED = {"scratch": ("epochs", "keep", "pretrain_task", "pretrain_data_dir"),
-           "pretrain": ("finetune_epochs", "freeze", "keep"),
-           "sweep": ("seed",)}
-"""Options a command has no use for: giving one is an error, not silently ignored."""
+_NO_SPT, _NO_SUPERVISED = "it has no SPT stage", "it has no supervised stage"
+IGNORED = {"scratch": {name: _NO_SPT for name in ("epochs", "keep", "pretrain_task", "pretrain_data_dir")},
+           "pretrain": {name: _NO_SUPERVISED for name in ("finetune_epochs", "freeze", "keep")},
+           "sweep": {"seed": "use --seeds",
+                     **{name: f"an axis: --grid {name}=V1,V2 or --cell {name}=V" for name in
+                        ("freeze", "keep", "pretrain_task")}}}
+"""Options a command has no use for, and why: giving one is an error, not silently ignored."""
 
 
 def check_options(args: argparse.Namespace) -> None:
     """InputError naming an option the command would ignore."""
-    for name in IGNORED.get(args.command, ()):
+    for name, why in IGNORED.get(args.command, {}).items():
         if getattr(args, name) is not None:
-            why = {"scratch": "it has no SPT stage", "pretrain": "it has no supervised stage",
-                   "sweep": "use --seeds"}[args.command]
             raise InputError(f"--{name.replace('_', '-')} does nothing in '{args.command}' ({why})")
-
-
-def _groups(text: str) -> tuple[str, ...]:
-    groups = tuple(g for g in text.split(",") if g)
-    for group in groups:
-        if group not in PARAMETER_GROUPS:
-            raise argparse.ArgumentTypeError(f"unknown group {group!r}; groups: {','.join(PARAMETER_GROUPS)}")
-    return groups
 
 
 def _assignment(text: str) -> tuple[str, str]:
@@ -140,19 +124,18 @@ def _run_arguments() -> argparse.ArgumentParser:
                    metavar="FIELD=VALUE",
                    help="override a task config field (repeatable), e.g. d_model=128, heads=4, ff=256, "
                         "batch_size=64, warmup_steps=500, lr_pretrain=1e-3, mask_ratio=0.15")
-    g.add_argument("--seed", type=_seed, help="model init, batch order and masks (default 0)")
+    cli_args.add_seed(g)
     g = p.add_argument_group("ablations (supervised stage)")
-    g.add_argument("--freeze", type=_groups, metavar="GROUPS",
-                   help="comma-separated parameter groups kept fixed during supervised training, "
-                        "e.g. qk (attention frozen at init; in 'finetune' at the SPT values)")
-    g.add_argument("--keep", type=_groups, metavar="GROUPS",
-                   help=f"groups copied from the SPT checkpoint, the rest fresh (hybrid init; default "
-                        f"{','.join(ENCODER_GROUPS)}; e.g. qk). Groups: {','.join(PARAMETER_GROUPS)}")
+    cli_args.add_groups(g, "--freeze", "groups kept fixed during supervised training, e.g. qk (attention "
+                        "frozen at init; in 'finetune' at the SPT values), or none", "none")
+    cli_args.add_groups(g, "--keep", "groups copied from the SPT checkpoint, the rest fresh (hybrid init, "
+                        "e.g. qk), or all", f"all = {cli_args.join_groups(ENCODER_GROUPS)}")
     g = p.add_argument_group("output and runtime")
     g.add_argument("--out", type=Path, default=Path("runs/lra"), help="cache and results folder (runs/lra)")
     g.add_argument("--checkpoint-every", type=int, default=200, help="steps between mid-epoch checkpoints (200)")
     g.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA if available")
-    g.add_argument("--no-progress", action="store_true", help="no progress bars")
+    cli_args.add_threads(g)
+    cli_args.add_no_progress(g)
     return p
 
 
@@ -171,14 +154,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                        help="one more cell (axes joined by commas), e.g. recipe=spt,keep=qk")
     sweep.add_argument("--control", action="append", default=[], choices=CONTROLS, metavar="KIND",
                        help=f"a learnability control on the same data (repeatable): {', '.join(CONTROLS)}")
-    sweep.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="seeds of every cell (0 1 2)")
-    sweep.add_argument("--name", default="sweep", help="summary name: OUT/sweeps/<task>-<name>.json (sweep)")
+    cli_args.add_seeds(sweep, (0, 1, 2), "0 1 2; every cell runs at every seed")
+    sweep.add_argument("--name", default="sweep",
+                       help="summary name: OUT/sweeps/<task>-<name>.json (default sweep); a summary of "
+                            "another grid there is not overwritten")
     sweep.add_argument("--probe-limit", type=int, help="probe only the first N test examples (default all)")
     probe = commands.add_parser("probe", help="attention probes of the checkpoints behind result JSONs",
                                 description=probe_doc(), formatter_class=argparse.RawDescriptionHelpFormatter)
     probe.add_argument("target", type=Path, metavar="RESULT_OR_FOLDER",
                        help="a scratch/spt result JSON, or a folder searched recursively for them")
     probe.add_argument("--limit", type=int, help="probe only the first N test examples (default all)")
+    cli_args.add_threads(probe)
+    cli_args.add_no_progress(probe)
     report = commands.add_parser("report", help="table of result JSONs against the LRA reference numbers",
                                  description="Table of result JSONs against the LRA reference numbers.")
     report.add_argument("--results", type=Path, default=Path("runs/lra/results"),
@@ -187,15 +174,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def options_from(args: argparse.Namespace) -> RunOptions:
+    freeze = cli_args.parse_groups(args.freeze, "--freeze", none="none")
+    keep = cli_args.parse_groups(args.keep, "--keep", all_groups=ENCODER_GROUPS)
     check_options(args)
     return RunOptions(task=args.task, data_dir=args.data_dir, pretrain_task=args.pretrain_task,
                       pretrain_data_dir=args.pretrain_data_dir, layers=args.layers,
                       pretrain_epochs=args.epochs,
                       finetune_epochs=DEFAULT_FINETUNE_EPOCHS if args.finetune_epochs is None else args.finetune_epochs,
-                      max_steps=args.max_steps, seed=args.seed or 0, out=args.out, tiny=args.tiny,
-                      overrides=tuple(args.overrides), freeze=args.freeze or (),
-                      keep=ENCODER_GROUPS if args.keep is None else args.keep,
+                      max_steps=args.max_steps, seed=cli_args.parse_seed(args.seed), out=args.out, tiny=args.tiny,
+                      overrides=tuple(args.overrides), freeze=freeze or (),
+                      keep=ENCODER_GROUPS if keep is None else keep,
                       checkpoint_every=args.checkpoint_every, progress=not args.no_progress, model=args.model)
+
+
+def set_threads(args: argparse.Namespace) -> None:
+    """``--threads`` (checked) applied to torch."""
+    threads = cli_args.parse_threads(args.threads)
+    if threads is not None:
+        cpu.set_intra_op_threads(threads)
 
 
 def execute(args: argparse.Namespace) -> None:
@@ -205,21 +201,36 @@ def execute(args: argparse.Namespace) -> None:
     if args.command == "probe":
         if args.limit is not None and args.limit < 1:
             raise InputError(f"--limit must be >= 1, got {args.limit}")
-        for report in probe_files(args.target, args.limit):
+        set_threads(args)
+        for report in probe_files(args.target, args.limit, progress=not args.no_progress):
             print(format_probe(report))
         return
     options = options_from(args)
+    if args.command == "sweep":
+        grid_cells, seeds = cells(args.grid, args.cell), cli_args.parse_seeds(args.seeds)
+        path = summary_path(options, args.name)
+        check_summary(path, options, grid_cells, seeds)
+    set_threads(args)
     runtime = runtime_from_env(args.device)
     try:
         if args.command == "sweep":
-            summary = sweep(options, cells(args.grid, args.cell), args.seeds, runtime, args.name,
-                            args.probe_limit, tuple(dict.fromkeys(args.control)))
+            if runtime.main:
+                print(f"sweep {path.stem}: {len(grid_cells)} cells x {len(seeds)} seeds: "
+                      + " | ".join(label(c) for c in grid_cells), file=sys.stderr, flush=True)
+            summary = sweep(options, grid_cells, list(seeds), runtime, args.name, args.probe_limit,
+                            tuple(dict.fromkeys(args.control)))
             print(format_summary(summary))
             if runtime.main:
-                for path in draw(summary, options.out / "sweeps" / f"{options.task}-{args.name}"):
-                    print(f"wrote {path}", file=sys.stderr)
+                cli_args.announce(path)
+                for written in draw(summary, path.with_suffix("")):
+                    cli_args.announce(written)
             return
         run = LRARun(options, runtime)
+        run.setup_target()  # bad data or config stop here, before anything is written
+        if args.command != "scratch":
+            run.setup_source()
+        if runtime.main:  # before any training; a created folder is said
+            cli_args.prepare_output(options.out, folder=True)
         if args.command == "confirm":
             run.confirm()
         elif args.command == "pretrain":

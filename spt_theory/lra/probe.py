@@ -32,14 +32,15 @@ from pathlib import Path
 
 import torch
 
-from spt_theory.io import InputError, write_json
-from spt_theory.lra.report import load_results
+from spt_theory.io import InputError, announce, write_json
+from spt_theory.lra.report import load_results, setting
 from spt_theory.lra.runner import LRARun, options_from_json
 from spt_theory.lra.task import LRATask
 from spt_theory.model import Encoder
 from spt_theory.probes import offset_mass, pe_toeplitz_fit, uniform_pattern
 from spt_theory.cache import StageCache, load_checkpoint
 from spt_theory.training import Runtime, load_model_state
+from synthetic.progress import Progress
 
 MAX_OFFSET = 40
 BAND = 2
@@ -57,9 +58,11 @@ def checkpoints(run: LRARun, result: dict) -> list[tuple[str, Path | None]]:
 
 
 @torch.no_grad()
-def attention_statistics(model: Encoder, task: LRATask, x: torch.Tensor, limit: int | None = None) -> list[dict]:
+def attention_statistics(model: Encoder, task: LRATask, x: torch.Tensor, limit: int | None = None,
+                         shown: Progress | None = None) -> list[dict]:
     """Per layer: share by offset, band mass and (pixel tasks) 2-D neighbour share, each with its
-    value under uniform attention, over the examples ``x`` (the first ``limit`` of them)."""
+    value under uniform attention, over the examples ``x`` (the first ``limit`` of them); each
+    batch done counts on ``shown``."""
     x = x[:limit] if limit else x
     width = x.shape[-1]
     totals = [torch.zeros(model.cfg.n_heads, 2 * width - 1, dtype=torch.float64) for _ in model.blocks]
@@ -81,6 +84,8 @@ def attention_statistics(model: Encoder, task: LRATask, x: torch.Tensor, limit: 
         sums, count = offset_mass(uniform_pattern(real).double(), real)
         uniform_total[:, centre] += sums.cpu()
         queries += count
+        if shown is not None:
+            shown.update()
     deltas = torch.arange(-(width - 1), width)
     uniform = uniform_total[0] / queries
     layers = []
@@ -115,9 +120,10 @@ def _window(deltas: torch.Tensor, share: torch.Tensor, width: int) -> float:
 
 
 def probe_result(result: dict, limit: int | None = None, data_cache: dict | None = None,
-                 runtime: Runtime = Runtime()) -> dict:
-    """The probe of one run's result (cached in ``<out>/probes/``; recomputed when missing), on
-    the runtime's device."""
+                 runtime: Runtime = Runtime(), progress: bool = True) -> dict:
+    """The probe of one run's result (cached in ``<out>/probes/``; recomputed when missing, with
+    progress over its batches, and announced when written), on the runtime's device; its
+    ``setting`` names the run's cell (:func:`spt_theory.lra.report.setting`)."""
     missing = [name for name in ("cache", "options", "pretrain") if name not in result
                and (name != "pretrain" or result["kind"] == "spt")]
     missing += [] if "best_epoch" in result["metrics"] else ["metrics.best_epoch"]
@@ -126,10 +132,11 @@ def probe_result(result: dict, limit: int | None = None, data_cache: dict | None
                          f"{missing[0]}, needed to find its checkpoints (written by an older version?)")
     run = LRARun(options_from_json(result["options"], progress=False), runtime, data_cache or {})
     out = run.options.out / "probes" / result["task"] / f"{result['kind']}-{result['cache']}.json"
+    cell = setting(result)
     if out.exists():
         cached = json.loads(out.read_text())
         if cached.get("version") == PROBE_VERSION and cached.get("limit") == limit:
-            return cached
+            return {**cached, "setting": cell}
     probes = []
     for label, checkpoint in checkpoints(run, result):
         # the SPT checkpoint is probed on the data it was pretrained on (another task's, if so)
@@ -140,27 +147,34 @@ def probe_result(result: dict, limit: int | None = None, data_cache: dict | None
                 raise InputError(f"checkpoint {checkpoint} of the {result['kind']} run {result['cache']} is "
                                  f"missing (was the cache moved or pruned?)")
             load_model_state(model, load_checkpoint(checkpoint)["model"], checkpoint)
+        x = data.x_test[:limit] if limit else data.x_test
+        with Progress(f"probe {result['task']} {result['kind']} seed {result['seed']} [{cell}]: {label}",
+                      len(task.batches(x)), "batches", enabled=progress and runtime.main) as shown:
+            layers = attention_statistics(model, task, x, shown=shown)
         probes.append({"checkpoint": label, "path": None if checkpoint is None else str(checkpoint),
-                       "layers": attention_statistics(model, task, data.x_test, limit)})
+                       "layers": layers})
     report = {"version": PROBE_VERSION, "task": result["task"], "kind": result["kind"],
               "seed": result["seed"], "cache": result["cache"], "options": result["options"],
               "test_accuracy": result["metrics"]["test_accuracy"], "limit": limit,
               "n_examples": min(limit or len(data.x_test), len(data.x_test)), "probes": probes,
-              "pretrain_task": result.get("pretrain_task")}
-    write_json(out, report)
+              "pretrain_task": result.get("pretrain_task"), "setting": cell}
+    if runtime.main:
+        announce(write_json(out, report))
     return report
 
 
-def probe_files(target: str | Path, limit: int | None = None) -> list[dict]:
+def probe_files(target: str | Path, limit: int | None = None, progress: bool = True) -> list[dict]:
     """Probe every Transformer result JSON at ``target`` (a file or a folder, read by
     :func:`spt_theory.lra.report.load_results`; controls have no attention)."""
-    return [probe_result(result, limit) for result in load_results(target) if result["kind"] != "control"]
+    return [probe_result(result, limit, progress=progress) for result in load_results(target)
+            if result["kind"] != "control"]
 
 
 def format_probe(report: dict) -> str:
-    """One line per (checkpoint, layer): band mass vs uniform, 2-D neighbours, Toeplitz fit."""
-    lines = [f"{report['task']} {report['kind']} seed {report['seed']} ({report['n_examples']} test examples, "
-             f"test acc {100 * report['test_accuracy']:.2f}%):"]
+    """A header naming the run's cell, then one line per (checkpoint, layer): band mass vs
+    uniform, 2-D neighbours, Toeplitz fit."""
+    lines = [f"{report['task']} {report['kind']} [{report['setting']}] seed {report['seed']} "
+             f"({report['n_examples']} test examples, test acc {100 * report['test_accuracy']:.2f}%):"]
     for probe in report["probes"]:
         for stats in probe["layers"]:
             grid = (f"  2-D neighbours {stats['grid_neighbour_share']:.4f} ({stats['grid_ratio']:.2f}x uniform)"

@@ -98,11 +98,7 @@ def draw(summaries: list[dict], path: Path) -> list[Path]:
     steps, the shaded span) and the trained controls; dotted: majority class, dashed: the other
     baselines.  Below, the proximity of the attention (band mass or 2-D neighbour share over
     uniform) along the same steps.  Writes ``path`` as PNG and PDF."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from spt_theory.lra.sweep import write_figure
+    from spt_theory.figures.style import plt, save_figure  # matplotlib on the Agg backend
 
     fig, axes = plt.subplots(2, len(summaries), figsize=(6 * len(summaries), 7), sharex="col", squeeze=False)
     for column, summary in enumerate(summaries):
@@ -138,7 +134,9 @@ def draw(summaries: list[dict], path: Path) -> list[Path]:
         bottom.set_xlabel("optimiser steps (SPT's counted)")
         bottom.set_yscale("log")
     fig.tight_layout()
-    return write_figure(fig, path)
+    written = [save_figure(fig, path.with_suffix(suffix), dpi=130) for suffix in (".png", ".pdf")]
+    plt.close(fig)
+    return written
 
 
 def _plain(cell: dict) -> bool:

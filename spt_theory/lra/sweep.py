@@ -5,67 +5,84 @@ killed sweep resumes and a finished one only re-reads), each run is probed
 (:mod:`spt_theory.lra.probe`), and the sweep writes one summary JSON (mean ± sd over seeds per
 cell, with every seed's value and result file) and one figure.
 
-Axes (``--grid AXIS=V1,V2`` takes the product; ``--cell AXIS=V,AXIS=V`` adds one cell):
+Axes (``--grid AXIS=V1,V2`` takes the product; ``--cell AXIS=V,AXIS=V`` adds one cell) and their
+meanings are :data:`AXES` (listed at the end of ``sweep --help``).  Groups in a value are joined
+by ``+`` (``freeze=qk+vo``), values of a grid axis by commas (``--grid freeze=none,qk+vo``: two
+cells); the sweep says its cells before it starts.
 
-=================  ====================================================================
-``recipe``         ``scratch`` (supervised from init) or ``spt`` (SPT, then finetuning)
-``pretrain_epochs`` SPT epochs (spt cells)
-``layers``         Transformer layers
-``freeze``         groups fixed during supervised training, ``+``-joined, or ``none``
-                   (``qk`` in a scratch cell: attention frozen at its random init)
-``keep``           groups taken from the SPT checkpoint, ``+``-joined, or ``all`` (the
-                   encoder) (``qk``: hybrid initialisation)
-``pretrain_task``  the task whose data SPT reads, or ``self``
-``finetune_epochs`` supervised epochs of the cell (default ``--finetune-epochs``): scratch
-                   for as many steps as SPT and finetuning together (equal-step comparison)
-=================  ====================================================================
+An axis that means nothing for a recipe (``keep``, ``pretrain_epochs``, ``pretrain_task`` for
+``scratch``) is refused in a ``--cell`` and in a grid whose every recipe is ``scratch``; in a grid
+that also has ``spt`` cells, its scratch combinations are one scratch cell.  Duplicates are run
+once.  The summary ``OUT/sweeps/<task>-<name>.json`` of another grid (other cells, seeds or
+options) is never overwritten: give another ``--name``.
 
+``finetune_epochs`` sets a cell's supervised epochs (default ``--finetune-epochs``): scratch for
+as many optimiser steps as SPT and finetuning together is the equal-step comparison.
 ``--control KIND`` (repeatable) adds the learnability controls of :mod:`spt_theory.lra.controls`
 on the same data: ``cnn`` / ``lstm`` / ``bag`` trained with a scratch cell's supervised stage
-(``--finetune-epochs``) at every seed (cached like the cells), ``majority`` and ``shortcut`` computed once; they go into the
-summary's ``controls``.  The summary also holds the reference entropies of the task's masked
-reconstruction (:mod:`spt_theory.lra.references`) beside every SPT cell's masked validation loss,
-and every run's test accuracy against optimiser steps (SPT's steps counted before finetuning's)
-with, where epoch checkpoints were kept (``SPT_KEEP_CHECKPOINTS=all``), the proximity of the
-attention at each of them (:mod:`spt_theory.lra.steps`).
-
-Axes that mean nothing for a recipe (``keep``, ``pretrain_epochs``, ``pretrain_task`` for
-``scratch``) must keep their defaults in that cell; duplicates are run once.
+(``--finetune-epochs``) at every seed (cached like the cells), ``majority`` and ``shortcut``
+computed once; they go into the summary's ``controls``.  The summary also holds the reference
+entropies of the task's masked reconstruction (:mod:`spt_theory.lra.references`) beside every
+SPT cell's masked validation loss, and every run's test accuracy against optimiser steps (SPT's
+steps counted before finetuning's) with, where epoch checkpoints were kept
+(``SPT_KEEP_CHECKPOINTS=all``), the proximity of the attention at each of them
+(:mod:`spt_theory.lra.steps`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import statistics
 import time
 from dataclasses import replace
 from pathlib import Path
 
+from spt_theory import cli_args
 from spt_theory.io import InputError, write_json
 from spt_theory.lra.configs import TASKS
 from spt_theory.lra.controls import TRAINED
 from spt_theory.lra.probe import probe_result
 from spt_theory.lra.runner import ENCODER_GROUPS, LRARun, RunOptions, options_json, versions
 from spt_theory.lra.steps import run_steps
-from spt_theory.model import PARAMETER_GROUPS
 
-AXES = ("recipe", "pretrain_epochs", "layers", "freeze", "keep", "pretrain_task", "finetune_epochs")
+RECIPES = {"scratch": "supervised from init", "spt": "SPT, then finetuning"}
+"""The values of the ``recipe`` axis and what each trains."""
+AXES = {"recipe": " or ".join(f"{name} ({what})" for name, what in RECIPES.items()),
+        "pretrain_epochs": "SPT epochs (spt cells)",
+        "layers": "Transformer layers",
+        "freeze": "groups fixed during supervised training, or none (qk in a scratch cell: attention "
+                  "frozen at its random init)",
+        "keep": "groups taken from the SPT checkpoint, or all (the encoder) (qk: hybrid initialisation)",
+        "pretrain_task": "the task whose data SPT reads, or self",
+        "finetune_epochs": "supervised epochs of the cell (scratch as long as SPT and finetuning: "
+                           "equal steps)"}
 DEFAULTS = {"recipe": "spt", "pretrain_epochs": None, "layers": None, "freeze": "none", "keep": "all",
             "pretrain_task": "self", "finetune_epochs": None}
 PRETRAIN_ONLY = ("pretrain_epochs", "keep", "pretrain_task")
-RECIPES = ("scratch", "spt")
+DEFAULT_WORDS = {"finetune_epochs": "--finetune-epochs"}
+"""What an axis whose default is None falls back to, where that is not the task config."""
+
+
+def axes_help() -> str:
+    """The axes, their meanings and defaults, one per line (``sweep --help``)."""
+    width = max(map(len, AXES))
+    return "\n".join(f"  {axis:<{width}}  {meaning} (default {DEFAULTS[axis] or DEFAULT_WORDS.get(axis, 'the task config')})"
+                     for axis, meaning in AXES.items())
 
 
 def _groups(axis: str, text: str) -> str:
-    if text in ("none", "all"):
-        if (axis, text) in (("freeze", "none"), ("keep", "all")):
-            return text
-        raise InputError(f"{axis}={text}: not a value of {axis} (use groups joined by '+')")
-    for group in text.split("+"):
-        if group not in PARAMETER_GROUPS:
-            raise InputError(f"{axis}={text}: unknown group {group!r}; groups: {', '.join(PARAMETER_GROUPS)}")
+    """A ``freeze`` / ``keep`` value, checked (groups joined by '+', ``none`` / ``all``), as written."""
+    _cell_groups(axis, text)
     return text
+
+
+def _cell_groups(axis: str, text: str) -> tuple[str, ...]:
+    """The groups a ``freeze`` or ``keep`` value stands for."""
+    if axis == "freeze":
+        return cli_args.parse_groups(text, axis, none="none")
+    return cli_args.parse_groups(text, axis, all_groups=ENCODER_GROUPS)
 
 
 def parse_value(axis: str, text: str):
@@ -97,9 +114,19 @@ def _split(spec: str, what: str) -> tuple[str, str]:
     return axis.strip(), values
 
 
+def _needs_spt(where: str, cells_given: list[dict]) -> None:
+    """InputError if an SPT-only axis is set away from its default where every cell is scratch."""
+    if all(cell.get("recipe", DEFAULTS["recipe"]) == "scratch" for cell in cells_given):
+        for axis in PRETRAIN_ONLY:
+            if any(cell.get(axis, DEFAULTS[axis]) != DEFAULTS[axis] for cell in cells_given):
+                raise InputError(f"{where}: {axis} means nothing for recipe=scratch (it has no SPT stage); "
+                                 f"drop it or use recipe=spt")
+
+
 def cells(grid: list[str], extra: list[str]) -> list[dict]:
     """The product of the ``--grid`` axes plus the ``--cell`` cells, each a full dict of axes,
-    normalised (scratch cells drop the SPT-only axes) and without duplicates, in order."""
+    normalised (the scratch cells of a grid with spt cells drop the SPT-only axes) and without
+    duplicates, in order; an SPT-only axis set where no cell is spt is an InputError."""
     axes = {}
     for spec in grid:
         axis, values = _split(spec, "--grid")
@@ -109,11 +136,13 @@ def cells(grid: list[str], extra: list[str]) -> list[dict]:
         if not axes[axis]:
             raise InputError(f"--grid {spec!r}: no values")
     found = [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())] if axes else []
+    _needs_spt("--grid " + " --grid ".join(grid), found)
     for spec in extra:
         cell = {}
         for part in spec.split(","):
             axis, value = _split(part, "--cell")
             cell[axis] = parse_value(axis, value)
+        _needs_spt(f"--cell {spec}", [cell])
         found.append(cell)
     if not found:
         raise InputError("a sweep needs at least one --grid or --cell")
@@ -129,15 +158,14 @@ def cells(grid: list[str], extra: list[str]) -> list[dict]:
 
 def label(cell: dict) -> str:
     """A cell in words: its recipe and every axis that differs from the default."""
-    parts = [cell["recipe"]] + [f"{axis}={cell[axis]}" for axis in AXES[1:]
+    parts = [cell["recipe"]] + [f"{axis}={cell[axis]}" for axis in list(AXES)[1:]
                                 if cell[axis] != DEFAULTS[axis]]
     return " ".join(parts)
 
 
 def cell_options(base: RunOptions, cell: dict, seed: int) -> RunOptions:
     """The run options of one cell and seed."""
-    changes = {"seed": seed, "freeze": () if cell["freeze"] == "none" else tuple(cell["freeze"].split("+")),
-               "keep": ENCODER_GROUPS if cell["keep"] == "all" else tuple(cell["keep"].split("+")),
+    changes = {"seed": seed, "freeze": _cell_groups("freeze", cell["freeze"]), "keep": _cell_groups("keep", cell["keep"]),
                "pretrain_task": None if cell["pretrain_task"] == "self" else cell["pretrain_task"]}
     if cell["layers"] is not None:
         changes["layers"] = cell["layers"]
@@ -158,7 +186,7 @@ def run_cell(base: RunOptions, cell: dict, seed: int, runtime, probe_limit: int 
         run.check_transfer()
         result = run.supervised(run.pretrain())
     steps = run_steps(run, result, probe_limit)
-    probe = probe_result(result, probe_limit, data_cache, runtime)
+    probe = probe_result(result, probe_limit, data_cache, runtime, progress=base.progress)
     stats = {p["checkpoint"]: p["layers"][0] for p in probe["probes"]}
     trained = stats["scratch" if cell["recipe"] == "scratch" else "finetuned"]
     record = {"seed": seed, "test_accuracy": result["metrics"]["test_accuracy"],
@@ -182,13 +210,49 @@ def spread(values: list[float]) -> dict:
             "std": round(statistics.stdev(values), 5) if len(values) > 1 else 0.0}
 
 
+def summary_path(base: RunOptions, name: str) -> Path:
+    """Where the summary of sweep ``name`` on ``base.task`` goes: ``out/sweeps/<task>-<name>.json``."""
+    return base.out / "sweeps" / f"{base.task}-{name}.json"
+
+
+RUN_MECHANICS = ("progress", "checkpoint_every")
+"""Options that do not change what a sweep computes (a rerun may change them)."""
+
+
+def grid_of(task: str, cells_run: list[dict], seeds, options: dict) -> dict:
+    """What makes two sweeps the same grid: task, cells, seeds and options (run mechanics aside)."""
+    grid = {"task": task, "cells": cells_run, "seeds": list(seeds),
+            "options": {k: v for k, v in options.items() if k not in (*RUN_MECHANICS, "seed")}}
+    return json.loads(json.dumps(grid))  # as a summary file holds it (lists, not tuples)
+
+
+def check_summary(path: Path, base: RunOptions, grid_cells: list[dict], seeds) -> None:
+    """Before any work: InputError if ``path`` holds the summary of another grid (it would be
+    overwritten)."""
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+            before = grid_of(old["task"], [row["cell"] for row in old["cells"]], old["seeds"], old["options"])
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as err:
+            raise InputError(f"{path}: exists and is not a sweep summary ({type(err).__name__}); "
+                             f"give another --name") from None
+        if before != grid_of(base.task, grid_cells, seeds, options_json(base)):
+            raise InputError(f"{path} holds another sweep ({len(before['cells'])} cells, seeds "
+                             f"{' '.join(map(str, before['seeds']))}): give another --name to keep both")
+
+
 def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, name: str,
           probe_limit: int | None = None, controls: tuple[str, ...] = ()) -> dict:
-    """Run every cell at every seed; write and return the summary (``out/sweeps/<task>-<name>.json``)."""
-    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
-        raise InputError(f"--seeds: need distinct seeds >= 0, got {seeds}")
+    """Run every cell at every seed; write and return the summary (:func:`summary_path`)."""
+    seeds = list(cli_args.parse_seeds(seeds) or ())
+    if not seeds:
+        raise InputError("--seeds: at least one seed")
     start = time.perf_counter()
     data_cache: dict = {}
+    run = LRARun(base, runtime, data_cache)
+    data, fingerprint, _, _ = run.setup_target()  # bad data or config stop here, before anything is written
+    if runtime.main:
+        cli_args.prepare_output(summary_path(base, name))  # checked before any training; a created folder said
     by_cell: list[list[dict]] = [[] for _ in grid_cells]
     for kind in controls:
         LRARun(replace(base, model=kind) if kind in TRAINED else base, runtime, data_cache).check_control(kind)
@@ -206,8 +270,6 @@ def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, n
             if metric in records[0]:
                 row[metric] = spread([r[metric] for r in records])
         rows.append(row)
-    run = LRARun(base, runtime, data_cache)
-    data, fingerprint, _, _ = run.setup_target()
     summary = {"task": base.task, "name": name, "seeds": seeds, "options": options_json(base),
                "config": dataclasses.asdict(run.config),
                "data": run.describe_data(data, fingerprint, run.config, base.data_dir), "cells": rows,
@@ -217,8 +279,7 @@ def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, n
                             **run.baselines(tuple(k for k in controls if k not in TRAINED))},
                "sweep_seconds": round(time.perf_counter() - start, 1), "versions": versions(),
                "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    path = base.out / "sweeps" / f"{base.task}-{name}.json"
-    write_json(path, summary)
+    write_json(summary_path(base, name), summary)
     return summary
 
 
@@ -261,11 +322,11 @@ def format_summary(summary: dict) -> str:
 def draw(summary: dict, path: Path) -> list[Path]:
     """The sweep's figure: test accuracy per cell (mean ± sd, dots: seeds) and the proximity of
     its attention (band mass or 2-D neighbour share over its uniform value) after training and,
-    for SPT cells, at the SPT checkpoint.  Writes ``path`` as PNG and PDF."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    for SPT cells, at the SPT checkpoint.  Writes ``path`` as PNG and PDF (fixed metadata: an
+    unchanged summary redrawn gives the same bytes)."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    from spt_theory.figures.style import plt, save_figure  # matplotlib on the Agg backend
 
     rows = summary["cells"]
     proximity = "grid_ratio" if any("grid_ratio" in row for row in rows) else "band_ratio"
@@ -305,20 +366,7 @@ def draw(summary: dict, path: Path) -> list[Path]:
                  f"{summary['data']['n_train']} train; diamonds: mean ± sd, dots: seeds; dotted: chance / "
                  f"uniform", fontsize=9)
     fig.tight_layout()
-    return write_figure(fig, path)
-
-
-def write_figure(fig, path: Path) -> list[Path]:
-    """``fig`` written as ``path`` .png and .pdf (atomically), then closed; the paths."""
-    import matplotlib.pyplot as plt
-
-    from spt_theory.io import atomic_write
-
-    written = []
-    for suffix in (".png", ".pdf"):
-        target = path.with_suffix(suffix)
-        atomic_write(target, lambda tmp, fmt=suffix[1:]: fig.savefig(tmp, format=fmt, dpi=130))
-        written.append(target)
+    written = [save_figure(fig, path.with_suffix(suffix), dpi=130) for suffix in (".png", ".pdf")]
     plt.close(fig)
     return written
 
