@@ -64,7 +64,7 @@ def test_sweep_records_controls_references_and_curves_against_steps(task, contro
 
 @pytest.mark.parametrize("args, message", [
     (["scratch", "--task", "listops", "--model", "cnn"], "does not apply to listops"),
-    (["scratch", "--task", "listops", "--set", "warmup_steps=2"], "warmup_steps 2 is more than 33%"),
+    (["scratch", "--task", "listops", "--set", "warmup_steps=3"], "warmup_steps 3 is more than 33%"),
     (["confirm", "--task", "listops", "--model", "lstm"], "a control has no SPT stage"),
 ])
 def test_wrong_control_and_long_warmup_are_refused(args, message, root, tmp_path, capsys):

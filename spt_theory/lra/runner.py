@@ -139,12 +139,13 @@ def _boolean(text: str) -> bool:
 def check_warmup(stage: Stage, steps: int) -> None:
     """Refuse (InputError) a stage whose warm-up takes more than ``WARMUP_SHARE`` of its ``steps``
     optimizer steps: the LRA configs' 2000-5000 warm-up steps would otherwise outlast a CPU-sized
-    run, which then never trains at its learning rate.  Refused, not scaled: the message gives
-    the largest warm-up allowed, for ``--set warmup_steps``."""
-    if stage.warmup_steps > WARMUP_SHARE * steps:
+    run, which then never trains at its learning rate.  A warm-up of w steps runs w - 1 steps
+    below the full rate (step t at (t + 1) / w of it), so w = 1 is none.  Refused, not scaled: the
+    message gives the largest warm-up allowed, for ``--set warmup_steps``."""
+    if stage.warmup_steps - 1 > WARMUP_SHARE * steps:
         raise InputError(f"warmup_steps {stage.warmup_steps} is more than {WARMUP_SHARE:.0%} of this "
                          f"{stage.objective} stage's {steps} optimizer steps: use --set warmup_steps="
-                         f"{int(WARMUP_SHARE * steps)} or less (or a longer run)")
+                         f"{int(WARMUP_SHARE * steps) + 1} or less (or a longer run)")
 
 
 def padding(config: LRAConfig) -> dict:
