@@ -68,11 +68,11 @@ SETTINGS = {
     "pathfinder": {"pretrain_epochs": 6, "finetune_epochs": 4, "scratch_epochs": 10},
 }
 """Per task: ``pretrain_epochs``, ``finetune_epochs``, ``scratch_epochs`` (module doc).  Fixed
-2026-12-01 22:40 UTC from the seed-0 pilots (ListOps: SPT at lr 3e-3 closed 71% of the
+2026-12-01 22:35 UTC from the seed-0 pilots (ListOps: SPT at lr 3e-3 closed 71% of the
 marginal-to-neighbour gap in 10 epochs; the right-to-left LSTM control 35.1% against the bag's
 20.4%; Pathfinder-16 with matched marker distances: the CNN 99.7% after 6 epochs, at 98.9% after
 4; the Transformer from scratch at chance for 7 epochs), before any run of seeds 1 and 2;
-Pathfinder's SPT moved from 4 to 6 epochs (scratch 8 -> 10) at 22:45, still before seeds 1 and 2,
+Pathfinder's SPT moved from 4 to 6 epochs (scratch 8 -> 10) at 22:40, still before seeds 1 and 2,
 because the seed-0 pilot's 4-epoch SPT closed only 44% of the gap (masked loss 0.822).  The
 rest of the setting: 1 layer, width 64, 4 heads, FF 128, batch 32, supervised lr 1e-3, warm-up
 100 steps; ListOps 5000 train (lengths 100-300), SPT lr 3e-3; Pathfinder-16 (contour 6, 2
