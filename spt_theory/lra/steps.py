@@ -89,7 +89,7 @@ def best_within(curve: list[dict], steps: int) -> float | None:
     return max(done, key=lambda point: point["val_accuracy"])["test_accuracy"]
 
 
-ARM_COLOURS = {"scratch": "#777777", "spt": "#4c72b0", "control": "#55a868"}
+ARM_COLOURS = {"scratch": "#777777", "spt": "#4c72b0", "cnn": "#55a868", "lstm": "#55a868", "bag": "#8172b2"}
 
 
 def draw(summaries: list[dict], path: Path) -> list[Path]:
@@ -97,7 +97,7 @@ def draw(summaries: list[dict], path: Path) -> list[Path]:
     plain SPT cell (mean over seeds, thin lines: seeds; SPT's curve starts after its pretraining
     steps, the shaded span) and the trained controls; dotted: majority class, dashed: the other
     baselines.  Below, the proximity of the attention (band mass or 2-D neighbour share over
-    uniform) along the same steps.  Writes ``path`` as PNG and PDF."""
+    uniform; mean over the seeds whose checkpoint at that step was kept) along the same steps.  Writes ``path`` as PNG and PDF."""
     from spt_theory.figures.style import plt, save_figure  # matplotlib on the Agg backend
 
     fig, axes = plt.subplots(2, len(summaries), figsize=(6 * len(summaries), 7), sharex="col", squeeze=False)
@@ -106,7 +106,7 @@ def draw(summaries: list[dict], path: Path) -> list[Path]:
         metric = "grid_ratio" if summary["config"]["masking"] == "pixel" else "band_ratio"
         arms = [(row["label"], row["cell"]["recipe"], row["runs"]) for row in summary["cells"]
                 if _plain(row["cell"])]
-        arms += [(f"control {kind}", "control", entry["runs"]) for kind, entry in summary.get("controls", {}).items()
+        arms += [(f"control {kind}", kind, entry["runs"]) for kind, entry in summary.get("controls", {}).items()
                  if "runs" in entry]
         for label, recipe, runs in arms:
             colour = ARM_COLOURS[recipe]
@@ -115,7 +115,7 @@ def draw(summaries: list[dict], path: Path) -> list[Path]:
                          color=colour, lw=0.6, alpha=0.4)
             steps, mean = _mean_curve([run["curve"] for run in runs], "test_accuracy")
             top.plot(steps, [100 * v for v in mean], color=colour, lw=2, label=label,
-                     ls="-" if recipe != "control" else "--")
+                     ls="-" if recipe in ("scratch", "spt") else "--")
             if recipe == "spt":
                 top.axvspan(0, runs[0]["pretrain_steps"], color=colour, alpha=0.06)
             points = [run.get("proximity", []) for run in runs]
@@ -132,7 +132,6 @@ def draw(summaries: list[dict], path: Path) -> list[Path]:
         bottom.axhline(1.0, color="k", lw=0.8, ls=":")
         bottom.set_ylabel(("2-D neighbour share" if metric == "grid_ratio" else "band mass |i-j|<=2") + " / uniform")
         bottom.set_xlabel("optimiser steps (SPT's counted)")
-        bottom.set_yscale("log")
     fig.tight_layout()
     written = [save_figure(fig, path.with_suffix(suffix), dpi=130) for suffix in (".png", ".pdf")]
     plt.close(fig)
