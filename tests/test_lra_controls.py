@@ -47,7 +47,7 @@ def test_sweep_records_controls_references_and_curves_against_steps(task, contro
         assert 0.0 <= accuracy <= 1.0
     trained = summary["controls"][controls[0]]["runs"][0]
     per_epoch = trained["steps_per_epoch"]
-    assert per_epoch == math.ceil(summary["data"]["n_train"] / 4) and trained["curve"][-1]["step"] == per_epoch
+    assert per_epoch == math.ceil(summary["data"]["n_train"] / 4) and trained["curve"][-1]["step"] == 2 * per_epoch
     refs = summary["references"]
     assert refs["neighbour"] > 0 and refs["marginal"] > 0 and ("type" in refs) == (task == "listops")
     scratch, spt = summary["cells"]

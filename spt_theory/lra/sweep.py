@@ -19,9 +19,9 @@ options) is never overwritten: give another ``--name``.
 ``finetune_epochs`` sets a cell's supervised epochs (default ``--finetune-epochs``): scratch for
 as many optimiser steps as SPT and finetuning together is the equal-step comparison.
 ``--control KIND`` (repeatable) adds the learnability controls of :mod:`spt_theory.lra.controls`
-on the same data: ``cnn`` / ``lstm`` / ``bag`` trained with a scratch cell's supervised stage
-(``--finetune-epochs``) at every seed (cached like the cells), ``majority`` and ``shortcut``
-computed once; they go into the summary's ``controls``.  The summary also holds the reference
+on the same data: ``cnn`` / ``lstm`` / ``bag`` trained with a scratch cell's supervised stage for
+the most supervised epochs of any cell (the equal-step scratch budget) at every seed (cached like
+the cells), ``majority`` and ``shortcut`` computed once; they go into the summary's ``controls``.  The summary also holds the reference
 entropies of the task's masked reconstruction (:mod:`spt_theory.lra.references`) beside every
 SPT cell's masked validation loss, and every run's test accuracy against optimiser steps (SPT's
 steps counted before finetuning's) with, where epoch checkpoints were kept
@@ -257,11 +257,12 @@ def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, n
     for kind in controls:
         LRARun(replace(base, model=kind) if kind in TRAINED else base, runtime, data_cache).check_control(kind)
     trained = {kind: [] for kind in controls if kind in TRAINED}
+    longest = replace(base, finetune_epochs=max(cell_options(base, cell, 0).finetune_epochs for cell in grid_cells))
     for seed in seeds:  # seed by seed, so an interrupted sweep has whole seeds to show
         for records, cell in zip(by_cell, grid_cells):
             records.append(run_cell(base, cell, seed, runtime, probe_limit, data_cache))
         for kind, records in trained.items():
-            records.append(run_control(base, kind, seed, runtime, data_cache))
+            records.append(run_control(longest, kind, seed, runtime, data_cache))
     rows = []
     for cell, records in zip(grid_cells, by_cell):
         row = {"label": label(cell), "cell": cell, "runs": records}
@@ -275,7 +276,8 @@ def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, n
                "data": run.describe_data(data, fingerprint, run.config, base.data_dir), "cells": rows,
                "references": run.reference_entropies(),
                "controls": {**{kind: {"test_accuracy": spread([r["test_accuracy"] for r in records]),
-                                      "runs": records} for kind, records in trained.items()},
+                                      "epochs": longest.finetune_epochs, "runs": records}
+                               for kind, records in trained.items()},
                             **run.baselines(tuple(k for k in controls if k not in TRAINED))},
                "sweep_seconds": round(time.perf_counter() - start, 1), "versions": versions(),
                "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
