@@ -75,7 +75,7 @@ marginal-to-neighbour gap in 10 epochs; the right-to-left LSTM control 35.1% aga
 4; the Transformer from scratch at chance for 7 epochs), before any run of seeds 1 and 2;
 Pathfinder's SPT moved from 4 to 6 epochs (scratch 8 -> 10) at 22:40, still before seeds 1 and 2,
 because the seed-0 pilot's 4-epoch SPT closed only 44% of the gap (masked loss 0.822).  At
-23:15, with seed 1 running, the controls' budget moved from the finetuning's epochs to scratch's
+23:12, with seed 1 running, the controls' budget moved from the finetuning's epochs to scratch's
 (the most supervised epochs of the sweep): the seed-0 CNN stayed at chance for its 4 epochs
 (2000 steps; on the pilot data it left chance at epoch 3 of 6).  The
 rest of the setting: 1 layer, width 64, 4 heads, FF 128, batch 32, supervised lr 1e-3, warm-up
