@@ -10,7 +10,7 @@ a scratch or control run's at ``min(e S, max_steps)``.
 and, for a Transformer whose epoch checkpoints were kept (``SPT_KEEP_CHECKPOINTS=all``), the
 proximity of its attention at each of them, SPT's and finetuning's (band mass |i-j| <= 2 over its
 uniform value; for images also the 2-D neighbour share over uniform: :mod:`spt_theory.lra.probe`),
-cached in ``<out>/probes/<task>/steps-<kind>-<cache>.json``.  :func:`best_within` reads a curve
+cached in ``<out>/steps/<task>/<kind>-<cache>.json``.  :func:`best_within` reads a curve
 at a budget; :func:`draw` is the figure.
 """
 
@@ -50,7 +50,7 @@ def trajectory(run, result: dict, limit: int | None, pretrain_steps: int) -> lis
     """The proximity at every kept epoch checkpoint of the run (SPT's first), cached."""
     from spt_theory.lra.probe import attention_statistics
 
-    out = run.options.out / "probes" / result["task"] / f"steps-{result['kind']}-{result['cache']}.json"
+    out = run.options.out / "steps" / result["task"] / f"{result['kind']}-{result['cache']}.json"
     if out.exists():
         cached = json.loads(out.read_text())
         if cached.get("version") == STEPS_VERSION and cached.get("limit") == limit:
