@@ -34,7 +34,7 @@ from pathlib import Path
 
 import torch
 
-from spt_theory.io import InputError, atomic_write, directory_lock, remove_stale_temps, write_json
+from spt_theory.io import InputError, atomic_write, directory_lock, write_json
 
 
 def config_hash(obj) -> str:
@@ -187,10 +187,8 @@ class StageCache:
 
     @contextmanager
     def lock(self):
-        """Hold the stage's lock (one process trains it at a time); stale temporaries of a killed
-        writer are removed once it is held."""
+        """Hold the stage's lock (one process trains it at a time)."""
         with directory_lock(self.dir):
-            remove_stale_temps(self.dir)
             yield
 
     def save_last(self, model: torch.nn.Module, optimizer, state: StageState, meta: dict) -> None:

@@ -3,10 +3,12 @@
 :func:`directory_lock` serialises the processes that train into one run directory (``flock``:
 released by the kernel when its holder exits or is killed, so a lock is never left stale).
 
-Atomic writes (:func:`atomic_write`, :func:`write_json`), their clean-up of temporary files left by
-killed writers, the check that an output can be written before any work (:func:`check_output`;
-:func:`prepare_output` says the folders it created, :func:`announce` a file written), and the errors :class:`InputError` (bad input: one line, exit 2) and :class:`StorageError` are defined in :mod:`synthetic.files` (the generators write through them and
-depend on nothing here) and re-exported from this module for the toolkit's code.
+Atomic writes (:func:`atomic_write`, :func:`write_json`), :func:`read_json`, the check that an
+output can be written before any work (:func:`check_output`; :func:`prepare_output` says the
+folders it created, :func:`announce` a file written), and the errors :class:`InputError` (bad
+input: one line, exit 2) and :class:`StorageError` are defined in :mod:`synthetic.files` (the
+generators write through them and depend on nothing here) and re-exported from this module for
+the toolkit's code.
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from synthetic.files import (InputError, StorageError, announce, atomic_write, check_output, make_dirs, prepare_output,
-                             remove_stale_temps, storage_error, write_json)
+                             read_json, storage_error, write_json)
 
 __all__ = ["InputError", "StorageError", "announce", "atomic_write", "check_output", "directory_lock", "make_dirs",
-           "prepare_output", "remove_stale_temps", "write_json"]
+           "prepare_output", "read_json", "write_json"]
 
 
 @contextlib.contextmanager

@@ -31,6 +31,7 @@ from spt_theory import cli_args
 from spt_theory.experiments import Budget, RunResult, RunSpec, WalkData, control_recipe, recipe, run
 from spt_theory.io import InputError
 from spt_theory.model import PARAMETER_GROUPS
+from synthetic.interrupts import interruptible
 
 WALK = WalkData()
 BUDGET = Budget()
@@ -225,6 +226,7 @@ def priority_queue(seeds: tuple[int, ...]) -> list[tuple[str, object]]:
     return jobs
 
 
+@interruptible
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m spt_theory.paper_runs",
                                 description="Train (or load) the runs of claims E5, E5b, E6, E6b, E9-E14, E11b and X5b ahead of "

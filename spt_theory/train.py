@@ -27,6 +27,7 @@ from spt_theory.experiments import RunSpec, WalkData, run, run_spec, stage_cache
 from spt_theory.io import InputError, write_json
 from spt_theory.recipes import Budget, pretrain_only, scratch, spt_stage, spt_then_finetune, supervised_stage
 from spt_theory.training import TrainingDiverged, epoch_figures
+from synthetic.interrupts import interruptible
 
 MODES = {"scratch": "supervised only, for --epochs",
          "spt": "SPT for --epochs, then supervised finetuning for --finetune-epochs",
@@ -137,6 +138,7 @@ def check_modes(args: argparse.Namespace) -> None:
                              f"(groups joined by '+': qk+vo)")
 
 
+@interruptible
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:

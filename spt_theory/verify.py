@@ -13,8 +13,10 @@ refuted again is a reproduced result.
 
 Exit code: 0 when every claim that ran gives its recorded verdict and every project claim passes;
 1 when a verdict differs from its record (a ``CHANGED`` line), a project claim does not pass or a
-check raised; with ``--strict`` also 1 on any FAIL or INCONCLUSIVE; 2 on bad arguments or when the
-cache or the report cannot be written (read-only folder, full disk); 130 when interrupted.
+check raised; with ``--strict`` also 1 on any FAIL or INCONCLUSIVE; 2 on bad arguments, on a file
+a check reads that is bad input (a corrupt checkpoint, a malformed LRA evidence JSON), or when the
+cache or the report cannot be written (read-only folder, full disk); 130 / 143 when stopped by
+SIGINT / SIGTERM.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pathlib import Path
 from spt_theory import checks, cli_args, records
 from spt_theory.claims import Claim, Context, Measurement, all_claims
 from spt_theory.io import InputError, StorageError, write_json
+from synthetic.interrupts import interruptible
 from synthetic.progress import Progress
 
 
@@ -86,7 +89,7 @@ def run_claim(claim: Claim, ctx: Context) -> dict:
         row = {"measured": m.measured, "threshold": m.threshold, "details": m.details}
         if m.inconclusive:
             row["inconclusive"] = m.inconclusive
-    except StorageError:  # the cache cannot be written: no later claim can train either
+    except InputError:  # bad input (a file a check reads) or an unwritable cache: one line, exit 2
         raise
     except Exception as exc:  # a broken check must not hide the other claims
         verdict = "ERROR"
@@ -157,7 +160,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     "threshold, method.",
         epilog="exit status: 0 every verdict as recorded (project claims PASS); 1 a verdict CHANGED, a "
                "project claim not passing, or (--strict) any FAIL or INCONCLUSIVE; 2 bad arguments or "
-               "unwritable output; 130 interrupted.\n"
+               "unwritable output; 130 / 143 interrupted (SIGINT / SIGTERM).\n"
                f"quick mode skips: {', '.join(quick_skipped())}")
     p.add_argument("--only", nargs="+", metavar="ID",
                    help="check only these claims (case-insensitive): ids (E1 also selects its variant "
@@ -209,6 +212,7 @@ def _check_arguments(args: argparse.Namespace) -> list[Claim]:
     return claims
 
 
+@interruptible
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -248,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             with shown.printing():
                 _print_row(row, width)
             shown.update()
-    except StorageError as err:
+    except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     finally:

@@ -1,12 +1,14 @@
-"""Atomic file writes and the one clear error line for bad input: the file primitives of the project.
+"""Atomic file writes, JSON reads and the one clear error line for bad input: the file primitives of the project.
 
 Every file the project writes (generated data, results JSON, checkpoints, figures' data) goes
 through a temporary file in the same directory followed by ``os.replace``, so a kill during a
 write leaves the previous version intact and never a half-written file.  The finished file gets
 the mode an ordinary ``open`` would give it (``0666`` less the umask).  The temporary file is named
-``.NAME.<pid>.<random>.tmp``; one left behind by a killed writer (its pid no longer running) is
-removed by the next write into that folder (:func:`remove_stale_temps`), and a live writer's
-temporary file is never touched.
+``.NAME.<pid>.<random>.tmp`` (its output's name, the writer's process id); the writer removes it
+when the write fails or is interrupted, and removes nothing else: no other file of the folder,
+whatever its name or age, since a name cannot tell whose a file is.  Only a writer killed by
+SIGKILL (or a power cut) leaves its temporary file behind; nothing reads it, and it may be deleted
+by hand.
 
 A write that fails for lack of space or permission raises :class:`StorageError`, an
 :class:`InputError` that names the path and the system's reason (printed as one line, exit 2).
@@ -18,31 +20,37 @@ every command line of the project catches.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
-import re
+import signal
 import sys
 import tempfile
-import time
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
 class InputError(Exception):
-    """Bad input (a malformed file, an impossible config): printed as one line, exit code 2."""
+    """Bad input (a malformed file, an impossible config): printed as one line, exit code 2.
+
+    Its text is one line whatever it quotes: a line break or other control character (a file
+    named with a newline, a field of random bytes) is shown as its escape, e.g. ``\\n``."""
+
+    def __str__(self) -> str:
+        return "".join(_escaped(c) for c in super().__str__())
+
+
+def _escaped(character: str) -> str:
+    """``character``, or its backslash escape if it is a control character or breaks a line."""
+    if character.isprintable() or character == " ":
+        return character
+    return character.encode("unicode_escape").decode("ascii")
 
 
 class StorageError(InputError):
     """A file could not be written (read-only folder, no space left, no permission)."""
-
-
-LEGACY_TEMP_AGE_S = 24 * 3600.0
-"""Temporary files without a writer pid in their name (written before pids were recorded) are
-removed once they are this old."""
-
-_TEMP = re.compile(r"^\.(?P<name>.+?)\.(?:(?P<pid>\d+)\.)?(?P<random>[a-z0-9_]{8})\.tmp$")
-"""``.NAME.<pid>.<8 random characters of mkstemp>.tmp`` (older versions: without ``<pid>.``)."""
 
 
 def _umask() -> int:
@@ -67,46 +75,6 @@ def make_dirs(path: str | os.PathLike) -> Path:
     return path
 
 
-def _pid_running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
-
-
-def remove_stale_temps(folder: str | os.PathLike, now: float | None = None) -> list[Path]:
-    """Remove the temporary files of :func:`atomic_write` in ``folder`` whose writer is gone.
-
-    A name with a pid is stale when no process has that pid (a live process, even one that only
-    reuses a dead writer's pid, keeps its file); a name without one (older versions) when it is
-    older than :data:`LEGACY_TEMP_AGE_S`.  Returns the files removed; never raises.
-    """
-    removed = []
-    now = time.time() if now is None else now
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return removed
-    for entry in entries:
-        match = _TEMP.match(entry.name)
-        if not match or not entry.is_file(follow_symlinks=False):
-            continue
-        try:
-            if match["pid"] is not None:
-                stale = not _pid_running(int(match["pid"]))
-            else:
-                stale = now - entry.stat(follow_symlinks=False).st_mtime > LEGACY_TEMP_AGE_S
-            if stale:
-                os.unlink(entry.path)
-                removed.append(Path(entry.path))
-        except OSError:  # removed meanwhile, or a read-only folder: nothing to do
-            continue
-    return removed
-
-
 def _temporary_beside(path: Path) -> str:
     """A new empty temporary file ``.NAME.<pid>.<random>.tmp`` in ``path``'s folder (its name);
     :class:`StorageError` naming ``path`` when the folder cannot be written."""
@@ -116,6 +84,32 @@ def _temporary_beside(path: Path) -> str:
         raise storage_error(path, error) from None
     os.close(fd)
     return tmp
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """In the main thread, a SIGINT or SIGTERM arriving in the block runs its Python handler (the
+    interrupt of :mod:`synthetic.interrupts`, or ``KeyboardInterrupt``) only when the block ends, so
+    that a temporary file is created and its name bound in one step as far as the handler sees: a
+    signal cannot leave behind a file that no one has the name of.  (Blocking the signals with
+    ``pthread_sigmask`` would not do: the kernel hands a process's signal to any thread that does
+    not block it, such as torch's OpenMP workers, and Python runs the handler at once.)  Signals
+    with no Python handler (default action, ignored) and other threads are left as they are."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[tuple[int, object]] = []
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    handlers = {s: h for s, h in handlers.items() if callable(h)}
+    for s in handlers:
+        signal.signal(s, lambda signum, frame: pending.append((signum, frame)))
+    try:
+        yield
+    finally:
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
+        for signum, frame in pending[:1]:
+            handlers[signum](signum, frame)
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
@@ -128,14 +122,16 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     """
     path = Path(path)
     make_dirs(path.parent)
-    remove_stale_temps(path.parent)
-    tmp = _temporary_beside(path)
+    tmp = None
     try:
+        with _signals_held():
+            tmp = _temporary_beside(path)
         os.chmod(tmp, 0o666 & ~_umask())
         write(Path(tmp))
         os.replace(tmp, path)
     except BaseException as error:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:  # this call's own temporary file, and nothing else
+            Path(tmp).unlink(missing_ok=True)
         cause = _os_error(error)
         if cause is not None:
             raise storage_error(path, cause) from None
@@ -153,6 +149,26 @@ def _os_error(error: BaseException) -> OSError | None:
         seen.add(id(error))
         error = error.__cause__ or error.__context__
     return None
+
+
+def read_json(path: str | os.PathLike):
+    """The JSON value in the file ``path``; a missing, unreadable, non-UTF-8 or malformed file is an
+    :class:`InputError` naming it (and the line and column of a syntax error)."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise InputError(f"missing {path}") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path}:{error.lineno}:{error.colno}: not valid JSON ({error.msg})") from None
+    except (ValueError, RecursionError) as error:  # an integer of over 4300 digits, arrays nested too deep
+        raise InputError(f"{path}: not readable JSON ({type(error).__name__}: {error})") from None
 
 
 def write_json(path: str | os.PathLike, obj) -> Path:

@@ -27,6 +27,7 @@ from typing import Union
 import numpy as np
 
 from synthetic.files import InputError, announce, atomic_write, prepare_output
+from synthetic.interrupts import interruptible
 from synthetic.progress import Progress
 from synthetic.provenance import MARKER, write_marker
 
@@ -238,6 +239,7 @@ def write_split(path: Path, rows: list[tuple[str, int]]) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
+@interruptible
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m synthetic.listops",

@@ -37,6 +37,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from synthetic.files import InputError, announce, atomic_write, prepare_output
+from synthetic.interrupts import interruptible
 from synthetic.progress import Progress
 from synthetic.provenance import MARKER, write_marker
 
@@ -274,6 +275,7 @@ def write_dataset(out: str | Path, n: int, seed: int = 0, style: PathfinderStyle
     return root
 
 
+@interruptible
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m synthetic.pathfinder",

@@ -349,6 +349,7 @@ def test_split_validation_is_a_seeded_disjoint_partition(tmp_path):
     assert both == sorted(split.inputs[:, 1].tolist())
     assert torch.equal(split_validation(split, 0.2, seed=3)[1].labels, held_out.labels)
     _raises("fraction", split_validation, split, 1.0)
+    _raises("50 training examples are too few to hold out 1%", split_validation, split, 0.01)
 
 
 def test_configs_match_the_readers_vocabularies():

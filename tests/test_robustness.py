@@ -1,5 +1,5 @@
-"""Issue 17: the ListOps generator's impossible windows, checkpoint retention, file modes, stale
-temporary files, ListOps file format, CIFAR pickles from Python 3, probes without masked tokens,
+"""Issue 17: the ListOps generator's impossible windows, checkpoint retention, file modes, other
+programs' files (issue 28), ListOps file format, CIFAR pickles from Python 3, probes without masked tokens,
 ``--threads``, two processes on one cache, disk trouble and checkpoint format versions."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from spt_theory.cache import StageCache, load_checkpoint
 from spt_theory.training import DatasetTask, Stage, train_stage
 from synthetic import files, listops
 from synthetic.files import atomic_write, write_json
-from test_reliability import _files, _one_error_line
+from test_reliability import _files, _one_error_line, _stage_dirs
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -131,7 +131,7 @@ def test_atomic_write_honours_the_umask(umask, tmp_path):
     assert path.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777 == 0o666 & ~umask
 
 
-# ------------------------------------------------------------------ 6. stale temporary files
+# ------------------------------------------------------------------ 6. other programs' files
 
 def _dead_pid() -> int:
     process = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -139,31 +139,37 @@ def _dead_pid() -> int:
     return process.pid
 
 
-def test_write_removes_temp_files_of_dead_writers_but_not_of_live_ones(tmp_path):
-    dead = tmp_path / f".epoch_3.pt.{_dead_pid()}.abc123de.tmp"
-    live_other = tmp_path / f".run.json.{os.getppid()}.zz9_abcd.tmp"  # a live process (pytest's parent)
-    own = tmp_path / f".r.json.{os.getpid()}.q1q1q1q1.tmp"  # this process, e.g. another thread's write
-    legacy_old, legacy_new = tmp_path / ".r.json.k2j3l4m5.tmp", tmp_path / ".r.json.m5n6o7p8.tmp"
-    unrelated = tmp_path / ".notes.tmp"  # not named like a temp file of atomic_write
-    for path in (dead, live_other, own, legacy_old, legacy_new, unrelated):
-        path.write_bytes(b"partial")
-    old = time.time() - 2 * files.LEGACY_TEMP_AGE_S
-    os.utime(legacy_old, (old, old))
-    write_json(tmp_path / "r.json", {"a": 1})
-    left = sorted(p.name for p in tmp_path.iterdir())
-    assert left == sorted([p.name for p in (live_other, own, legacy_new, unrelated)] + ["r.json"])
+def _foreign_files(folder: Path, target: str) -> dict[Path, tuple[bytes, int]]:
+    """Two-day-old files of other programs in ``folder``, most named like the temporary files of
+    atomic_write writing ``target`` (a name cannot tell them from those of a writer killed by
+    SIGKILL); their bytes and modification times."""
+    names = [f".{target}.{_dead_pid()}.abc123de.tmp",  # by a process that is gone
+             f".{target}.{os.getpid()}.q1q1q1q1.tmp",  # by this very process id
+             f".{target}.k2j3l4m5.tmp",  # as an older version named them (no pid)
+             f".epoch_3.pt.{_dead_pid()}.zz9_abcd.tmp", ".notes.tmp", "scratch.tmp"]
+    folder.mkdir(parents=True, exist_ok=True)
+    old = time.time() - 2 * 24 * 3600
+    for name in names:
+        (folder / name).write_bytes(f"{name} of another program".encode())
+        os.utime(folder / name, (old, old))
+    return {folder / name: ((folder / name).read_bytes(), (folder / name).stat().st_mtime_ns) for name in names}
 
 
-def test_sigkill_mid_write_leaves_a_temp_file_that_the_next_start_removes(tmp_path):
-    """A real process killed inside atomic_write; the next training start in that folder cleans up."""
-    script = (f"import os, signal; from synthetic.files import atomic_write\n"
-              f"def write(tmp):\n    tmp.write_bytes(b'half'); os.kill(os.getpid(), signal.SIGKILL)\n"
-              f"atomic_write({str(tmp_path / 'epoch_1.pt')!r}, write)\n")
-    result = _python("-c", script)
-    assert result.returncode == -9
-    (leftover,) = tmp_path.glob(".epoch_1.pt.*.tmp")
-    removed = files.remove_stale_temps(tmp_path)
-    assert removed == [leftover] and not leftover.exists()
+def test_writers_remove_no_file_but_their_own_temporary_one(tmp_path):
+    """An atomic write, a generator (a real process) and a training run, among others' files."""
+    foreign = _foreign_files(tmp_path / "json", "r.json")
+    write_json(tmp_path / "json" / "r.json", {"a": 1})
+    out = tmp_path / "listops"
+    foreign |= _foreign_files(out, "basic_train.tsv")
+    result = _python("-m", "synthetic.listops", "--out", str(out), "--train", "5", "--val", "2", "--test", "2",
+                     "--min-len", "1", "--max-len", "30")
+    assert result.returncode == 0, result.stderr
+    argv = [*WALK, "--mode", "scratch", "--epochs", "1", "--cache-dir", str(tmp_path / "cache")]
+    (stage_dir,) = _stage_dirs(tmp_path / "cache", argv)
+    foreign |= _foreign_files(stage_dir, "epoch_1.pt")
+    assert train_cli.main(argv) == 0 and (stage_dir / "epoch_1.pt").exists()
+    for path, (content, mtime) in foreign.items():
+        assert path.exists() and path.read_bytes() == content and path.stat().st_mtime_ns == mtime, path
 
 
 # ------------------------------------------------------------------ 9. CIFAR pickles of Python 3
@@ -226,6 +232,39 @@ def test_cifar_loader_refuses_misused_allowed_globals(call, tmp_path):
     path.write_bytes(pickle.dumps({"data": call, "labels": [1]}, protocol=2))
     with pytest.raises(spt_io.InputError, match="data_batch_1"):
         load_cifar_batch(path)
+
+
+_PEAK_MEMORY = """
+import resource, sys
+from pathlib import Path
+from spt_theory.io import InputError
+from spt_theory.lra.readers import load_cifar_batch
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    load_cifar_batch(Path(sys.argv[1]))
+except InputError as error:
+    print(error, file=sys.stderr)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+"""
+
+
+_RECONSTRUCT = (np._core if hasattr(np, "_core") else np.core).multiarray._reconstruct
+
+
+@pytest.mark.parametrize("bomb, refusal", [
+    # LONG_BINPUT 2**26 (the fuzz test found 2**30): the C unpickler grows its memo to the index
+    (b"\x80\x02N" + b"r" + (2**26).to_bytes(4, "little") + b".", "expected a dict"),
+    # numpy's constructor asked for 2**27 Nones (its own pickles ask for an empty array)
+    (pickle.dumps({"data": _Call(_RECONSTRUCT, np.ndarray, (2**27,), b"O"), "labels": [1]}, protocol=2),
+     "only an empty ndarray"),
+], ids=["memo_index", "object_array"])
+def test_cifar_loader_allocates_nothing_a_pickle_asks_for(bomb, refusal, tmp_path):
+    """Each would take 1 GB; the loader refuses it, or reads it, in a few MB."""
+    path = tmp_path / "data_batch_1"
+    path.write_bytes(bomb)
+    result = _python("-c", _PEAK_MEMORY, str(path))
+    assert result.returncode == 0 and refusal in result.stderr, result.stderr
+    assert int(result.stdout) < 100_000, f"peak memory grew by {int(result.stdout)} kB"  # ru_maxrss: kB
 
 
 # ------------------------------------------------------------------ 10. probes
@@ -592,3 +631,28 @@ def test_checkpoint_of_an_unknown_format_is_refused_naming_it(change, words, tmp
     capsys.readouterr()
     assert train_cli.main(argv) == 2
     _one_error_line(capsys.readouterr().err, "epoch_1.pt", words)
+
+
+def test_a_signal_while_the_temporary_file_is_created_leaves_no_file_behind(tmp_path, monkeypatch):
+    """SIGINT arriving right after ``mkstemp`` made the file but before its name is bound: the
+    signal is held until the name is known, so the interrupted write removes its own file."""
+    import signal
+    import tempfile
+
+    from synthetic import files
+
+    made = tempfile.mkstemp
+
+    def mkstemp_then_signal(*args, **kwargs):
+        fd, name = made(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)
+        return fd, name
+
+    monkeypatch.setattr(files.tempfile, "mkstemp", mkstemp_then_signal)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            files.atomic_write(tmp_path / "out.txt", lambda tmp: tmp.write_text("x"))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert list(tmp_path.iterdir()) == []

@@ -13,6 +13,7 @@ from spt_theory.cpu import set_intra_op_threads
 from spt_theory.figures import context
 from spt_theory.figures.registry import FIGURES
 from spt_theory.io import InputError, StorageError
+from synthetic.interrupts import interruptible
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -41,6 +42,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+@interruptible
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:

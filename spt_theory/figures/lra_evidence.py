@@ -3,12 +3,11 @@ and (sweeps that recorded per-epoch curves) accuracy against optimiser steps, ``
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from spt_theory.figures.context import FigureContext, FigureSkipped
 from spt_theory.figures.registry import figure
-from spt_theory.io import InputError, prepare_output
+from spt_theory.io import InputError, prepare_output, read_json
 
 
 @figure("L1-L4", "committed LRA sweeps: accuracy per cell, attention proximity")
@@ -26,13 +25,13 @@ def lra_evidence(ctx: FigureContext) -> list[Path]:
     prepare_output(ctx.out / "lra", folder=True)
     paths, with_curves = [], []
     for path in summaries:
+        summary = read_json(path)
         try:
-            summary = json.loads(path.read_text())
             paths += draw(summary, ctx.out / "lra" / path.stem)
             runs = summary["cells"][0].get("runs", [])
             if runs and "curve" in runs[0]:
                 with_curves.append(summary)
-        except (json.JSONDecodeError, KeyError, TypeError) as err:
+        except (KeyError, TypeError, AttributeError, IndexError) as err:
             raise InputError(f"{path}: not an LRA sweep summary ({type(err).__name__}: {err})") from None
     if with_curves:
         paths += steps.draw(with_curves, ctx.out / "lra" / "steps")

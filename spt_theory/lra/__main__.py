@@ -60,6 +60,7 @@ from spt_theory.lra.sweep import axes_help, cells, check_summary, draw, format_s
 from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, MODELS, LRARun, RunOptions
 from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
 from spt_theory.training import TrainingDiverged
+from synthetic.interrupts import interruptible
 
 COMMANDS = {
     "confirm": "scratch vs SPT then finetune, same supervised stage",
@@ -243,6 +244,7 @@ def execute(args: argparse.Namespace) -> None:
         shutdown()
 
 
+@interruptible
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -253,9 +255,6 @@ def main(argv: list[str] | None = None) -> int:
     except TrainingDiverged as error:
         print(f"error: training diverged: {error}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("interrupted: rerun the same command to resume from the last checkpoint", file=sys.stderr)
-        return 130
     return 0
 
 

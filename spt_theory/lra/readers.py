@@ -14,21 +14,29 @@ Token ids:
 
 A missing file raises ``InputError`` naming the expected path and layout; a malformed line, label,
 image or batch raises ``InputError`` naming the file (and line).  The count read is logged.
+
+A path taken from inside the data (a Pathfinder metadata line, a file of an IMDb folder, the files
+a Hugging Face copy lists) must stay under the folder it was found in: an absolute path, a ``..``
+or a symbolic link leading out raises ``InputError`` naming the file and line, and the file it
+points at is never opened (:func:`inside`).
 """
 
 from __future__ import annotations
 
+import io
 import logging
+import os
 import pickle
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import torch
 from PIL import Image
 
-from spt_theory.io import InputError
+from spt_theory.io import InputError, read_json
 
 try:  # numpy >= 2
     from numpy._core.multiarray import _reconstruct
@@ -112,6 +120,9 @@ def split_validation(split: LRASplit | LRAPairSplit, fraction: float, seed: int 
     if not 0.0 < fraction < 1.0:
         raise InputError(f"validation fraction must be in (0, 1), got {fraction}")
     held_out, rest = _partition(len(split), (fraction,), seed)
+    if not len(held_out) or not len(rest):
+        raise InputError(f"{len(split)} training examples are too few to hold out {fraction:.0%} of them for "
+                         f"validation (neither part may be empty)")
     return subset(split, rest), subset(split, held_out)
 
 
@@ -134,6 +145,24 @@ def _locate(data_dir: str | Path, candidates: Sequence[str], layout: str) -> Pat
         if (data_dir / candidate).exists():
             return data_dir / candidate
     raise InputError(f"missing {data_dir / candidates[0]} (expected layout: {layout})")
+
+
+def inside(root: Path, relative: str, where: str) -> Path:
+    """``root / relative`` for a path ``relative`` read from the data at ``where`` (a ``file:line``):
+    InputError unless it is relative, has no ``..`` and, symbolic links followed, stays under
+    ``root``."""
+    if "\x00" in relative:
+        raise InputError(f"{where}: path {relative!r} holds a NUL character")
+    pure = PurePosixPath(relative)
+    if pure.is_absolute() or ".." in pure.parts:
+        why = "an absolute path" if pure.is_absolute() else "it climbs with '..'"
+        raise InputError(f"{where}: path {relative!r} may lead outside {root} ({why}); the data's paths must be "
+                         f"relative to it")
+    path = root / relative
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    if os.path.commonpath([real, base]) != base:
+        raise InputError(f"{where}: path {relative!r} leads outside {root} (a symbolic link to {real})")
+    return path
 
 
 def _check_split(split: str, allowed: Sequence[str], task: str) -> None:
@@ -313,7 +342,7 @@ def read_text(data_dir: str | Path, split: str, max_len: int = TEXT_MAX_LEN) -> 
             files = sorted(folder.glob("*.txt"))
             _require_examples(len(files), folder)
             for file in files:
-                document = file.read_bytes()
+                document = _read_document(inside(root, str(file.relative_to(root)), str(file)))
                 _require_examples(len(document), file)
                 documents.append(document)
                 labels.append(label)
@@ -321,8 +350,40 @@ def read_text(data_dir: str | Path, split: str, max_len: int = TEXT_MAX_LEN) -> 
     return _report("Text", split, LRASplit(inputs, _labels_tensor(labels), lengths, BYTE_VOCAB), source)
 
 
+def _read_document(path: Path) -> bytes:
+    """The bytes of one review; an unreadable entry (a folder, a broken link) is an InputError naming it."""
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+
+
+def _check_hf_listing(folder: Path, split: str) -> None:
+    """The split folders ``folder/dataset_dict.json`` names, and the Arrow files each split's
+    ``state.json`` lists, stay under ``folder`` (:func:`inside`), and ``split`` is one of them."""
+    index = folder / "dataset_dict.json"
+    listing = read_json(index)
+    splits = listing.get("splits") if isinstance(listing, dict) else None
+    if not isinstance(splits, list) or not all(isinstance(name, str) for name in splits):
+        raise InputError(f"{index}: field 'splits' must list the names of the split folders")
+    if split not in splits:
+        raise InputError(f"{index}: no split {split!r} (splits: {', '.join(splits)})")
+    for name in splits:
+        state_path = inside(folder, name, f"{index}: field 'splits'") / "state.json"
+        if not state_path.exists():
+            continue  # datasets reports it
+        state = read_json(state_path)
+        files = state.get("_data_files") if isinstance(state, dict) else None
+        if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get("filename"), str)
+                                                  for f in files):
+            raise InputError(f"{state_path}: field '_data_files' must list {{\"filename\": ...}} objects")
+        for number, entry in enumerate(files):
+            inside(state_path.parent, entry["filename"], f"{state_path}: field '_data_files'[{number}]")
+
+
 def _read_imdb_hf(folder: Path, split: str) -> tuple[list[bytes], list[int]]:
     """Documents and labels of a Hugging Face ``imdb`` copy written by ``save_to_disk``."""
+    _check_hf_listing(folder, split)
     try:
         import datasets
     except ImportError:
@@ -381,9 +442,19 @@ def _array_from_buffer(buffer, dtype, shape, order):
     return np.frombuffer(buffer, dtype=dtype).reshape(shape, order=order)
 
 
+def _empty_array(subtype, shape, dtype):
+    """numpy's pickle constructor (``_reconstruct``) as numpy's own pickles call it: an empty
+    ``ndarray`` that ``__setstate__`` then fills.  Any other call is refused: a pickled shape could
+    ask for an array of any size, filled (object dtype) before anything checks it."""
+    if subtype is not np.ndarray or shape != (0,):
+        raise pickle.UnpicklingError(f"refusing _reconstruct of a {getattr(subtype, '__name__', subtype)!s} "
+                                     f"of shape {shape!r} (only an empty ndarray)")
+    return _reconstruct(subtype, shape, dtype)
+
+
 _NUMPY_GLOBALS = {
-    ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
-    ("numpy._core.multiarray", "_reconstruct"): _reconstruct,
+    ("numpy.core.multiarray", "_reconstruct"): _empty_array,
+    ("numpy._core.multiarray", "_reconstruct"): _empty_array,
     ("numpy.core.numeric", "_frombuffer"): _array_from_buffer,  # protocol 5 (numpy >= 1.16)
     ("numpy._core.numeric", "_frombuffer"): _array_from_buffer,
     ("_codecs", "encode"): _latin1_bytes,  # bytes under protocols 0-2 written by Python 3
@@ -392,9 +463,11 @@ _NUMPY_GLOBALS = {
 }
 
 
-class _CifarUnpickler(pickle.Unpickler):
+class _CifarUnpickler(pickle._Unpickler):
     """Unpickler that builds only plain containers and numpy arrays: any other global is refused,
-    so no code named by the file is ever imported or called."""
+    so no code named by the file is ever imported or called.  The pure-Python unpickler, on the
+    file's bytes in memory: its memo is a dict and every read is bounded by the file, where the C
+    one would allocate a memo as long as any index the file names (``LONG_BINPUT 2**30``: 8 GB)."""
 
     def find_class(self, module: str, name: str):
         try:
@@ -406,8 +479,7 @@ class _CifarUnpickler(pickle.Unpickler):
 def load_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """``(data (N, 3072) uint8, labels (N,) int64)`` of one CIFAR-10 python batch, validated."""
     try:
-        with path.open("rb") as file:
-            batch = _CifarUnpickler(file, encoding="bytes").load()
+        batch = _CifarUnpickler(io.BytesIO(path.read_bytes()), encoding="bytes").load()
     except FileNotFoundError:
         raise InputError(f"missing {path} (expected layout: {IMAGE_LAYOUT})") from None
     except Exception as error:  # any decoding failure of an untrusted file is bad input
@@ -421,10 +493,14 @@ def load_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
         shape = getattr(data, "shape", None)
         raise InputError(f"{path}: field 'data' must be an N x {3 * PIXELS} uint8 array, got "
                          f"{type(data).__name__} {getattr(data, 'dtype', '')} shape {shape}")
-    if not isinstance(labels, (list, np.ndarray)) or len(labels) != len(data):
-        count = len(labels) if isinstance(labels, (list, np.ndarray)) else type(labels).__name__
-        raise InputError(f"{path}: field 'labels' must list {len(data)} labels, got {count}")
-    labels = np.asarray(labels)
+    if isinstance(labels, (list, np.ndarray)):
+        try:
+            labels = np.asarray(labels)
+        except ValueError:  # a ragged nested list
+            pass
+    if not (isinstance(labels, np.ndarray) and labels.shape == (len(data),)):
+        got = f"shape {labels.shape}" if isinstance(labels, np.ndarray) else type(labels).__name__
+        raise InputError(f"{path}: field 'labels' must list {len(data)} labels, got {got}")
     if labels.dtype.kind not in "iu":
         raise InputError(f"{path}: field 'labels' must hold integers, got {labels.dtype}")
     outside = np.flatnonzero((labels < 0) | (labels > 9))
@@ -460,26 +536,29 @@ PATHFINDER_SPLIT_FRACTIONS = (0.8, 0.1)  # train, val; test is the remaining 10%
 
 def _metadata_rows(root: Path) -> Iterator[tuple[str, list[str]]]:
     """``(file:line, fields)`` of every line of ``root/metadata/*.npy``, in metadata file order."""
-    folder = _locate(root, ["metadata"], PATHFINDER_LAYOUT)
+    _locate(root, ["metadata"], PATHFINDER_LAYOUT)
+    folder = inside(root, "metadata", str(root))
     files = sorted(folder.glob("*.npy"), key=lambda p: (len(p.stem), p.stem))  # 2 before 10
     _require_examples(len(files), folder)
     for file in files:
-        lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = _read_document(inside(root, f"metadata/{file.name}", str(file))).decode(
+            "utf-8", errors="replace").splitlines()
         _require_examples(len(lines), file)
         for number, line in enumerate(lines, 1):
             yield f"{file}:{number}", line.split()
 
 
-def read_pathfinder_metadata(root: Path) -> tuple[list[Path], list[int], list[str]]:
-    """Image paths, labels and ``file:line`` origins listed by ``root/metadata/*.npy``, in order
-    of the metadata file number (lines ``imgs/<k> sample_<i>.png <idx> <label> ...``)."""
+def read_pathfinder_metadata(root: Path) -> tuple[list[str], list[int], list[str]]:
+    """Image paths relative to ``root``, labels and ``file:line`` origins listed by
+    ``root/metadata/*.npy``, in order of the metadata file number (lines ``imgs/<k> sample_<i>.png
+    <idx> <label> ...``).  The image paths are not checked yet: :func:`inside` does when one is read."""
     images, labels, origins = [], [], []
     for where, row in _metadata_rows(root):
         if len(row) < 4:
             raise InputError(f"{where}: expected at least 4 fields (imgs/<k> sample_<i>.png "
                              f"<idx> <label> ...), found {len(row)}")
         labels.append(_parse_label(row[3], 2, where))
-        images.append(root / row[0] / row[1])
+        images.append(f"{row[0]}/{row[1]}")
         origins.append(where)
     return images, labels, origins
 
@@ -508,16 +587,21 @@ def pathfinder_marker_distances(data_dir: str | Path, split: str, contour_length
 
 
 def read_png(path: Path, size: int, origin: str) -> np.ndarray:
-    """A ``size`` x ``size`` grayscale PNG as uint8; InputError names the file (and ``origin``)."""
+    """A ``size`` x ``size`` grayscale PNG as uint8; InputError names the file (and ``origin``).
+
+    Only PNG is decoded, and only once its header gives the expected size (a header claiming a
+    huge image is refused before any pixel is allocated)."""
     try:
-        with Image.open(path) as image:
-            pixels = np.asarray(image.convert("L"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(path, formats=["PNG"]) as image:
+                if image.size != (size, size):
+                    raise InputError(f"{path}: image is {image.size[0]}x{image.size[1]}, expected {size}x{size}")
+                pixels = np.asarray(image.convert("L"))
     except FileNotFoundError:
         raise InputError(f"{origin}: image {path} not found") from None
-    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as error:
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
         raise InputError(f"{path}: unreadable PNG ({error}), listed at {origin}") from None
-    if pixels.shape != (size, size):
-        raise InputError(f"{path}: image is {pixels.shape[1]}x{pixels.shape[0]}, expected {size}x{size}")
     return pixels
 
 
@@ -534,7 +618,7 @@ def read_pathfinder(data_dir: str | Path, split: str, seed: int = 0, contour_len
     index = _pathfinder_index(len(images), split, seed)
     pixels = np.empty((len(index), resolution * resolution), dtype=np.int64)
     for row, i in enumerate(index.tolist()):
-        pixels[row] = read_png(images[i], resolution, origins[i]).reshape(-1)
+        pixels[row] = read_png(inside(root, images[i], origins[i]), resolution, origins[i]).reshape(-1)
     result = LRASplit(torch.from_numpy(pixels), _labels_tensor([labels[i] for i in index.tolist()]),
                       torch.full((len(index),), resolution * resolution, dtype=torch.int64), PIXEL_VOCAB)
     return _report("Pathfinder", split, result, root)

@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
-from spt_theory.io import InputError
+from spt_theory.io import InputError, read_json
 from spt_theory.lra.configs import TASKS, config_for
 
 REFERENCE = {"listops": 36.37, "text": 64.27, "retrieval": 57.46, "image": 42.44, "pathfinder": 71.40}
 """Test accuracy (%) of the Transformer trained from scratch, LRA paper (Tay et al.)."""
 RECIPES = ("scratch", "spt", "control")
+CACHE_KEY = re.compile(r"[0-9a-f]{16}")
+"""A run's ``cache`` field: the name of its stage folder under OUT/cache (:func:`spt_theory.cache.config_hash`)."""
 COLUMNS = ("task", "recipe", "setting", "seed", "epochs", "data", "n test", "test acc %", "LRA ref %", "vs ref")
 
 
@@ -33,17 +36,18 @@ def load_results(target: str | Path) -> list[dict]:
                          f"(run 'python -m spt_theory.lra confirm ...' first)")
     results = []
     for path in [target] if target.is_file() else sorted(target.rglob("*.json")):
-        try:
-            result = json.loads(path.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise InputError(f"{path}: not a readable result JSON ({error})") from None
+        result = read_json(path)
         if not isinstance(result, dict) or result.get("kind") not in RECIPES:
             continue
         try:
             float(result["metrics"]["test_accuracy"])
             if result["task"] not in TASKS:
                 raise KeyError("task")
-        except (KeyError, TypeError, ValueError) as error:
+            keys = {"cache": result.get("cache"), "pretrain.cache": (result.get("pretrain") or {}).get("cache")}
+            for field, key in keys.items():  # a key names a folder of OUT/cache, never a path leading elsewhere
+                if key is not None and not CACHE_KEY.fullmatch(str(key)):
+                    raise KeyError(field)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise InputError(f"{path}: result JSON without a valid {error} field") from None
         results.append(result)
     if not results:

@@ -1,0 +1,82 @@
+"""SIGINT and SIGTERM as a clean stop: the decorator every command line's ``main`` wears.
+
+While a main decorated with :func:`interruptible` runs, SIGINT (Ctrl-C) and SIGTERM raise
+:class:`Interrupted`, a ``KeyboardInterrupt``, in the main thread, so the program unwinds as after
+Ctrl-C: :func:`synthetic.files.atomic_write` removes its own temporary file and keeps the previous
+version of the file it was writing, so every checkpoint and output on disk is whole, and a rerun
+resumes from the last checkpoint.  The command then prints one line on stderr and returns 130
+(SIGINT) or 143 (SIGTERM), the shell's ``128 + signal number``, without a traceback.
+
+A second signal while the program unwinds ends it at once (same line, same status; a temporary
+file being written may then stay behind, as after SIGKILL, and the previous file stays whole).  A
+signal the process was started with ignored (``nohup``, a background job) stays ignored.  The
+handlers are those of the caller again once ``main`` returns.
+
+It lives in :mod:`synthetic` beside :mod:`synthetic.files` so that the generators use it too
+without depending on :mod:`spt_theory`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+
+EXIT_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
+"""Exit status of a command stopped by each signal."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised in the main thread by SIGINT or SIGTERM while an :func:`interruptible` main runs."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def interrupted_line(signum: int) -> str:
+    """The line a command stopped by ``signum`` prints on stderr."""
+    return (f"interrupted by {signal.Signals(signum).name}: every file written is whole; rerun the same "
+            f"command to finish (training resumes from its last checkpoint)")
+
+
+def interruptible(main: Callable[..., int]) -> Callable[..., int]:
+    """``main`` with SIGINT and SIGTERM turned into a clean stop (module docstring): it returns
+    ``main``'s status, or 130 / 143 after printing :func:`interrupted_line`."""
+
+    @functools.wraps(main)
+    def command(*args, **kwargs) -> int:
+        if threading.current_thread() is not threading.main_thread():  # only it receives signals
+            return main(*args, **kwargs)
+        handled = [s for s in EXIT_STATUS if signal.getsignal(s) is not signal.SIG_IGN]
+        previous = {s: signal.getsignal(s) or signal.SIG_DFL for s in handled}  # None: set outside Python
+
+        def exit_now(signum, frame):
+            os.write(2, (interrupted_line(signum) + "\n").encode())
+            os._exit(EXIT_STATUS[signum])
+
+        def stop(signum, frame):
+            for s in handled:
+                signal.signal(s, exit_now)
+            raise Interrupted(signum)
+
+        try:
+            for s in handled:
+                signal.signal(s, stop)
+            try:
+                return main(*args, **kwargs)
+            finally:
+                for s in handled:  # the stop below is not itself interrupted
+                    signal.signal(s, signal.SIG_IGN)
+        except KeyboardInterrupt as error:
+            signum = getattr(error, "signum", signal.SIGINT)
+            print(interrupted_line(signum), file=sys.stderr, flush=True)
+            return EXIT_STATUS[signum]
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+    return command
