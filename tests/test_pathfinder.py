@@ -90,7 +90,7 @@ def test_reader_reads_what_the_generator_writes(tmp_path):
     metadata = sorted(p.name for p in (root / "metadata").iterdir())
     assert metadata == ["0.npy", "1.npy", "2.npy", "3.npy"]
     last_line = (root / "metadata/3.npy").read_text().splitlines()[-1]
-    assert last_line == f"imgs/3 sample_5.png 5 {generated[29].label} 14"
+    assert last_line == f"imgs/3 sample_5.png 5 {generated[29].label} 14 {generated[29].marker_distance:.4f}"
     expected = {(s.image.tobytes(), s.label) for s in generated}
     splits = {name: read_pathfinder(tmp_path, name, seed=0) for name in ("train", "val", "test")}
     assert [len(s) for s in splits.values()] == [24, 3, 3]

@@ -170,10 +170,12 @@ def test_a_row_shows_its_registration_and_the_json_names_the_original_threshold(
     report = tmp_path / "r.json"
     assert main(["--only", "T1", "L1", "--json", str(report), "--no-progress"]) == 0
     rows = {c["id"]: c for c in json.loads(report.read_text())["claims"]}
-    assert rows["T1"]["registration"]["when"] == "pre" and rows["L1"]["registration"]["when"] == "pre"
+    assert rows["T1"]["registration"]["when"] == "pre" and rows["L1"]["registration"]["when"] == "post"
+    assert "without the gates" in rows["L1"]["registration"]["original"]
     assert rows["L1"]["kind"] == "paper" and rows["L1"]["record"]["verdict"] in ("holds", "does not hold", "inconclusive")
     out = capsys.readouterr().out
-    assert any(line.startswith("L1 ") and " pre " in line for line in out.splitlines())
+    assert any(line.startswith("L1 ") and " post* " in line for line in out.splitlines())
+    assert any(line.startswith("T1 ") and " pre " in line for line in out.splitlines())
 
 
 def test_record_words_are_checked():

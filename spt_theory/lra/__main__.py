@@ -51,12 +51,13 @@ from pathlib import Path
 from spt_theory import cli_args, cpu
 from spt_theory.io import InputError
 from spt_theory.lra.configs import TASKS
+from spt_theory.lra.controls import CONTROLS
 from spt_theory.lra.probe import format_probe, probe_files
 from spt_theory.lra.probe import __doc__ as probe_module_doc
 from spt_theory.lra.report import format_report, load_results
 from spt_theory.lra.sweep import __doc__ as sweep_module_doc
 from spt_theory.lra.sweep import axes_help, cells, check_summary, draw, format_summary, label, summary_path, sweep
-from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, LRARun, RunOptions
+from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, MODELS, LRARun, RunOptions
 from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
 from spt_theory.training import TrainingDiverged
 from synthetic.interrupts import interruptible
@@ -116,6 +117,9 @@ def _run_arguments() -> argparse.ArgumentParser:
     g.add_argument("--finetune-epochs", type=int,
                    help=f"supervised epochs, scratch and finetuning alike (default {DEFAULT_FINETUNE_EPOCHS})")
     g.add_argument("--max-steps", type=int, help="end each training stage after this many optimizer steps")
+    g.add_argument("--model", choices=MODELS, default="transformer",
+                   help="transformer, or a learnability control trained like scratch: cnn (pixel tasks), "
+                        "lstm (token tasks), bag (bag of tokens); see spt_theory/lra/controls.py")
     g.add_argument("--tiny", action="store_true", help="CPU-test sizes: width 16, batch 4, 3 steps per stage")
     g.add_argument("--set", dest="overrides", action="append", type=_assignment, default=[],
                    metavar="FIELD=VALUE",
@@ -149,6 +153,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                        help="an axis and its values; the sweep runs the product of all --grid axes")
     sweep.add_argument("--cell", action="append", default=[], metavar="AXIS=V,AXIS=V",
                        help="one more cell (axes joined by commas), e.g. recipe=spt,keep=qk")
+    sweep.add_argument("--control", action="append", default=[], choices=CONTROLS, metavar="KIND",
+                       help=f"a learnability control on the same data (repeatable): {', '.join(CONTROLS)}")
     cli_args.add_seeds(sweep, (0, 1, 2), "0 1 2; every cell runs at every seed")
     sweep.add_argument("--name", default="sweep",
                        help="summary name: OUT/sweeps/<task>-<name>.json (default sweep); a summary of "
@@ -179,7 +185,7 @@ def options_from(args: argparse.Namespace) -> RunOptions:
                       max_steps=args.max_steps, seed=cli_args.parse_seed(args.seed), out=args.out, tiny=args.tiny,
                       overrides=tuple(args.overrides), freeze=freeze or (),
                       keep=ENCODER_GROUPS if keep is None else keep,
-                      checkpoint_every=args.checkpoint_every, progress=not args.no_progress)
+                      checkpoint_every=args.checkpoint_every, progress=not args.no_progress, model=args.model)
 
 
 def set_threads(args: argparse.Namespace) -> None:
@@ -212,7 +218,8 @@ def execute(args: argparse.Namespace) -> None:
             if runtime.main:
                 print(f"sweep {path.stem}: {len(grid_cells)} cells x {len(seeds)} seeds: "
                       + " | ".join(label(c) for c in grid_cells), file=sys.stderr, flush=True)
-            summary = sweep(options, grid_cells, list(seeds), runtime, args.name, args.probe_limit)
+            summary = sweep(options, grid_cells, list(seeds), runtime, args.name, args.probe_limit,
+                            tuple(dict.fromkeys(args.control)))
             print(format_summary(summary))
             if runtime.main:
                 cli_args.announce(path)

@@ -164,9 +164,10 @@ def probe_result(result: dict, limit: int | None = None, data_cache: dict | None
 
 
 def probe_files(target: str | Path, limit: int | None = None, progress: bool = True) -> list[dict]:
-    """Probe every result JSON at ``target`` (a file or a folder, read by
-    :func:`spt_theory.lra.report.load_results`)."""
-    return [probe_result(result, limit, progress=progress) for result in load_results(target)]
+    """Probe every Transformer result JSON at ``target`` (a file or a folder, read by
+    :func:`spt_theory.lra.report.load_results`; controls have no attention)."""
+    return [probe_result(result, limit, progress=progress) for result in load_results(target)
+            if result["kind"] != "control"]
 
 
 def format_probe(report: dict) -> str:

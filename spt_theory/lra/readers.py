@@ -534,29 +534,56 @@ def read_image(data_dir: str | Path, split: str) -> LRASplit:
 PATHFINDER_SPLIT_FRACTIONS = (0.8, 0.1)  # train, val; test is the remaining 10%
 
 
-def read_pathfinder_metadata(root: Path) -> tuple[list[str], list[int], list[str]]:
-    """Image paths relative to ``root``, labels and ``file:line`` origins listed by
-    ``root/metadata/*.npy``, in order of the metadata file number (lines ``imgs/<k> sample_<i>.png
-    <idx> <label> ...``).  The image paths are not checked yet: :func:`inside` does when one is read."""
+def _metadata_rows(root: Path) -> Iterator[tuple[str, list[str]]]:
+    """``(file:line, fields)`` of every line of ``root/metadata/*.npy``, in metadata file order."""
     _locate(root, ["metadata"], PATHFINDER_LAYOUT)
     folder = inside(root, "metadata", str(root))
     files = sorted(folder.glob("*.npy"), key=lambda p: (len(p.stem), p.stem))  # 2 before 10
     _require_examples(len(files), folder)
-    images, labels, origins = [], [], []
     for file in files:
         lines = _read_document(inside(root, f"metadata/{file.name}", str(file))).decode(
             "utf-8", errors="replace").splitlines()
         _require_examples(len(lines), file)
         for number, line in enumerate(lines, 1):
-            where = f"{file}:{number}"
-            row = line.split()
-            if len(row) < 4:
-                raise InputError(f"{where}: expected at least 4 fields (imgs/<k> sample_<i>.png "
-                                 f"<idx> <label> ...), found {len(row)}")
-            labels.append(_parse_label(row[3], 2, where))
-            images.append(f"{row[0]}/{row[1]}")
-            origins.append(where)
+            yield f"{file}:{number}", line.split()
+
+
+def read_pathfinder_metadata(root: Path) -> tuple[list[str], list[int], list[str]]:
+    """Image paths relative to ``root``, labels and ``file:line`` origins listed by
+    ``root/metadata/*.npy``, in order of the metadata file number (lines ``imgs/<k> sample_<i>.png
+    <idx> <label> ...``).  The image paths are not checked yet: :func:`inside` does when one is read."""
+    images, labels, origins = [], [], []
+    for where, row in _metadata_rows(root):
+        if len(row) < 4:
+            raise InputError(f"{where}: expected at least 4 fields (imgs/<k> sample_<i>.png "
+                             f"<idx> <label> ...), found {len(row)}")
+        labels.append(_parse_label(row[3], 2, where))
+        images.append(f"{row[0]}/{row[1]}")
+        origins.append(where)
     return images, labels, origins
+
+
+def _pathfinder_root(data_dir: str | Path, contour_length: int, resolution: int) -> Path:
+    relative = f"pathfinder{resolution}/curv_contour_length_{contour_length}"
+    return _locate(data_dir, [relative, f"lra_release/{relative}"], PATHFINDER_LAYOUT)
+
+
+def _pathfinder_index(n: int, split: str, seed: int) -> torch.Tensor:
+    """Indices (into the metadata order) of ``split`` in the seeded 80/10/10 partition of ``n``."""
+    _check_split(split, ("train", "val", "test"), "Pathfinder")
+    return _partition(n, PATHFINDER_SPLIT_FRACTIONS, seed)[("train", "val", "test").index(split)]
+
+
+def pathfinder_marker_distances(data_dir: str | Path, split: str, contour_length: int = 14,
+                                resolution: int = 32, seed: int = 0) -> np.ndarray | None:
+    """The marker distance (sixth metadata field, written by :mod:`synthetic.pathfinder`) of each
+    image of ``split``, in :func:`read_pathfinder`'s order; None if a line lacks it."""
+    rows = [row for _, row in _metadata_rows(_pathfinder_root(data_dir, contour_length, resolution))]
+    chosen = [rows[i] for i in _pathfinder_index(len(rows), split, seed).tolist()]
+    try:
+        return np.array([float(row[5]) for row in chosen])
+    except (IndexError, ValueError):
+        return None
 
 
 def read_png(path: Path, size: int, origin: str) -> np.ndarray:
@@ -586,10 +613,9 @@ def read_pathfinder(data_dir: str | Path, split: str, seed: int = 0, contour_len
     intensities in row-major order.
     """
     _check_split(split, ("train", "val", "test"), "Pathfinder")
-    relative = f"pathfinder{resolution}/curv_contour_length_{contour_length}"
-    root = _locate(data_dir, [relative, f"lra_release/{relative}"], PATHFINDER_LAYOUT)
+    root = _pathfinder_root(data_dir, contour_length, resolution)
     images, labels, origins = read_pathfinder_metadata(root)
-    index = _partition(len(images), PATHFINDER_SPLIT_FRACTIONS, seed)[("train", "val", "test").index(split)]
+    index = _pathfinder_index(len(images), split, seed)
     pixels = np.empty((len(index), resolution * resolution), dtype=np.int64)
     for row, i in enumerate(index.tolist()):
         pixels[row] = read_png(inside(root, images[i], origins[i]), resolution, origins[i]).reshape(-1)

@@ -21,14 +21,14 @@ from spt_theory.lra.configs import TASKS, config_for
 
 REFERENCE = {"listops": 36.37, "text": 64.27, "retrieval": 57.46, "image": 42.44, "pathfinder": 71.40}
 """Test accuracy (%) of the Transformer trained from scratch, LRA paper (Tay et al.)."""
-RECIPES = ("scratch", "spt")
+RECIPES = ("scratch", "spt", "control")
 CACHE_KEY = re.compile(r"[0-9a-f]{16}")
 """A run's ``cache`` field: the name of its stage folder under OUT/cache (:func:`spt_theory.cache.config_hash`)."""
 COLUMNS = ("task", "recipe", "setting", "seed", "epochs", "data", "n test", "test acc %", "LRA ref %", "vs ref")
 
 
 def load_results(target: str | Path) -> list[dict]:
-    """Every ``scratch`` / ``spt`` result JSON at ``target`` (one file, or a folder searched
+    """Every ``scratch`` / ``spt`` / ``control`` result JSON at ``target`` (one file, or a folder searched
     recursively); InputError for a missing target or a broken file."""
     target = Path(target)
     if not target.exists():
@@ -58,7 +58,8 @@ def load_results(target: str | Path) -> list[dict]:
 def setting(result: dict) -> str:
     """The run's ablation settings in words (what differs from the paper's recipe)."""
     config, options = result["config"], result["options"]
-    parts = [f"{config['layers']}L d{config['d_model']}"]
+    parts = ([f"control {result['model']['kind']}"] if result["kind"] == "control"
+             else [f"{config['layers']}L d{config['d_model']}"])
     if result["kind"] == "spt":
         pretrain = result.get("pretrain_task", result["task"])
         parts.append(f"SPT {result['pretrain']['epochs_run']}ep" + ("" if pretrain == result["task"] else f" on {pretrain}"))

@@ -14,6 +14,11 @@ the loss.  Its recipes (:meth:`LRARun.recipe`, built with the constructors of
   initialised exactly as ``scratch``'s (the rest, the head among them, stays fresh; the decoder is
   dropped: frozen and unused), then the same supervised stage as ``scratch``.
 
+``model`` other than ``transformer`` trains a learnability control of
+:mod:`spt_theory.lra.controls` (``cnn``, ``lstm``, ``bag``) with ``scratch``'s supervised stage;
+its result is written as kind ``control``.  Every stage's warm-up is checked against its length
+(:func:`check_warmup`).
+
 Ablations are options: ``pretrain_epochs``, ``layers``, ``pretrain_task``, ``freeze`` (groups fixed
 during supervised training: ``qk`` in a scratch run is attention frozen at random init) and
 ``keep`` (hybrid initialisation, e.g. only ``qk`` from the SPT checkpoint).
@@ -43,15 +48,21 @@ import spt_theory
 from spt_theory.cache import StageCache, load_checkpoint
 from spt_theory.io import InputError, write_json
 from spt_theory.lra.configs import LRAConfig, config_for, tiny
+from spt_theory.lra import controls
+from spt_theory.lra.controls import ControlConfig, build, check_control
 from spt_theory.lra.data import LRAData, data_source, load_task_data, real_lengths
+from spt_theory.lra.references import references, token_types
 from spt_theory.lra.task import LRATask, LRATraining
 from spt_theory.model import Encoder
 from spt_theory.recipes import Budget, Recipe, scratch, spt_stage, spt_then_finetune, supervised_stage
-from spt_theory.training import Runtime, Stage, StageOptions, load_groups, train_stage
+from spt_theory.training import Runtime, Stage, StageOptions, load_groups, stage_steps, train_stage
 
 ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
 """What finetuning takes from the SPT checkpoint by default (the head is never trained by SPT)."""
 DEFAULT_FINETUNE_EPOCHS = 20
+MODELS = ("transformer", "cnn", "lstm", "bag")
+WARMUP_SHARE = 1 / 3
+"""Largest share of a stage's optimizer steps its linear warm-up may take (:func:`check_warmup`)."""
 
 
 @dataclass(frozen=True)
@@ -74,8 +85,11 @@ class RunOptions:
     keep: tuple[str, ...] = ENCODER_GROUPS
     checkpoint_every: int = 200
     progress: bool = True
+    model: str = "transformer"
 
     def __post_init__(self):
+        if self.model not in MODELS:
+            raise InputError(f"--model {self.model}: must be one of {', '.join(MODELS)}")
         if self.finetune_epochs < 1:
             raise InputError(f"--finetune-epochs must be >= 1, got {self.finetune_epochs}")
         if self.checkpoint_every < 1:
@@ -120,6 +134,18 @@ def _boolean(text: str) -> bool:
     if text.lower() not in words:
         raise ValueError(text)
     return words[text.lower()]
+
+
+def check_warmup(stage: Stage, steps: int) -> None:
+    """Refuse (InputError) a stage whose warm-up takes more than ``WARMUP_SHARE`` of its ``steps``
+    optimizer steps: the LRA configs' 2000-5000 warm-up steps would otherwise outlast a CPU-sized
+    run, which then never trains at its learning rate.  A warm-up of w steps runs w - 1 steps
+    below the full rate (step t at (t + 1) / w of it), so w = 1 is none.  Refused, not scaled: the
+    message gives the largest warm-up allowed, for ``--set warmup_steps``."""
+    if stage.warmup_steps - 1 > WARMUP_SHARE * steps:
+        raise InputError(f"warmup_steps {stage.warmup_steps} is more than {WARMUP_SHARE:.0%} of this "
+                         f"{stage.objective} stage's {steps} optimizer steps: use --set warmup_steps="
+                         f"{int(WARMUP_SHARE * steps) + 1} or less (or a longer run)")
 
 
 def padding(config: LRAConfig) -> dict:
@@ -182,6 +208,7 @@ class LRARun:
         return spt_then_finetune(spt_stage(recipe_budget(self.source, epochs), freeze=("head",)), finetune)
 
     def pretrain(self) -> Pretrained:
+        self._transformer_only()
         data, fingerprint, task, model_config = self._setup(self.source, self._pretrain_dir)
         stage = self.recipe(pretrained=True).stages[0]
         cache = self.stage_cache({"objective": "spt", "data": fingerprint, "model": dataclasses.asdict(model_config),
@@ -217,7 +244,7 @@ class LRARun:
         model = self.initial_model(model_config)
         if pretrained:
             load_groups(model, load_checkpoint(pretrained.checkpoint)["model"], stage.keep, pretrained.checkpoint)
-        kind = "spt" if pretrained else "scratch"
+        kind = "spt" if pretrained else "scratch" if self.options.model == "transformer" else "control"
         self._say(f"{kind}: supervised on {self.config.task} ({_budget(stage, self.config)}) -> cache {key}")
         history = self._train(model, data, stage, task, cache, self.options.seed * 1000 + 1)
         best = max(history, key=lambda record: record["val_accuracy"])
@@ -254,12 +281,38 @@ class LRARun:
     def check_transfer(self) -> None:
         """Fail before any training if the ``keep`` groups of the pretraining model do not fit the
         finetuned one (e.g. the token embeddings of two vocabularies)."""
+        self._transformer_only()
         *_, source_config = self._setup(self.source, self._pretrain_dir)
         *_, target_config = self._setup(self.config, self.options.data_dir)
         with torch.device("meta"):
             source, target = Encoder(source_config), Encoder(target_config)
         load_groups(target, source.state_dict(), self.options.keep,
                     Path(f"--pretrain-task {self.source.task} -> --task {self.config.task}"))
+
+    def _transformer_only(self) -> None:
+        if self.options.model != "transformer":
+            raise InputError(f"--model {self.options.model}: a control has no SPT stage (use 'scratch')")
+
+    # ------------------------------------------------------------------------------- controls
+    def check_control(self, kind: str) -> None:
+        """InputError unless ``kind`` is a control of the finetuned task."""
+        _, _, task, _ = self.setup_target()
+        check_control(kind, self.config.task, task.tokens)
+
+    def baselines(self, kinds: tuple[str, ...]) -> dict:
+        """The untrained baselines ``kinds`` on the finetuned task (:func:`controls.baselines`)."""
+        data, _, _, _ = self.setup_target()
+        distances = (controls.marker_distances(self.options.data_dir, self.config.resolution,
+                                               self.config.contour_length) if "shortcut" in kinds else None)
+        return controls.baselines(kinds, data, distances)
+
+    def reference_entropies(self) -> dict:
+        """The reference entropies of the finetuned task's masked reconstruction
+        (:mod:`spt_theory.lra.references`), at its mask ratio."""
+        data, _, task, _ = self.setup_target()
+        vocab = data.vocab
+        return references(data.x_train, data.x_val, self.config.mask_ratio, task.tokens, vocab.pad_id,
+                          vocab.mask_id, self.config.vocab_size, token_types(vocab.tokens) if task.tokens else None)
 
     # ------------------------------------------------------------------------------- plumbing
     @property
@@ -276,10 +329,15 @@ class LRARun:
         return self._setup(self.source, self._pretrain_dir)
 
     def _setup(self, config: LRAConfig, data_dir: Path):
-        """(data, fingerprint, task, model config) of ``config``'s task, with the target's architecture."""
+        """(data, fingerprint, task, model config) of ``config``'s task, with the target's architecture
+        (a :class:`~spt_theory.lra.controls.ControlConfig` for a control)."""
         data, fingerprint = self._load(config, data_dir)
         task = LRATask(config, data.vocab)
-        return data, fingerprint, task, task.model_config(self.config, data.width)
+        if self.options.model == "transformer":
+            return data, fingerprint, task, task.model_config(self.config, data.width)
+        check_control(self.options.model, config.task, task.tokens)
+        return data, fingerprint, task, ControlConfig(self.options.model, config.num_classes,
+                                                      config.vocab_size if task.tokens else 0, data.width)
 
     def _load(self, config: LRAConfig, data_dir: Path) -> tuple[LRAData, str]:
         """The task's data on the runtime's device, and its content fingerprint (read once)."""
@@ -290,10 +348,11 @@ class LRARun:
             self.data_cache[where] = (data.to(self.runtime.device), data.fingerprint())
         return self.data_cache[where]
 
-    def initial_model(self, model_config) -> Encoder:
+    def initial_model(self, model_config):
         """The random init of ``seed`` (made on the CPU, so it is the same on every device)."""
         torch.manual_seed(self.options.seed)
-        return Encoder(model_config).to(self.runtime.device)
+        model = build(model_config) if isinstance(model_config, ControlConfig) else Encoder(model_config)
+        return model.to(self.runtime.device)
 
     def stage_cache(self, fields: dict) -> StageCache:
         """The cache of the stage whose key hashes ``fields``: ``out/cache/<key>/``."""
@@ -303,6 +362,7 @@ class LRARun:
         meta = {"task": self.config.task, "options": options_json(self.options), "stage": dataclasses.asdict(stage)}
         lengths = (real_lengths(data.x_train, data.vocab.pad_id).cpu() if padding(task.config)["bucketed"]
                    else None)
+        check_warmup(stage, stage_steps(len(data.y_train), stage.epochs, stage.batch_size, task.config.max_steps))
         options = StageOptions(meta=meta, progress=self.options.progress,
                                checkpoint_every=self.options.checkpoint_every, runtime=self.runtime)
         return train_stage(model, LRATraining(task, data, self.runtime, lengths), stage, seed, cache,

@@ -15,6 +15,18 @@ An axis that means nothing for a recipe (``keep``, ``pretrain_epochs``, ``pretra
 that also has ``spt`` cells, its scratch combinations are one scratch cell.  Duplicates are run
 once.  The summary ``OUT/sweeps/<task>-<name>.json`` of another grid (other cells, seeds or
 options) is never overwritten: give another ``--name``.
+
+``finetune_epochs`` sets a cell's supervised epochs (default ``--finetune-epochs``): scratch for
+as many optimiser steps as SPT and finetuning together is the equal-step comparison.
+``--control KIND`` (repeatable) adds the learnability controls of :mod:`spt_theory.lra.controls`
+on the same data: ``cnn`` / ``lstm`` / ``bag`` trained with a scratch cell's supervised stage for
+the most supervised epochs of any cell (the equal-step scratch budget) at every seed (cached like
+the cells), ``majority`` and ``shortcut`` computed once; they go into the summary's ``controls``.  The summary also holds the reference
+entropies of the task's masked reconstruction (:mod:`spt_theory.lra.references`) beside every
+SPT cell's masked validation loss, and every run's test accuracy against optimiser steps (SPT's
+steps counted before finetuning's) with, where epoch checkpoints were kept
+(``SPT_KEEP_CHECKPOINTS=all``), the proximity of the attention at each of them
+(:mod:`spt_theory.lra.steps`).
 """
 
 from __future__ import annotations
@@ -30,8 +42,10 @@ from pathlib import Path
 from spt_theory import cli_args
 from spt_theory.io import InputError, write_json
 from spt_theory.lra.configs import TASKS
+from spt_theory.lra.controls import TRAINED
 from spt_theory.lra.probe import probe_result
 from spt_theory.lra.runner import ENCODER_GROUPS, LRARun, RunOptions, options_json, versions
+from spt_theory.lra.steps import run_steps
 
 RECIPES = {"scratch": "supervised from init", "spt": "SPT, then finetuning"}
 """The values of the ``recipe`` axis and what each trains."""
@@ -41,17 +55,20 @@ AXES = {"recipe": " or ".join(f"{name} ({what})" for name, what in RECIPES.items
         "freeze": "groups fixed during supervised training, or none (qk in a scratch cell: attention "
                   "frozen at its random init)",
         "keep": "groups taken from the SPT checkpoint, or all (the encoder) (qk: hybrid initialisation)",
-        "pretrain_task": "the task whose data SPT reads, or self"}
-"""The sweep's axes and their meanings: the source of ``sweep --help`` and of the README's list."""
+        "pretrain_task": "the task whose data SPT reads, or self",
+        "finetune_epochs": "supervised epochs of the cell (scratch as long as SPT and finetuning: "
+                           "equal steps)"}
 DEFAULTS = {"recipe": "spt", "pretrain_epochs": None, "layers": None, "freeze": "none", "keep": "all",
-            "pretrain_task": "self"}
+            "pretrain_task": "self", "finetune_epochs": None}
 PRETRAIN_ONLY = ("pretrain_epochs", "keep", "pretrain_task")
+DEFAULT_WORDS = {"finetune_epochs": "--finetune-epochs"}
+"""What an axis whose default is None falls back to, where that is not the task config."""
 
 
 def axes_help() -> str:
     """The axes, their meanings and defaults, one per line (``sweep --help``)."""
     width = max(map(len, AXES))
-    return "\n".join(f"  {axis:<{width}}  {meaning} (default {DEFAULTS[axis] or 'the task config'})"
+    return "\n".join(f"  {axis:<{width}}  {meaning} (default {DEFAULTS[axis] or DEFAULT_WORDS.get(axis, 'the task config')})"
                      for axis, meaning in AXES.items())
 
 
@@ -75,7 +92,7 @@ def parse_value(axis: str, text: str):
         if text not in RECIPES:
             raise InputError(f"recipe={text}: must be one of {', '.join(RECIPES)}")
         return text
-    if axis in ("pretrain_epochs", "layers"):
+    if axis in ("pretrain_epochs", "layers", "finetune_epochs"):
         try:
             value = int(text)
         except ValueError:
@@ -154,6 +171,8 @@ def cell_options(base: RunOptions, cell: dict, seed: int) -> RunOptions:
         changes["layers"] = cell["layers"]
     if cell["pretrain_epochs"] is not None:
         changes["pretrain_epochs"] = cell["pretrain_epochs"]
+    if cell.get("finetune_epochs") is not None:
+        changes["finetune_epochs"] = cell["finetune_epochs"]
     return replace(base, **changes)
 
 
@@ -166,6 +185,7 @@ def run_cell(base: RunOptions, cell: dict, seed: int, runtime, probe_limit: int 
     else:
         run.check_transfer()
         result = run.supervised(run.pretrain())
+    steps = run_steps(run, result, probe_limit)
     probe = probe_result(result, probe_limit, data_cache, runtime, progress=base.progress)
     stats = {p["checkpoint"]: p["layers"][0] for p in probe["probes"]}
     trained = stats["scratch" if cell["recipe"] == "scratch" else "finetuned"]
@@ -180,7 +200,8 @@ def run_cell(base: RunOptions, cell: dict, seed: int, runtime, probe_limit: int 
         if "grid_ratio" in stats["spt"]:
             record["spt_grid_ratio"] = stats["spt"]["grid_ratio"]
         record["pretrain_seconds"] = result["pretrain"]["train_seconds"]
-    return record
+        record["spt_val_loss"] = result["pretrain"]["best_val_loss"]
+    return {**record, **steps}
 
 
 def spread(values: list[float]) -> dict:
@@ -221,7 +242,7 @@ def check_summary(path: Path, base: RunOptions, grid_cells: list[dict], seeds) -
 
 
 def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, name: str,
-          probe_limit: int | None = None) -> dict:
+          probe_limit: int | None = None, controls: tuple[str, ...] = ()) -> dict:
     """Run every cell at every seed; write and return the summary (:func:`summary_path`)."""
     seeds = list(cli_args.parse_seeds(seeds) or ())
     if not seeds:
@@ -233,23 +254,45 @@ def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, n
     if runtime.main:
         cli_args.prepare_output(summary_path(base, name))  # checked before any training; a created folder said
     by_cell: list[list[dict]] = [[] for _ in grid_cells]
+    for kind in controls:
+        LRARun(replace(base, model=kind) if kind in TRAINED else base, runtime, data_cache).check_control(kind)
+    trained = {kind: [] for kind in controls if kind in TRAINED}
+    longest = replace(base, finetune_epochs=max(cell_options(base, cell, 0).finetune_epochs for cell in grid_cells))
     for seed in seeds:  # seed by seed, so an interrupted sweep has whole seeds to show
         for records, cell in zip(by_cell, grid_cells):
             records.append(run_cell(base, cell, seed, runtime, probe_limit, data_cache))
+        for kind, records in trained.items():
+            records.append(run_control(longest, kind, seed, runtime, data_cache))
     rows = []
     for cell, records in zip(grid_cells, by_cell):
         row = {"label": label(cell), "cell": cell, "runs": records}
-        for metric in ("test_accuracy", "band_ratio", "grid_ratio", "spt_band_ratio", "spt_grid_ratio"):
+        for metric in ("test_accuracy", "band_ratio", "grid_ratio", "spt_band_ratio", "spt_grid_ratio",
+                       "spt_val_loss"):
             if metric in records[0]:
                 row[metric] = spread([r[metric] for r in records])
         rows.append(row)
     summary = {"task": base.task, "name": name, "seeds": seeds, "options": options_json(base),
                "config": dataclasses.asdict(run.config),
                "data": run.describe_data(data, fingerprint, run.config, base.data_dir), "cells": rows,
+               "references": run.reference_entropies(),
+               "controls": {**{kind: {"test_accuracy": spread([r["test_accuracy"] for r in records]),
+                                      "epochs": longest.finetune_epochs, "runs": records}
+                               for kind, records in trained.items()},
+                            **run.baselines(tuple(k for k in controls if k not in TRAINED))},
                "sweep_seconds": round(time.perf_counter() - start, 1), "versions": versions(),
                "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     write_json(summary_path(base, name), summary)
     return summary
+
+
+def run_control(base: RunOptions, kind: str, seed: int, runtime, data_cache: dict) -> dict:
+    """Train (or reload) the trainable control ``kind`` at ``seed`` with a scratch cell's stage."""
+    run = LRARun(replace(base, seed=seed, model=kind), runtime, data_cache)
+    result = run.supervised(None)
+    return {"seed": seed, "test_accuracy": result["metrics"]["test_accuracy"],
+            "val_accuracy": result["metrics"]["val_accuracy"], "best_epoch": result["metrics"]["best_epoch"],
+            "train_seconds": result["metrics"]["train_seconds"], "cache": result["cache"],
+            **run_steps(run, result, None)}
 
 
 def format_summary(summary: dict) -> str:
@@ -266,6 +309,15 @@ def format_summary(summary: dict) -> str:
         lines.append(f"{row['label']:<44} {100 * acc['mean']:>15.2f} ± {100 * acc['std']:<6.2f}  "
                      f"{ratio['mean']:>24.2f} ± {ratio['std']:<4.2f}" +
                      (f"  {spt['mean']:>6.2f} ± {spt['std']:.2f}" if spt else ""))
+    for kind, entry in summary.get("controls", {}).items():
+        acc = entry["test_accuracy"]
+        text = f"{100 * acc['mean']:>15.2f} ± {100 * acc['std']:.2f}" if "runs" in entry else f"{100 * acc:>15.2f}"
+        lines.append(f"{'control ' + kind:<44} {text}")
+    refs = summary.get("references")
+    if refs:
+        losses = [f"{row['label']} {row['spt_val_loss']['mean']:.3f}" for row in summary["cells"] if "spt_val_loss" in row]
+        lines.append("masked val loss at the SPT checkpoint (nats): " + ", ".join(losses) + "; references: " +
+                     ", ".join(f"{k} {refs[k]:.3f}" for k in ("marginal", "neighbour", "type") if k in refs))
     return "\n".join(lines)
 
 
