@@ -84,8 +84,9 @@ because the seed-0 pilot's 4-epoch SPT closed only 44% of the gap (masked loss 0
 rest of the setting: 1 layer, width 64, 4 heads, FF 128, batch 32, supervised lr 1e-3, warm-up
 100 steps; ListOps 5000 train (lengths 100-300), SPT lr 3e-3; Pathfinder-16 (contour 6, 2
 distractors, ``--match-distances``) 16000 train, SPT lr 2e-3; the commands are in
-``figures/README.md``.  Cut for CPU time: the ``keep=qk`` hybrid on ListOps (no gain there),
-cross-task SPT, SPT length."""
+``figures/README.md``.  Cut for CPU time: the ``keep=qk`` hybrid and SPT length on ListOps (no
+gain there), cross-task SPT; on Pathfinder they ran as exploratory cells after the evidence
+(``figures/lra/ablations/``, not read here)."""
 
 
 def evidence(ctx: Context) -> dict[str, dict]:
