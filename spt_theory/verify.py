@@ -55,7 +55,7 @@ def _format_measured(value: float | str) -> str:
     return f"{value:.3e}"
 
 
-def on_record(claim_id: str, verdict: str) -> dict:
+def record_fields(claim_id: str, verdict: str) -> dict:
     """The fields of a row that relate its verdict to the record: ``kind``, ``record`` (the recorded
     verdict, date and evidence, or None for a project claim), ``matches_record`` (None when not
     run) and ``registration`` (pre / post, the original threshold where it moved)."""
@@ -77,7 +77,7 @@ def skipped_claim(claim: Claim) -> dict:
     """The row of a claim that quick mode does not run (it needs long extra training)."""
     return {"id": claim.id, "verdict": "SKIP", "statement": claim.statement, "section": claim.section,
             "method": claim.method, "measured": "not run", "threshold": f"--full / --only {claim.id}",
-            "details": {}, "seconds": 0.0, **on_record(claim.id, "SKIP")}
+            "details": {}, "seconds": 0.0, **record_fields(claim.id, "SKIP")}
 
 
 def run_claim(claim: Claim, ctx: Context) -> dict:
@@ -97,7 +97,7 @@ def run_claim(claim: Claim, ctx: Context) -> dict:
             "traceback": traceback.format_exc()}}
     return {"id": claim.id, "verdict": verdict, "statement": claim.statement,
             "section": claim.section, "method": claim.method, **row,
-            "seconds": round(time.perf_counter() - start, 3), **on_record(claim.id, verdict)}
+            "seconds": round(time.perf_counter() - start, 3), **record_fields(claim.id, verdict)}
 
 
 def record_text(row: dict) -> str:
