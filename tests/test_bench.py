@@ -3,9 +3,10 @@
 import torch
 
 from spt_theory import cpu
-from spt_theory.bench import (BF16_DENSE_PEAK_TFLOPS, LISTOPS_GPU, LRA_MODELS, MODELS, BenchSize, TorchLayerModel,
-                              UntabulatedEncoder, build_models, clock_for, compare, forward_flops, interleaved_times,
-                              main, make_batches, matmul_peak_gflops, train_step_flops, wall_clock)
+from spt_theory.bench import (BF16_DENSE_PEAK_TFLOPS, LISTOPS_GPU, LRA_CPU_MODELS, LRA_MODELS, MODELS,
+                              AttentionFreeEncoder, BenchSize, PaddedEncoder, TorchLayerModel, UntabulatedEncoder,
+                              build_models, clock_for, compare, forward_flops, interleaved_times, main, make_batches,
+                              matmul_peak_gflops, train_step_flops, wall_clock)
 from spt_theory.model import Encoder
 
 TINY = BenchSize("tiny", n=8, d_model=16, n_heads=2, d_ff=32, batch=4, vocab=5)
@@ -47,7 +48,7 @@ def test_compare_reports_the_fields_the_issue_names():
 
 
 def test_peaks_include_torch_mm_and_onednn():
-    peaks = matmul_peak_gflops(size=64, repetitions=2)
+    peaks = matmul_peak_gflops(sizes=(32, 64), repetitions=2)
     assert "torch_mm" in peaks and all(v > 0 for v in peaks.values())
     assert ("onednn" in peaks) == cpu.onednn_available()
 
@@ -63,6 +64,28 @@ def test_ablation_models_compute_the_same_function():
     assert torch.allclose(ours(x), untabulated(x), atol=1e-5)
     with cpu.torch_linear():
         assert torch.allclose(ours(x), untabulated(x), atol=1e-5)
+
+
+def test_padded_ablation_never_packs():
+    cfg = TINY_MASKED.model_config()
+    valid = torch.ones(2, 5, dtype=torch.bool)
+    assert Encoder(cfg).packs(valid, None) and not PaddedEncoder(cfg).packs(valid, None)
+
+
+def test_attention_free_bound_replaces_attention_by_the_value_path():
+    cfg = TINY.model_config()
+    torch.manual_seed(0)
+    ours, bound = Encoder(cfg), AttentionFreeEncoder(cfg)
+    bound.load_state_dict(ours.state_dict())
+    x = torch.randint(0, 5, (3, 8))
+    block = ours.blocks[0]
+    h = ours.embed(x) + ours.pe[:8]
+    v = block.attn.project(block.ln_attn(h))[..., 2 * cfg.d_model:]
+    h = h + block.attn.out(v)
+    h = h + block.mlp(block.ln_mlp(h))
+    expected = ours.head(ours.ln_final(h).mean(dim=1))
+    assert torch.allclose(bound(x), expected, atol=1e-6)
+    assert not torch.allclose(bound(x), ours(x), atol=1e-3)  # attention did something
 
 
 # ------------------------------------------------------------------------------ LRA-shaped case
@@ -116,6 +139,12 @@ def test_reference_has_one_torch_layer_per_layer_and_our_pooling():
     h = torch.randn(2, 5, 16)
     valid = torch.tensor([[True] * 5, [True, True, False, False, False]])
     assert torch.allclose(reference.pool(h, valid)[1], h[1, :2].mean(0))
+
+
+def test_compare_lra_cpu_case_times_the_padded_ablation_and_the_attention_free_bound():
+    r = compare(TINY_MASKED, repetitions=2, models=LRA_CPU_MODELS)
+    assert set(LRA_CPU_MODELS) <= r.keys()
+    assert all(r[name]["seconds_per_step"]["median"] > 0 for name in LRA_CPU_MODELS)
 
 
 def test_compare_lra_case_reports_tokens_and_speedup_of_two_models():
