@@ -12,11 +12,9 @@ quartiles of the per-repetition ratios (each from adjacent timings) show its spr
 Besides the toolkit's model (``spt_theory``) two ablations are timed with it, each removing one
 of its speed-ups: ``torch_linear`` (``F.linear``, i.e. MKL, instead of the oneDNN linear of
 :mod:`spt_theory.cpu`) and ``no_table`` (the first block's Q, K, V computed per token instead of
-per (token, position) table row); in the LRA-shaped case ``padded`` (the padded batch computed
-whole, padded rows and keys included, instead of packing only the real tokens:
-:class:`PaddedEncoder`).  One more row is a bound rather than a model: ``attention_free``
-(attention's output replaced by V, so the row is the step without any attention kernel, the
-fastest any attention kernel could make it: :class:`AttentionFreeEncoder`).  The allocator tuning of
+per (token, position) table row).  One more row, in every CPU case, is a bound rather than a
+model: ``attention_free`` (attention's output replaced by V, so the row is the step without any
+attention kernel, the fastest any attention kernel could make it: :class:`AttentionFreeEncoder`).  The allocator tuning of
 :func:`spt_theory.cpu.tune_allocator` is process-wide, so it applies to all models, the
 reference included.
 
@@ -45,6 +43,8 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
+import platform
 import random
 import statistics
 import subprocess
@@ -194,18 +194,10 @@ class UntabulatedEncoder(Encoder):
         return False
 
 
-class PaddedEncoder(Encoder):
-    """The toolkit's model computing padded batches whole (an ablation of packing, ``model.py``)."""
-
-    def packs(self, valid, cache) -> bool:
-        return False
-
-
 class ValueAttention(Attention):
     """Attention whose output is its value projection, Y = V W_O^T: no scores, no softmax."""
 
-    def forward(self, qkv: torch.Tensor, bias=None, cache: dict | None = None, name: str = "attn",
-                lengths=None) -> torch.Tensor:
+    def forward(self, qkv: torch.Tensor, bias=None, cache: dict | None = None, name: str = "attn") -> torch.Tensor:
         return self.out(qkv[..., 2 * (qkv.shape[-1] // 3):])
 
 
@@ -308,9 +300,9 @@ def matmul_peak_gflops(sizes: tuple[int, ...] = (512, 1024, 2048), repetitions: 
 
 MODELS = ("spt_theory", "torch_linear", "no_table", "attention_free", "torch_layer")
 LRA_MODELS = ("spt_theory", "torch_layer")
-LRA_CPU_MODELS = ("spt_theory", "padded", "attention_free", "torch_layer")
-"""The LRA-shaped case on the CPU: the two models, the packing ablation and the attention-free bound."""
-CPU_ABLATIONS = ("torch_linear", "no_table", "padded", "attention_free")
+LRA_CPU_MODELS = ("spt_theory", "attention_free", "torch_layer")
+"""The LRA-shaped case on the CPU: the two models and the attention-free bound."""
+CPU_ABLATIONS = ("torch_linear", "no_table", "attention_free")
 ABLATION_CONTEXTS = {"torch_linear": cpu.torch_linear}
 
 
@@ -337,7 +329,7 @@ def build_models(size: BenchSize, names: tuple[str, ...], device: torch.device) 
     torch.manual_seed(0)
     ours = Encoder(cfg)
     makers = {"spt_theory": lambda: ours, "torch_linear": lambda: Encoder(cfg), "no_table": lambda: UntabulatedEncoder(cfg),
-              "padded": lambda: PaddedEncoder(cfg), "attention_free": lambda: AttentionFreeEncoder(cfg),
+              "attention_free": lambda: AttentionFreeEncoder(cfg),
               "torch_layer": lambda: TorchLayerModel(cfg)}
     models = {}
     for name in names:
@@ -410,6 +402,20 @@ def verify_wall_time() -> float:
         return time.perf_counter() - start
 
 
+def machine_facts() -> dict:
+    """What a reader needs to weigh the numbers: the CPU's model name, the kernel set torch chose
+    (``get_cpu_capability``), cores, the 1-minute load average when the bench started, the date."""
+    name = platform.processor() or "unknown"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            name = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), name)
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    return {"cpu": name, "capability": torch.backends.cpu.get_cpu_capability(), "cores": os.cpu_count(),
+            "load_average_1min": load, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+
 def print_case(name: str, r: dict, models: tuple[str, ...], scale: float = 1.0) -> None:
     """The rows of one size: ms/step, its IQR, tokens/s, GFLOP/s / ``scale``, share of the peak, speedup."""
     for model in models:
@@ -451,7 +457,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     lra_only = args.lra or args.device == "cuda" or args.tiny
     device = torch.device(args.device)
-    results = {"threads": torch.get_num_threads(), "torch": str(torch.__version__), "device": args.device}
+    results = {"threads": torch.get_num_threads(), "torch": str(torch.__version__), "device": args.device,
+               "machine": machine_facts(), "argv": sys.argv[1:] if argv is None else list(argv)}
+    facts = results["machine"]
+    load = "unknown" if facts["load_average_1min"] is None else f"{facts['load_average_1min']:.2f}"
+    print(f"{facts['cpu']} ({facts['capability']}, {facts['cores']} cores), 1-min load {load} at the start, "
+          f"{facts['date']}, torch {torch.__version__}")
     if device.type == "cuda":
         name, peak = device_peak_gflops(device)
         results.update(device_name=name, bf16_dense_peak_gflops=peak)

@@ -20,15 +20,6 @@ so padded queries stay finite and never reach a real position) and the pooled ve
 the last real position; ``mean_all`` is the mean over all n positions, padding included (the
 official LRA Pathfinder readout).  A padded batch thus gives the outputs of its unpadded examples.
 
-Packing: the class logits of a padded batch depend on its real tokens only (for every readout but
-``mean_all``), so :meth:`Encoder.forward` computes only those.  With R_b the real positions of
-sequence b, the rows h_{b,t}, t in R_b, are packed into one (T, d) matrix, T = sum_b |R_b|;
-embedding, LayerNorms, projections and MLP run on the T rows, attention runs per sequence over its
-own |R_b| rows (:meth:`Attention.forward` with ``lengths``: no padded query or key is computed)
-and the readout reduces each sequence's rows (:meth:`Encoder.pool_packed`).  The logits equal the
-padded-and-masked path's up to float32 rounding; the padded path still serves ``mean_all``, a
-fixed bias (ALiBi), continuous input, reconstruction and every probe (a ``cache``).
-
 Speed (:mod:`spt_theory.cpu`): linear layers are :class:`spt_theory.cpu.Linear` (``nn.Linear``
 computed by oneDNN on the CPU), embeddings are read with :func:`spt_theory.cpu.gather_rows`, and
 for token input the first block's Q, K, V, LN(E_v + P_t) W_QKV^T, depends only on the token v and
@@ -173,17 +164,9 @@ class Attention(nn.Module):
         return linear(u, torch.cat([self.qk.weight, self.v.weight]), torch.cat([self.qk.bias, self.v.bias]))
 
     def forward(self, qkv: torch.Tensor, bias: torch.Tensor | None = None,
-                cache: dict | None = None, name: str = "attn", lengths: list[int] | None = None) -> torch.Tensor:
+                cache: dict | None = None, name: str = "attn") -> torch.Tensor:
         """``bias``: added to the scores, float (broadcast to (batch, heads, n, n)), or a bool mask
-        with True where attention is allowed (:func:`attention_mask`).  ``lengths``: ``qkv`` is a
-        packed (T, 3 d) matrix whose consecutive runs of ``lengths`` rows are the sequences, and
-        each attends within itself (the fused path; no bias, no cache)."""
-        if lengths is not None:
-            d = qkv.shape[-1] // 3
-            ys = [F.scaled_dot_product_attention(*(self.split_heads(t).transpose(0, 1).unsqueeze(0)
-                                                   for t in part.split(d, dim=-1)))
-                  for part in qkv.split(lengths)]
-            return self.out(torch.cat([y[0].transpose(0, 1).reshape(-1, d) for y in ys]))
+        with True where attention is allowed (:func:`attention_mask`)."""
         b, n, d = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
         # split, not unbind: the backward then concatenates dQ, dK, dV in place of stack + copy
         q, k, v = (self.split_heads(t).transpose(1, 2) for t in qkv.split(d, dim=-1))
@@ -214,12 +197,11 @@ class Block(nn.Module):
         self.mlp = nn.Sequential(Linear(cfg.d_model, cfg.d_ff), nn.GELU(), Linear(cfg.d_ff, cfg.d_model))
 
     def forward(self, h, bias=None, cache: dict | None = None, name: str = "blocks.0",
-                qkv: torch.Tensor | None = None, lengths: list[int] | None = None):
-        """``qkv``: the attention projection of LN(h) when the caller already has it; ``lengths``:
-        ``h`` is packed (T, d), runs of ``lengths`` rows per sequence (module doc)."""
+                qkv: torch.Tensor | None = None):
+        """``qkv``: the attention projection of LN(h) when the caller already has it."""
         if qkv is None:
             qkv = self.attn.project(self.ln_attn(h))
-        h = h + self.attn(qkv, bias, cache, f"{name}.attn", lengths)
+        h = h + self.attn(qkv, bias, cache, f"{name}.attn")
         h = h + self.mlp(self.ln_mlp(h))
         if cache is not None:
             cache[f"{name}.resid_post"] = h
@@ -321,29 +303,6 @@ class Encoder(nn.Module):
             cache["final"] = h
         return h
 
-    def packs(self, valid: torch.Tensor | None, cache: dict | None) -> bool:
-        """Whether :meth:`forward` computes only the real tokens (module doc: packing): on the CPU
-        (where it was measured to pay; a GPU runs the padded batch in one kernel), for every
-        sequence holding a real token."""
-        return (valid is not None and cache is None and valid.device.type == "cpu" and self.cfg.vocab_size > 0
-                and self.bias is None and self.cfg.pooling in ("mean", "max", "last") and bool(valid.any(dim=1).all()))
-
-    def pool_packed(self, x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-        """:meth:`pool` of :meth:`encode` computed from the real tokens only (module doc):
-        z_b = (1/|R_b|) sum_{t in R_b} LN(h_{b,t}) (mean), max_{t in R_b} (max), t = max R_b (last)."""
-        n = x.shape[1]
-        real = valid.flatten().nonzero().squeeze(1)
-        lengths = valid.sum(dim=1).tolist()
-        h = gather_rows(self.embed.weight, x.flatten()[real]) + self.pe[real % n]
-        for i, block in enumerate(self.blocks):
-            h = block(h, name=f"blocks.{i}", lengths=lengths)
-        sequences = self.ln_final(h).split(lengths)
-        if self.cfg.pooling == "mean":
-            return torch.stack([rows.mean(dim=0) for rows in sequences])
-        if self.cfg.pooling == "max":
-            return torch.stack([rows.max(dim=0).values for rows in sequences])
-        return torch.stack([rows[-1] for rows in sequences])
-
     def with_cls(self, valid: torch.Tensor) -> torch.Tensor:
         """``valid`` with the CLS position (always real) prepended, when the model has one."""
         return valid if self.cls is None else F.pad(valid, (1, 0), value=True)
@@ -378,7 +337,7 @@ class Encoder(nn.Module):
         pair = self.cfg.head == "pair_mlp"
         if pair:
             x, valid = x.flatten(0, 1), None if valid is None else valid.flatten(0, 1)
-        z = self.pool_packed(x, valid) if self.packs(valid, cache) else self.pool(self.encode(x, cache, valid), valid)
+        z = self.pool(self.encode(x, cache, valid), valid)
         if pair:
             u, v = z.unflatten(0, (-1, 2)).unbind(1)
             z = torch.cat([u, v, u - v, u * v], dim=-1)

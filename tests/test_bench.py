@@ -4,7 +4,7 @@ import torch
 
 from spt_theory import cpu
 from spt_theory.bench import (BF16_DENSE_PEAK_TFLOPS, LISTOPS_GPU, LRA_CPU_MODELS, LRA_MODELS, MODELS,
-                              AttentionFreeEncoder, BenchSize, PaddedEncoder, TorchLayerModel, UntabulatedEncoder,
+                              AttentionFreeEncoder, BenchSize, TorchLayerModel, UntabulatedEncoder,
                               build_models, clock_for, compare, forward_flops, interleaved_times, main, make_batches,
                               matmul_peak_gflops, train_step_flops, wall_clock)
 from spt_theory.model import Encoder
@@ -64,12 +64,6 @@ def test_ablation_models_compute_the_same_function():
     assert torch.allclose(ours(x), untabulated(x), atol=1e-5)
     with cpu.torch_linear():
         assert torch.allclose(ours(x), untabulated(x), atol=1e-5)
-
-
-def test_padded_ablation_never_packs():
-    cfg = TINY_MASKED.model_config()
-    valid = torch.ones(2, 5, dtype=torch.bool)
-    assert Encoder(cfg).packs(valid, None) and not PaddedEncoder(cfg).packs(valid, None)
 
 
 def test_attention_free_bound_replaces_attention_by_the_value_path():
@@ -141,7 +135,7 @@ def test_reference_has_one_torch_layer_per_layer_and_our_pooling():
     assert torch.allclose(reference.pool(h, valid)[1], h[1, :2].mean(0))
 
 
-def test_compare_lra_cpu_case_times_the_padded_ablation_and_the_attention_free_bound():
+def test_compare_lra_cpu_case_times_the_attention_free_bound():
     r = compare(TINY_MASKED, repetitions=2, models=LRA_CPU_MODELS)
     assert set(LRA_CPU_MODELS) <= r.keys()
     assert all(r[name]["seconds_per_step"]["median"] > 0 for name in LRA_CPU_MODELS)
@@ -185,6 +179,7 @@ def test_bench_cli_tiny_lra_writes_json(tmp_path, capsys):
     result = json.loads((tmp_path / "b.json").read_text())
     assert result["listops"]["size"]["min_len"] == 5 and result["pathfinder"]["size"]["min_len"] is None
     assert "synthetic" not in result
+    assert result["machine"]["cores"] >= 1 and result["machine"]["capability"] and result["argv"][0] == "--lra"
 
 
 def test_bench_cli_bad_input_exits_2(capsys):
