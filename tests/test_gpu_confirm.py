@@ -256,6 +256,31 @@ def test_a_failing_process_fails_its_step_and_stops_the_others(tmp_path):
     assert missing.status == "failed" and missing.message.startswith("missing could not start")
 
 
+def test_the_data_step_never_removes_a_folder_it_did_not_make(tmp_path):
+    data = tmp_path / "data"
+    own = data / "listops-1000"
+    own.mkdir(parents=True)
+    (own / "basic_train.tsv").write_text("Source\tTarget\n")  # a user's data: no claim, no generator marker
+    step = generate_data(_failing_python(tmp_path, "synthetic.pathfinder"), data, TINY, 60, tmp_path / "logs")
+    assert step.status == "failed" and step.message.startswith(f"{own} exists and was not made by this script")
+    assert (own / "basic_train.tsv").read_text() == "Source\tTarget\n" and not (data / gpu_confirm.CLAIM).exists()
+
+
+def test_the_data_step_replaces_folders_it_claimed_or_its_generators_marked(tmp_path):
+    from synthetic.provenance import write_marker
+
+    data = tmp_path / "data"
+    (data / "listops-1000").mkdir(parents=True)
+    write_marker(data / "listops-1000", "synthetic.listops", {"seed": 0})
+    (data / ".parts").mkdir()  # left by an interrupted run, which had claimed it
+    (data / gpu_confirm.CLAIM).write_text(".parts\n")
+    assert gpu_confirm.made_here(data, data / "listops-1000") and gpu_confirm.made_here(data, data / ".parts")
+    step = generate_data(_failing_python(tmp_path, "synthetic.pathfinder"), data, TINY, 60, tmp_path / "logs")
+    assert step.message.startswith("data pathfinder ")  # it went on to generate (and the stub failed)
+    assert not (data / "listops-1000" / "GENERATED.json").exists()
+    assert (data / gpu_confirm.CLAIM).read_text().split() == ["listops-1000", "pathfinder32", ".parts"]
+
+
 def test_a_failing_generator_process_fails_the_data_step(tmp_path):
     step = generate_data(_failing_python(tmp_path, "synthetic.pathfinder"), tmp_path / "data", TINY, 60,
                          tmp_path / "logs")

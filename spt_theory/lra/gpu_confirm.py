@@ -417,16 +417,45 @@ def data_commands(python: str, parts: Path, sizes: Sizes) -> dict[str, list[str]
     return commands
 
 
+CLAIM = ".made-by-gpu-confirm"
+"""Written in the data folder, before the data step creates anything, naming what it will create:
+the folders it may later remove (with the generators' own provenance markers)."""
+GENERATORS = ("synthetic.listops", "synthetic.pathfinder")
+
+
+def made_here(data: Path, folder: Path) -> bool:
+    """Whether the data step may remove ``folder``: absent, named in ``data``'s claim, or marked
+    by one of the project's generators.  Anything else (a user's own data) it never removes."""
+    from synthetic.provenance import read_marker
+
+    if not folder.exists():
+        return True
+    try:
+        claimed = (data / CLAIM).read_text().split()
+    except OSError:
+        claimed = []
+    marker = read_marker(folder)
+    return folder.name in claimed or (marker is not None and marker.get("generator") in GENERATORS)
+
+
 def generate_data(python: str, data: Path, sizes: Sizes, timeout: float, logs: Path,
                   planned: float | None = None) -> Step:
     """The data step: ListOps and Pathfinder-32 under ``data`` (release layout), unless already
-    there: the processes of :func:`data_commands` at once, then their parts merged."""
+    there: the processes of :func:`data_commands` at once, then their parts merged.  It replaces
+    only folders it made itself (:func:`made_here`); a foreign one fails the step, untouched."""
     done = data / ".complete"
     if done.exists() and done.read_text() == data_wanted(sizes):
         say(f"data: reusing {data}")
         return Step("data", "ok", planned_seconds=planned, message=f"reused {data}")
     start = time.perf_counter()
     listops_dir, pf_dir, parts = data / "listops-1000", data / "pathfinder32", data / ".parts"
+    foreign = [folder for folder in (listops_dir, pf_dir, parts) if not made_here(data, folder)]
+    if foreign:
+        return Step("data", "failed", planned_seconds=planned,
+                    message=f"{foreign[0]} exists and was not made by this script (no {CLAIM} entry, no "
+                            "generator marker): move it away or choose another --out; nothing was removed")
+    data.mkdir(parents=True, exist_ok=True)
+    atomic_write(data / CLAIM, lambda tmp: tmp.write_text("\n".join(f.name for f in (listops_dir, pf_dir, parts)) + "\n"))
     done.unlink(missing_ok=True)
     for folder in (listops_dir, pf_dir, parts):
         shutil.rmtree(folder, ignore_errors=True)
