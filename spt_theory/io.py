@@ -9,6 +9,9 @@ folders it created, :func:`announce` a file written), and the errors :class:`Inp
 input: one line, exit 2) and :class:`StorageError` are defined in :mod:`synthetic.files` (the
 generators write through them and depend on nothing here) and re-exported from this module for
 the toolkit's code.
+
+Field checks of a parsed JSON file: :func:`require` (an InputError naming the file and the field)
+and :func:`is_number` (an int or a finite float, not a bool).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import math
 import os
 import sys
 from collections.abc import Iterator
@@ -24,8 +28,19 @@ from pathlib import Path
 from synthetic.files import (InputError, StorageError, announce, atomic_write, check_output, make_dirs, prepare_output,
                              read_json, storage_error, write_json)
 
-__all__ = ["InputError", "StorageError", "announce", "atomic_write", "check_output", "directory_lock", "make_dirs",
-           "prepare_output", "read_json", "write_json"]
+__all__ = ["InputError", "StorageError", "announce", "atomic_write", "check_output", "directory_lock", "is_number",
+           "make_dirs", "prepare_output", "read_json", "require", "write_json"]
+
+
+def is_number(value) -> bool:
+    """An int or a finite float (JSON's numbers; not a bool, NaN or an infinity)."""
+    return type(value) is int or (type(value) is float and math.isfinite(value))
+
+
+def require(ok, path: str | os.PathLike, field: str, what: str) -> None:
+    """InputError ``<path>: field <field> must be <what>`` unless ``ok``."""
+    if not ok:
+        raise InputError(f"{path}: field {field} must be {what}")
 
 
 @contextlib.contextmanager

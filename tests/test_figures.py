@@ -4,6 +4,7 @@ the paper figures' numbers are those of the runs and probes they name."""
 import dataclasses
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from spt_theory.experiments import Budget, WalkData, initial_model
 from spt_theory.figures import ablations, cli, context as figure_context, lra_evidence, lra_table, paper_claims
 from spt_theory.figures.registry import FIGURES
 from spt_theory.io import InputError
+
+REPO = Path(__file__).resolve().parents[1]
 
 TINY_DATA = WalkData(vocab=5, length=12, p=0.9, n_train=96, n_test=32)
 TINY_BUDGET = Budget(scratch_epochs=2, pretrain_epochs=2, finetune_epochs=1, batch_size=32)
@@ -172,8 +175,29 @@ def test_lra_evidence_redraws_committed_sweeps_or_skips(context, tmp_path):
     assert (out / "lra/listops.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert sorted(p.name for p in evidence.iterdir()) == ["listops.json"]  # inputs are not outputs
     (evidence / "listops.json").write_text(json.dumps({"task": "listops"}))
-    with pytest.raises(InputError, match="not an LRA sweep summary"):
+    with pytest.raises(InputError, match=r"listops.json: field seeds must be an array"):
         lra_evidence.lra_evidence(ctx)
+
+
+def test_lra_evidence_refuses_a_value_it_would_draw_wrong_and_writes_nothing(context, tmp_path):
+    """A string where a number is drawn (matplotlib would draw it as a category), a non-positive
+    ratio on a log axis: refused naming the field, before any folder or file is made, even when
+    another summary is fine."""
+    out, evidence = tmp_path / "figs", tmp_path / "evidence"
+    evidence.mkdir()
+    good = json.loads((REPO / "figures/lra/listops.json").read_text())
+    (evidence / "listops.json").write_text(json.dumps(good))
+    ctx = dataclasses.replace(context, out=out, lra_evidence=evidence)
+    for edit, field in ((lambda s: s["cells"][0]["test_accuracy"].update(mean="0.3"), "cells[0].test_accuracy"),
+                        (lambda s: s["cells"][1]["band_ratio"]["per_seed"].__setitem__(0, 0.0),
+                         "cells[1].band_ratio.per_seed"),
+                        (lambda s: s["cells"][0]["runs"][0]["curve"][0].update(step=None), "cells[0].runs[0]")):
+        bad = json.loads(json.dumps(good))
+        edit(bad)
+        (evidence / "pathfinder.json").write_text(json.dumps(bad))
+        with pytest.raises(InputError, match=rf"pathfinder.json: field {re.escape(field)} must be"):
+            lra_evidence.lra_evidence(ctx)
+        assert not out.exists()
 
 
 # ----------------------------------------------------------------------------- the paper figures

@@ -36,6 +36,8 @@ from PIL import Image
 
 from spt_theory.checks import lra as lra_checks
 from spt_theory.claims import Context
+from spt_theory.figures.context import FigureContext
+from spt_theory.figures.lra_evidence import lra_evidence
 from spt_theory.io import InputError
 from spt_theory.lra.readers import read_image, read_listops, read_pathfinder, read_png, read_retrieval, read_text
 
@@ -365,6 +367,30 @@ def test_lra_evidence_json(content, tmp_path):
         _write(folder / "listops.json", content)
         _write(folder / "pathfinder.json", EVIDENCE["pathfinder"])
         _outcome("LRA evidence JSON", folder, lambda: _run_every_l_claim(Context(lra_evidence=folder)))
+
+
+@fuzz
+@given(content=st.one_of(mutations(EVIDENCE["listops"], b" "), edited_evidence()))
+def test_lra_evidence_figure_json(content, tmp_path):
+    """The figure that redraws the same files: draws them, or refuses in one line naming the file
+    and writes nothing (no output folder)."""
+    with _case_folder(tmp_path) as folder:
+        _write(folder / "listops.json", content)
+        _write(folder / "pathfinder.json", EVIDENCE["pathfinder"])
+        out = Path(tempfile.mkdtemp(dir=tmp_path)) / "out"
+        ctx = FigureContext(out=out, lra_evidence=folder, progress=False)
+        refused = []
+
+        def draw():
+            try:
+                lra_evidence(ctx)
+            except InputError:
+                refused.append(True)
+                raise
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            _outcome("LRA evidence figure", folder, draw)
+        assert not (refused and out.exists())
 
 
 def test_verify_stops_on_a_malformed_evidence_file_with_one_line(tmp_path, capsys):

@@ -54,7 +54,7 @@ import statistics
 from pathlib import Path
 
 from spt_theory.claims import Context, Measurement, claim
-from spt_theory.io import InputError, read_json
+from spt_theory.io import InputError, is_number, read_json, require
 from spt_theory.lra.references import gap_closed
 from spt_theory.lra.steps import best_within
 from spt_theory.lra.sweep import DEFAULTS
@@ -95,34 +95,25 @@ def evidence(ctx: Context) -> dict[str, dict]:
     return {task: read_evidence(path, task) for task, path in paths.items() if path.exists()}
 
 
-def _number(value) -> bool:
-    return type(value) in (int, float)
-
-
-def _need(ok, path: Path, field: str, what: str) -> None:
-    if not ok:
-        raise InputError(f"{path}: field {field} must be {what}")
-
-
 def _check_row(path: Path, where: str, row: dict, ratios: tuple[str, ...]) -> None:
     """One cell's per-seed accuracies, runs (pretraining steps, curve of numbers) and ``ratios`` means."""
     accuracy = row.get("test_accuracy")
-    _need(isinstance(accuracy, dict) and isinstance(accuracy.get("per_seed"), list) and accuracy["per_seed"]
-          and all(map(_number, accuracy["per_seed"])), path, f"{where}.test_accuracy.per_seed",
+    require(isinstance(accuracy, dict) and isinstance(accuracy.get("per_seed"), list) and accuracy["per_seed"]
+          and all(map(is_number, accuracy["per_seed"])), path, f"{where}.test_accuracy.per_seed",
           "a non-empty list of numbers")
     runs = row.get("runs")
-    _need(isinstance(runs, list) and runs, path, f"{where}.runs", "a non-empty array")
+    require(isinstance(runs, list) and runs, path, f"{where}.runs", "a non-empty array")
     for i, run in enumerate(runs):
         curve = run.get("curve") if isinstance(run, dict) else None
-        _need(isinstance(curve, list) and curve and _number(run.get("pretrain_steps"))
-              and all(isinstance(point, dict) and all(_number(point.get(k)) for k in
+        require(isinstance(curve, list) and curve and is_number(run.get("pretrain_steps"))
+              and all(isinstance(point, dict) and all(is_number(point.get(k)) for k in
                                                       ("step", "val_accuracy", "test_accuracy")) for point in curve),
               path, f"{where}.runs[{i}]", "a run with pretrain_steps and a non-empty curve of numbers")
     for ratio in ratios:
-        _need(isinstance(row.get(ratio), dict) and _number(row[ratio].get("mean")), path, f"{where}.{ratio}.mean",
+        require(isinstance(row.get(ratio), dict) and is_number(row[ratio].get("mean")), path, f"{where}.{ratio}.mean",
               "a number")
     if "spt_val_loss" in row:
-        _need(isinstance(row["spt_val_loss"], dict) and _number(row["spt_val_loss"].get("mean")), path,
+        require(isinstance(row["spt_val_loss"], dict) and is_number(row["spt_val_loss"].get("mean")), path,
               f"{where}.spt_val_loss.mean", "a number")
 
 
@@ -134,36 +125,36 @@ def read_evidence(path: Path, task: str) -> dict:
     means judged; ``controls`` (the majority class among them) and ``references``.  InputError
     naming the file and the field otherwise (a malformed JSON: file, line and column)."""
     summary = read_json(path)
-    _need(isinstance(summary, dict), path, "(top level)", "an object")
-    _need(summary.get("task") == task, path, "task", repr(task))
-    _need(isinstance(summary.get("seeds"), list), path, "seeds", "an array")
-    _need(isinstance(summary.get("data"), dict) and _number(summary["data"].get("n_train")), path,
+    require(isinstance(summary, dict), path, "(top level)", "an object")
+    require(summary.get("task") == task, path, "task", repr(task))
+    require(isinstance(summary.get("seeds"), list), path, "seeds", "an array")
+    require(isinstance(summary.get("data"), dict) and is_number(summary["data"].get("n_train")), path,
           "data.n_train", "a number")
-    _need(isinstance(summary.get("cells"), list), path, "cells", "an array")
+    require(isinstance(summary.get("cells"), list), path, "cells", "an array")
     for index, row in enumerate(summary["cells"]):
-        _need(isinstance(row, dict) and isinstance(row.get("cell"), dict), path, f"cells[{index}]",
+        require(isinstance(row, dict) and isinstance(row.get("cell"), dict), path, f"cells[{index}]",
               "an object with an object 'cell'")
     found = cells(summary)
     for name in ("scratch", "spt"):
-        _need(found[name] is not None, path, "cells", f"one {name} cell of the setting {SETTINGS[task]}")
+        require(found[name] is not None, path, "cells", f"one {name} cell of the setting {SETTINGS[task]}")
     metric = "grid_ratio" if "grid_ratio" in found["scratch"] else "band_ratio"
     for name, row in found.items():
         if row is not None:
             ratios = {"scratch": (metric,), "spt": (f"spt_{metric}",)}.get(name, ())
             _check_row(path, f"cells[{summary['cells'].index(row)}]", row, ratios)
     budgets = [steps for row in (found["spt"], found["frozen"]) if row is not None for steps in supervised_steps(row)]
-    _need(all(min(point["step"] for point in run["curve"]) <= min(budgets) for run in found["scratch"]["runs"]),
+    require(all(min(point["step"] for point in run["curve"]) <= min(budgets) for run in found["scratch"]["runs"]),
           path, "cells (scratch runs)", f"curves with an epoch within the {min(budgets)} steps they are read at")
     controls = summary.get("controls")
-    _need(isinstance(controls, dict) and isinstance(controls.get("majority"), dict)
+    require(isinstance(controls, dict) and isinstance(controls.get("majority"), dict)
           and "runs" not in controls["majority"], path, "controls", "an object with the (untrained) majority class")
     for kind, entry in controls.items():
         accuracy = entry.get("test_accuracy") if isinstance(entry, dict) else None
         trained = isinstance(entry, dict) and "runs" in entry
-        _need(isinstance(accuracy, dict) and _number(accuracy.get("mean")) if trained else _number(accuracy),
+        require(isinstance(accuracy, dict) and is_number(accuracy.get("mean")) if trained else is_number(accuracy),
               path, f"controls.{kind}.test_accuracy", "a number (of a trained control: an object with a mean)")
     refs = summary.get("references")
-    _need(isinstance(refs, dict) and _number(refs.get("marginal")) and _number(refs.get("neighbour"))
+    require(isinstance(refs, dict) and is_number(refs.get("marginal")) and is_number(refs.get("neighbour"))
           and refs["marginal"] != refs["neighbour"], path, "references", "an object with two different numbers "
           "marginal and neighbour")
     return summary

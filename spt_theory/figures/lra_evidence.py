@@ -7,7 +7,82 @@ from pathlib import Path
 
 from spt_theory.figures.context import FigureContext, FigureSkipped
 from spt_theory.figures.registry import figure
-from spt_theory.io import InputError, prepare_output, read_json
+from spt_theory.io import is_number, prepare_output, read_json, require
+
+PLAIN_AXES = ("freeze", "keep", "pretrain_task", "layers", "pretrain_epochs")
+"""The axes of a cell the steps figure reads to tell plain scratch / SPT cells from ablations."""
+
+
+def _numbers(values, positive: bool = False) -> bool:
+    return (isinstance(values, list) and bool(values) and all(map(is_number, values))
+            and (not positive or all(v > 0 for v in values)))
+
+
+def _check_curves(path: Path, where: str, runs, metric: str) -> None:
+    """Runs as the steps figure reads them: curves of (step, test_accuracy), pretraining steps,
+    optional proximity points of (step, ``metric``)."""
+    require(isinstance(runs, list) and runs, path, f"{where}.runs", "a non-empty array")
+    for i, run in enumerate(runs):
+        curve = run.get("curve") if isinstance(run, dict) else None
+        points = run.get("proximity", []) if isinstance(run, dict) else None
+        require(isinstance(curve, list) and curve and is_number(run.get("pretrain_steps"))
+                and all(isinstance(p, dict) and is_number(p.get("step")) and is_number(p.get("test_accuracy"))
+                        for p in curve)
+                and isinstance(points, list) and all(isinstance(p, dict) and is_number(p.get("step"))
+                                                     and (metric not in p or is_number(p[metric])) for p in points),
+                path, f"{where}.runs[{i}]", "a run with pretrain_steps, a non-empty curve of (step, test_accuracy) "
+                f"numbers and proximity points of (step, {metric}) numbers")
+
+
+def check_drawable(summary, path: Path) -> bool:
+    """Every field the sweep figure (:func:`spt_theory.lra.sweep.draw`) reads, of the type it
+    draws, and, for a summary whose first cell's runs kept their curves, the steps figure's
+    (:func:`spt_theory.lra.steps.draw`); returns whether it goes into the steps figure.  An
+    InputError naming the file and the field otherwise (a string where a number is drawn would
+    otherwise become a categorical axis)."""
+    from spt_theory.lra.steps import ARM_COLOURS
+
+    require(isinstance(summary, dict), path, "(top level)", "an object")
+    require(isinstance(summary.get("task"), str), path, "task", "a string")
+    require(isinstance(summary.get("seeds"), list), path, "seeds", "an array")
+    data, config = summary.get("data"), summary.get("config")
+    require(isinstance(data, dict) and is_number(data.get("width")) and is_number(data.get("n_train")), path,
+            "data", "an object with numbers width and n_train")
+    require(isinstance(config, dict) and type(config.get("num_classes")) is int and config["num_classes"] >= 1,
+            path, "config.num_classes", "a positive integer")
+    rows = summary.get("cells")
+    require(isinstance(rows, list) and rows and all(isinstance(row, dict) for row in rows), path, "cells",
+            "a non-empty array of objects")
+    metric = "grid_ratio" if any("grid_ratio" in row for row in rows) else "band_ratio"
+    for i, row in enumerate(rows):
+        where, cell, accuracy = f"cells[{i}]", row.get("cell"), row.get("test_accuracy")
+        require(isinstance(row.get("label"), str) and isinstance(cell, dict) and isinstance(cell.get("recipe"), str),
+                path, where, "an object with a string label and a cell with a string recipe")
+        require(isinstance(accuracy, dict) and is_number(accuracy.get("mean")) and is_number(accuracy.get("std"))
+                and _numbers(accuracy.get("per_seed")), path, f"{where}.test_accuracy",
+                "an object with numbers mean and std and a non-empty list of numbers per_seed")
+        for key in (metric, "spt_" + metric):
+            if key == metric or row.get(key):
+                require(isinstance(row.get(key), dict) and _numbers(row[key].get("per_seed"), positive=True), path,
+                        f"{where}.{key}.per_seed", "a non-empty list of positive numbers")
+    runs = rows[0].get("runs")
+    if not (isinstance(runs, list) and runs and isinstance(runs[0], dict) and "curve" in runs[0]):
+        return False
+    require(config.get("masking") in ("pixel", "token"), path, "config.masking", "'pixel' or 'token'")
+    for i, row in enumerate(rows):
+        require(all(axis in row["cell"] for axis in PLAIN_AXES), path, f"cells[{i}].cell",
+                "an object with the axes " + ", ".join(PLAIN_AXES))
+        if row["cell"]["recipe"] in ARM_COLOURS:
+            _check_curves(path, f"cells[{i}]", row.get("runs"), metric)
+    controls = summary.get("controls", {})
+    require(isinstance(controls, dict), path, "controls", "an object")
+    for kind, entry in controls.items():
+        trained = isinstance(entry, dict) and "runs" in entry
+        require(isinstance(entry, dict) and (kind in ARM_COLOURS if trained else is_number(entry.get("test_accuracy"))),
+                path, f"controls.{kind}", "a trained control of a known kind (runs) or a test_accuracy number")
+        if trained:
+            _check_curves(path, f"controls.{kind}", entry["runs"], metric)
+    return True
 
 
 @figure("L1-L4", "committed LRA sweeps: accuracy per cell, attention proximity")
@@ -19,20 +94,15 @@ def lra_evidence(ctx: FigureContext) -> list[Path]:
     (:func:`spt_theory.lra.steps.draw`).  Where they are read does not follow ``--out``."""
     from spt_theory.lra import steps
     from spt_theory.lra.sweep import draw
-    summaries = sorted(ctx.lra_evidence.glob("*.json"))
-    if not summaries:
+    files = sorted(ctx.lra_evidence.glob("*.json"))
+    if not files:
         raise FigureSkipped(f"no committed LRA sweep under {ctx.lra_evidence}")
-    prepare_output(ctx.out / "lra", folder=True)
-    paths, with_curves = [], []
-    for path in summaries:
-        summary = read_json(path)
-        try:
-            paths += draw(summary, ctx.out / "lra" / path.stem)
-            runs = summary["cells"][0].get("runs", [])
-            if runs and "curve" in runs[0]:
-                with_curves.append(summary)
-        except (KeyError, TypeError, AttributeError, IndexError) as err:
-            raise InputError(f"{path}: not an LRA sweep summary ({type(err).__name__}: {err})") from None
+    summaries = {path: read_json(path) for path in files}
+    with_curves = [summary for path, summary in summaries.items() if check_drawable(summary, path)]
+    prepare_output(ctx.out / "lra", folder=True)  # every file read and checked: nothing is half-drawn
+    paths = []
+    for path, summary in summaries.items():
+        paths += draw(summary, ctx.out / "lra" / path.stem)
     if with_curves:
         paths += steps.draw(with_curves, ctx.out / "lra" / "steps")
     return paths
