@@ -14,9 +14,9 @@ of its speed-ups: ``torch_linear`` (``F.linear``, i.e. MKL, instead of the oneDN
 :mod:`spt_theory.cpu`) and ``no_table`` (the first block's Q, K, V computed per token instead of
 per (token, position) table row).  One more row, in every CPU case, is a bound rather than a
 model: ``attention_free`` (attention's output replaced by V, so the row is the step without any
-attention kernel, the fastest any attention kernel could make it: :class:`AttentionFreeEncoder`).  The allocator tuning of
-:func:`spt_theory.cpu.tune_allocator` is process-wide, so it applies to all models, the
-reference included.
+attention kernel, the fastest any attention kernel could make it: :class:`AttentionFreeEncoder`).
+The allocator tuning of :func:`spt_theory.cpu.tune_allocator` is process-wide, so it applies to
+all models, the reference included.
 
 Achieved GFLOP/s counts the matmul FLOPs of one training step (backward = 2x forward,
 :func:`train_step_flops`), per layer:

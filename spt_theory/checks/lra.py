@@ -56,7 +56,7 @@ from pathlib import Path
 from spt_theory.claims import Context, Measurement, claim
 from spt_theory.io import InputError, is_number, read_json, require
 from spt_theory.lra.references import gap_closed
-from spt_theory.lra.steps import best_within
+from spt_theory.lra.steps import best_within, check_runs
 from spt_theory.lra.sweep import DEFAULTS
 
 TASKS = ("listops", "pathfinder")
@@ -99,22 +99,15 @@ def _check_row(path: Path, where: str, row: dict, ratios: tuple[str, ...]) -> No
     """One cell's per-seed accuracies, runs (pretraining steps, curve of numbers) and ``ratios`` means."""
     accuracy = row.get("test_accuracy")
     require(isinstance(accuracy, dict) and isinstance(accuracy.get("per_seed"), list) and accuracy["per_seed"]
-          and all(map(is_number, accuracy["per_seed"])), path, f"{where}.test_accuracy.per_seed",
-          "a non-empty list of numbers")
-    runs = row.get("runs")
-    require(isinstance(runs, list) and runs, path, f"{where}.runs", "a non-empty array")
-    for i, run in enumerate(runs):
-        curve = run.get("curve") if isinstance(run, dict) else None
-        require(isinstance(curve, list) and curve and is_number(run.get("pretrain_steps"))
-              and all(isinstance(point, dict) and all(is_number(point.get(k)) for k in
-                                                      ("step", "val_accuracy", "test_accuracy")) for point in curve),
-              path, f"{where}.runs[{i}]", "a run with pretrain_steps and a non-empty curve of numbers")
+            and all(map(is_number, accuracy["per_seed"])), path, f"{where}.test_accuracy.per_seed",
+            "a non-empty list of numbers")
+    check_runs(path, where, row.get("runs"), ("step", "val_accuracy", "test_accuracy"))
     for ratio in ratios:
-        require(isinstance(row.get(ratio), dict) and is_number(row[ratio].get("mean")), path, f"{where}.{ratio}.mean",
-              "a number")
+        require(isinstance(row.get(ratio), dict) and is_number(row[ratio].get("mean")), path,
+                f"{where}.{ratio}.mean", "a number")
     if "spt_val_loss" in row:
         require(isinstance(row["spt_val_loss"], dict) and is_number(row["spt_val_loss"].get("mean")), path,
-              f"{where}.spt_val_loss.mean", "a number")
+                f"{where}.spt_val_loss.mean", "a number")
 
 
 def read_evidence(path: Path, task: str) -> dict:
@@ -129,11 +122,11 @@ def read_evidence(path: Path, task: str) -> dict:
     require(summary.get("task") == task, path, "task", repr(task))
     require(isinstance(summary.get("seeds"), list), path, "seeds", "an array")
     require(isinstance(summary.get("data"), dict) and is_number(summary["data"].get("n_train")), path,
-          "data.n_train", "a number")
+            "data.n_train", "a number")
     require(isinstance(summary.get("cells"), list), path, "cells", "an array")
     for index, row in enumerate(summary["cells"]):
         require(isinstance(row, dict) and isinstance(row.get("cell"), dict), path, f"cells[{index}]",
-              "an object with an object 'cell'")
+                "an object with an object 'cell'")
     found = cells(summary)
     for name in ("scratch", "spt"):
         require(found[name] is not None, path, "cells", f"one {name} cell of the setting {SETTINGS[task]}")
@@ -144,19 +137,19 @@ def read_evidence(path: Path, task: str) -> dict:
             _check_row(path, f"cells[{summary['cells'].index(row)}]", row, ratios)
     budgets = [steps for row in (found["spt"], found["frozen"]) if row is not None for steps in supervised_steps(row)]
     require(all(min(point["step"] for point in run["curve"]) <= min(budgets) for run in found["scratch"]["runs"]),
-          path, "cells (scratch runs)", f"curves with an epoch within the {min(budgets)} steps they are read at")
+            path, "cells (scratch runs)", f"curves with an epoch within the {min(budgets)} steps they are read at")
     controls = summary.get("controls")
     require(isinstance(controls, dict) and isinstance(controls.get("majority"), dict)
-          and "runs" not in controls["majority"], path, "controls", "an object with the (untrained) majority class")
+            and "runs" not in controls["majority"], path, "controls", "an object with the (untrained) majority class")
     for kind, entry in controls.items():
         accuracy = entry.get("test_accuracy") if isinstance(entry, dict) else None
         trained = isinstance(entry, dict) and "runs" in entry
         require(isinstance(accuracy, dict) and is_number(accuracy.get("mean")) if trained else is_number(accuracy),
-              path, f"controls.{kind}.test_accuracy", "a number (of a trained control: an object with a mean)")
+                path, f"controls.{kind}.test_accuracy", "a number (of a trained control: an object with a mean)")
     refs = summary.get("references")
     require(isinstance(refs, dict) and is_number(refs.get("marginal")) and is_number(refs.get("neighbour"))
-          and refs["marginal"] != refs["neighbour"], path, "references", "an object with two different numbers "
-          "marginal and neighbour")
+            and refs["marginal"] != refs["neighbour"], path, "references", "an object with two different numbers "
+            "marginal and neighbour")
     return summary
 
 

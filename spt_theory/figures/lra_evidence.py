@@ -11,27 +11,13 @@ from spt_theory.io import is_number, prepare_output, read_json, require
 
 PLAIN_AXES = ("freeze", "keep", "pretrain_task", "layers", "pretrain_epochs")
 """The axes of a cell the steps figure reads to tell plain scratch / SPT cells from ablations."""
+CURVE_KEYS = ("step", "test_accuracy")
+"""What the steps figure reads of each curve point."""
 
 
 def _numbers(values, positive: bool = False) -> bool:
     return (isinstance(values, list) and bool(values) and all(map(is_number, values))
             and (not positive or all(v > 0 for v in values)))
-
-
-def _check_curves(path: Path, where: str, runs, metric: str) -> None:
-    """Runs as the steps figure reads them: curves of (step, test_accuracy), pretraining steps,
-    optional proximity points of (step, ``metric``)."""
-    require(isinstance(runs, list) and runs, path, f"{where}.runs", "a non-empty array")
-    for i, run in enumerate(runs):
-        curve = run.get("curve") if isinstance(run, dict) else None
-        points = run.get("proximity", []) if isinstance(run, dict) else None
-        require(isinstance(curve, list) and curve and is_number(run.get("pretrain_steps"))
-                and all(isinstance(p, dict) and is_number(p.get("step")) and is_number(p.get("test_accuracy"))
-                        for p in curve)
-                and isinstance(points, list) and all(isinstance(p, dict) and is_number(p.get("step"))
-                                                     and (metric not in p or is_number(p[metric])) for p in points),
-                path, f"{where}.runs[{i}]", "a run with pretrain_steps, a non-empty curve of (step, test_accuracy) "
-                f"numbers and proximity points of (step, {metric}) numbers")
 
 
 def check_drawable(summary, path: Path) -> bool:
@@ -40,7 +26,7 @@ def check_drawable(summary, path: Path) -> bool:
     (:func:`spt_theory.lra.steps.draw`); returns whether it goes into the steps figure.  An
     InputError naming the file and the field otherwise (a string where a number is drawn would
     otherwise become a categorical axis)."""
-    from spt_theory.lra.steps import ARM_COLOURS
+    from spt_theory.lra.steps import ARM_COLOURS, check_runs
 
     require(isinstance(summary, dict), path, "(top level)", "an object")
     require(isinstance(summary.get("task"), str), path, "task", "a string")
@@ -73,7 +59,7 @@ def check_drawable(summary, path: Path) -> bool:
         require(all(axis in row["cell"] for axis in PLAIN_AXES), path, f"cells[{i}].cell",
                 "an object with the axes " + ", ".join(PLAIN_AXES))
         if row["cell"]["recipe"] in ARM_COLOURS:
-            _check_curves(path, f"cells[{i}]", row.get("runs"), metric)
+            check_runs(path, f"cells[{i}]", row.get("runs"), CURVE_KEYS, metric)
     controls = summary.get("controls", {})
     require(isinstance(controls, dict), path, "controls", "an object")
     for kind, entry in controls.items():
@@ -81,7 +67,7 @@ def check_drawable(summary, path: Path) -> bool:
         require(isinstance(entry, dict) and (kind in ARM_COLOURS if trained else is_number(entry.get("test_accuracy"))),
                 path, f"controls.{kind}", "a trained control of a known kind (runs) or a test_accuracy number")
         if trained:
-            _check_curves(path, f"controls.{kind}", entry["runs"], metric)
+            check_runs(path, f"controls.{kind}", entry["runs"], CURVE_KEYS, metric)
     return True
 
 

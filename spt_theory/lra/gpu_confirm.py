@@ -449,15 +449,16 @@ def generate_data(python: str, data: Path, sizes: Sizes, timeout: float, logs: P
         return Step("data", "ok", planned_seconds=planned, message=f"reused {data}")
     start = time.perf_counter()
     listops_dir, pf_dir, parts = data / "listops-1000", data / "pathfinder32", data / ".parts"
-    foreign = [folder for folder in (listops_dir, pf_dir, parts) if not made_here(data, folder)]
+    made = (listops_dir, pf_dir, parts)
+    foreign = [folder for folder in made if not made_here(data, folder)]
     if foreign:
         return Step("data", "failed", planned_seconds=planned,
                     message=f"{foreign[0]} exists and was not made by this script (no {CLAIM} entry, no "
                             "generator marker): move it away or choose another --out; nothing was removed")
     data.mkdir(parents=True, exist_ok=True)
-    atomic_write(data / CLAIM, lambda tmp: tmp.write_text("\n".join(f.name for f in (listops_dir, pf_dir, parts)) + "\n"))
+    atomic_write(data / CLAIM, lambda tmp: tmp.write_text("".join(f"{folder.name}\n" for folder in made)))
     done.unlink(missing_ok=True)
-    for folder in (listops_dir, pf_dir, parts):
+    for folder in made:
         shutil.rmtree(folder, ignore_errors=True)
     environment = {**os.environ, "TQDM_MININTERVAL": "10"}  # 16 progress bars: fewer updates
     step = run_step("data", data_commands(python, parts, sizes), timeout, logs, planned, environment)

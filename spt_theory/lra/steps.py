@@ -11,7 +11,7 @@ and, for a Transformer whose epoch checkpoints were kept (``SPT_KEEP_CHECKPOINTS
 proximity of its attention at each of them, SPT's and finetuning's (band mass |i-j| <= 2 over its
 uniform value; for images also the 2-D neighbour share over uniform: :mod:`spt_theory.lra.probe`),
 cached in ``<out>/steps/<task>/<kind>-<cache>.json``.  :func:`best_within` reads a curve
-at a budget; :func:`draw` is the figure.
+at a budget; :func:`check_runs` checks runs read from a summary; :func:`draw` is the figure.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import math
 from pathlib import Path
 
 from spt_theory.cache import StageCache, load_checkpoint
-from spt_theory.io import write_json
+from spt_theory.io import is_number, require, write_json
 from spt_theory.training import load_model_state, stage_steps
 
 STEPS_VERSION = 1
@@ -78,6 +78,25 @@ def trajectory(run, result: dict, limit: int | None, pretrain_steps: int) -> lis
                            **{k: stats[k] for k in ("band_ratio", "grid_ratio") if k in stats}})
     write_json(out, {"version": STEPS_VERSION, "limit": limit, "cache": result["cache"], "points": points})
     return points
+
+
+def check_runs(path: Path, where: str, runs, keys: tuple[str, ...], metric: str | None = None) -> None:
+    """``runs`` as a reader of ``path`` needs them: a non-empty array of runs with numeric
+    ``pretrain_steps`` and a non-empty curve whose points hold the numbers ``keys``; with
+    ``metric``, proximity points (optional) of numeric ``step`` and, where present, ``metric``.
+    InputError naming the file and the field ``<where>.runs[i]`` otherwise."""
+    require(isinstance(runs, list) and runs, path, f"{where}.runs", "a non-empty array")
+    proximity = "" if metric is None else f" and proximity points of (step, {metric}) numbers"
+    for i, run in enumerate(runs):
+        curve = run.get("curve") if isinstance(run, dict) else None
+        points = run.get("proximity", []) if isinstance(run, dict) and metric is not None else []
+        require(isinstance(curve, list) and curve and is_number(run.get("pretrain_steps"))
+                and all(isinstance(point, dict) and all(is_number(point.get(k)) for k in keys) for point in curve)
+                and isinstance(points, list)
+                and all(isinstance(p, dict) and is_number(p.get("step")) and (metric not in p or is_number(p[metric]))
+                        for p in points),
+                path, f"{where}.runs[{i}]",
+                f"a run with pretrain_steps and a non-empty curve of ({', '.join(keys)}) numbers{proximity}")
 
 
 def best_within(curve: list[dict], steps: int) -> float | None:
