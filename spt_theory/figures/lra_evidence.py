@@ -7,6 +7,7 @@ from pathlib import Path
 
 from spt_theory.figures.context import FigureContext, FigureSkipped
 from spt_theory.figures.registry import figure
+from spt_theory.figures.style import drawable_text
 from spt_theory.io import is_number, prepare_output, read_json, require
 
 PLAIN_AXES = ("freeze", "keep", "pretrain_task", "layers", "pretrain_epochs")
@@ -26,11 +27,13 @@ def check_drawable(summary, path: Path) -> bool:
     (:func:`spt_theory.lra.steps.draw`); returns whether it goes into the steps figure.  An
     InputError naming the file and the field otherwise (a string where a number is drawn would
     otherwise become a categorical axis)."""
-    from spt_theory.lra.steps import ARM_COLOURS, check_runs
+    from spt_theory.lra.steps import ARM_COLOURS, check_runs, proximity_metric
+    from spt_theory.lra.sweep import proximity_of
 
     require(isinstance(summary, dict), path, "(top level)", "an object")
-    require(isinstance(summary.get("task"), str), path, "task", "a string")
-    require(isinstance(summary.get("seeds"), list), path, "seeds", "an array")
+    require(drawable_text(summary.get("task")), path, "task", "a string the figures' font can draw")
+    require(isinstance(summary.get("seeds"), list) and all(type(seed) is int for seed in summary["seeds"]), path,
+            "seeds", "an array of integers")
     data, config = summary.get("data"), summary.get("config")
     require(isinstance(data, dict) and is_number(data.get("width")) and is_number(data.get("n_train")), path,
             "data", "an object with numbers width and n_train")
@@ -39,11 +42,11 @@ def check_drawable(summary, path: Path) -> bool:
     rows = summary.get("cells")
     require(isinstance(rows, list) and rows and all(isinstance(row, dict) for row in rows), path, "cells",
             "a non-empty array of objects")
-    metric = "grid_ratio" if any("grid_ratio" in row for row in rows) else "band_ratio"
+    metric = proximity_of(rows)
     for i, row in enumerate(rows):
         where, cell, accuracy = f"cells[{i}]", row.get("cell"), row.get("test_accuracy")
-        require(isinstance(row.get("label"), str) and isinstance(cell, dict) and isinstance(cell.get("recipe"), str),
-                path, where, "an object with a string label and a cell with a string recipe")
+        require(drawable_text(row.get("label")) and isinstance(cell, dict) and isinstance(cell.get("recipe"), str),
+                path, where, "an object with a label the figures' font can draw and a cell with a string recipe")
         require(isinstance(accuracy, dict) and is_number(accuracy.get("mean")) and is_number(accuracy.get("std"))
                 and _numbers(accuracy.get("per_seed")), path, f"{where}.test_accuracy",
                 "an object with numbers mean and std and a non-empty list of numbers per_seed")
@@ -55,6 +58,7 @@ def check_drawable(summary, path: Path) -> bool:
     if not (isinstance(runs, list) and runs and isinstance(runs[0], dict) and "curve" in runs[0]):
         return False
     require(config.get("masking") in ("pixel", "token"), path, "config.masking", "'pixel' or 'token'")
+    metric = proximity_metric(summary)
     for i, row in enumerate(rows):
         require(all(axis in row["cell"] for axis in PLAIN_AXES), path, f"cells[{i}].cell",
                 "an object with the axes " + ", ".join(PLAIN_AXES))
@@ -64,8 +68,10 @@ def check_drawable(summary, path: Path) -> bool:
     require(isinstance(controls, dict), path, "controls", "an object")
     for kind, entry in controls.items():
         trained = isinstance(entry, dict) and "runs" in entry
-        require(isinstance(entry, dict) and (kind in ARM_COLOURS if trained else is_number(entry.get("test_accuracy"))),
-                path, f"controls.{kind}", "a trained control of a known kind (runs) or a test_accuracy number")
+        require(isinstance(entry, dict) and (kind in ARM_COLOURS if trained else
+                                             drawable_text(kind) and is_number(entry.get("test_accuracy"))),
+                path, f"controls.{kind}", "a trained control of a known kind (runs) or a test_accuracy number "
+                "under a name the figures' font can draw")
         if trained:
             check_runs(path, f"controls.{kind}", entry["runs"], CURVE_KEYS, metric)
     return True

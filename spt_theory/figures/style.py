@@ -1,8 +1,10 @@
 """The look of every figure: Okabe & Ito's colour-blind-safe palette, one- and two-column sizes,
-8 pt type, :func:`new_figure` to open a figure in that style and :func:`save_figure` to write it."""
+8 pt type, :func:`new_figure` to open a figure in that style and :func:`save_figure` to write it;
+:func:`drawable_text` says whether the figures' font can draw a text read from a file."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import matplotlib
@@ -31,6 +33,20 @@ STYLE = {
     "lines.linewidth": 1.2, "lines.markersize": 3.5, "savefig.dpi": 300, "pdf.fonttype": 42,
     "image.cmap": "viridis", "axes.linewidth": 0.6, "xtick.major.width": 0.6, "ytick.major.width": 0.6,
 }
+
+
+@functools.cache
+def _font():
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    return FT2Font(font_manager.findfont(font_manager.FontProperties()))
+
+
+def drawable_text(text) -> bool:
+    """A string whose every character has a glyph in the figures' font (matplotlib draws a box
+    and warns for the others)."""
+    return isinstance(text, str) and all(_font().get_char_index(ord(ch)) for ch in text)
 
 
 def new_figure(width: float, height: float, nrows: int = 1, ncols: int = 1, **kw):

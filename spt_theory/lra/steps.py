@@ -83,7 +83,8 @@ def trajectory(run, result: dict, limit: int | None, pretrain_steps: int) -> lis
 def check_runs(path: Path, where: str, runs, keys: tuple[str, ...], metric: str | None = None) -> None:
     """``runs`` as a reader of ``path`` needs them: a non-empty array of runs with numeric
     ``pretrain_steps`` and a non-empty curve whose points hold the numbers ``keys``; with
-    ``metric``, proximity points (optional) of numeric ``step`` and, where present, ``metric``.
+    ``metric``, proximity points (the list may be absent or empty) each holding the numbers
+    ``step`` and ``metric`` (:func:`draw` averages ``metric`` over every point).
     InputError naming the file and the field ``<where>.runs[i]`` otherwise."""
     require(isinstance(runs, list) and runs, path, f"{where}.runs", "a non-empty array")
     proximity = "" if metric is None else f" and proximity points of (step, {metric}) numbers"
@@ -93,8 +94,7 @@ def check_runs(path: Path, where: str, runs, keys: tuple[str, ...], metric: str 
         require(isinstance(curve, list) and curve and is_number(run.get("pretrain_steps"))
                 and all(isinstance(point, dict) and all(is_number(point.get(k)) for k in keys) for point in curve)
                 and isinstance(points, list)
-                and all(isinstance(p, dict) and is_number(p.get("step")) and (metric not in p or is_number(p[metric]))
-                        for p in points),
+                and all(isinstance(p, dict) and is_number(p.get("step")) and is_number(p.get(metric)) for p in points),
                 path, f"{where}.runs[{i}]",
                 f"a run with pretrain_steps and a non-empty curve of ({', '.join(keys)}) numbers{proximity}")
 
@@ -111,6 +111,11 @@ def best_within(curve: list[dict], steps: int) -> float | None:
 ARM_COLOURS = {"scratch": "#777777", "spt": "#4c72b0", "cnn": "#55a868", "lstm": "#55a868", "bag": "#8172b2"}
 
 
+def proximity_metric(summary: dict) -> str:
+    """The proximity the steps figure draws: the 2-D neighbour share for pixel masking, else band mass."""
+    return "grid_ratio" if summary["config"]["masking"] == "pixel" else "band_ratio"
+
+
 def draw(summaries: list[dict], path: Path) -> list[Path]:
     """Test accuracy against optimiser steps, one column per task summary: every scratch and
     plain SPT cell (mean over seeds, thin lines: seeds; SPT's curve starts after its pretraining
@@ -122,7 +127,7 @@ def draw(summaries: list[dict], path: Path) -> list[Path]:
     fig, axes = plt.subplots(2, len(summaries), figsize=(6 * len(summaries), 7), sharex="col", squeeze=False)
     for column, summary in enumerate(summaries):
         top, bottom = axes[0][column], axes[1][column]
-        metric = "grid_ratio" if summary["config"]["masking"] == "pixel" else "band_ratio"
+        metric = proximity_metric(summary)
         arms = [(row["label"], row["cell"]["recipe"], row["runs"]) for row in summary["cells"]
                 if _plain(row["cell"])]
         arms += [(f"control {kind}", kind, entry["runs"]) for kind, entry in summary.get("controls", {}).items()

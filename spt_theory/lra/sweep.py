@@ -297,7 +297,7 @@ def run_control(base: RunOptions, kind: str, seed: int, runtime, data_cache: dic
 
 def format_summary(summary: dict) -> str:
     """The results table: one row per cell, mean ± sd over seeds."""
-    proximity = "grid_ratio" if any("grid_ratio" in row for row in summary["cells"]) else "band_ratio"
+    proximity = proximity_of(summary["cells"])
     what = "2-D neighbours / uniform" if proximity == "grid_ratio" else "band mass / uniform"
     header = f"{'cell':<44} {'test acc % (mean ± sd)':>24}  {what + ' (trained)':>30}  {'(SPT ckpt)':>11}"
     lines = [f"{summary['task']}: seeds {summary['seeds']}, {summary['data']['n_train']} train / "
@@ -331,7 +331,7 @@ def draw(summary: dict, path: Path) -> list[Path]:
     from spt_theory.figures.style import plt, save_figure  # matplotlib on the Agg backend
 
     rows = summary["cells"]
-    proximity = "grid_ratio" if any("grid_ratio" in row for row in rows) else "band_ratio"
+    proximity = proximity_of(rows)
     legend = {"after supervised training", "SPT checkpoint"}  # each label once
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 0.5 * len(rows) + 2.2), sharey=True)
     ys = list(range(len(rows)))[::-1]
@@ -371,6 +371,11 @@ def draw(summary: dict, path: Path) -> list[Path]:
     written = [save_figure(fig, path.with_suffix(suffix), dpi=130) for suffix in (".png", ".pdf")]
     plt.close(fig)
     return written
+
+
+def proximity_of(rows: list[dict]) -> str:
+    """The proximity the sweep figure draws: the 2-D neighbour share where a cell has it, else band mass."""
+    return "grid_ratio" if any("grid_ratio" in row for row in rows) else "band_ratio"
 
 
 def _once(labels: set[str], text: str) -> str | None:
