@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spt_theory import evidence
+
 
 @dataclass(frozen=True)
 class Context:
@@ -31,8 +33,10 @@ class Context:
     seeds: tuple[int, ...] = (0,)
     cache_dir: Path = Path("runs")
     progress: bool = True
-    lra_evidence: Path = Path(__file__).resolve().parents[1] / "figures" / "lra"
-    """Where the committed LRA sweep summaries lie (claims L*)."""
+    lra_evidence: Path = field(default_factory=lambda: evidence.path(evidence.LRA))
+    """Where the committed LRA sweep summaries lie (claims L1-L4; package data)."""
+    evidence_root: Path = field(default_factory=evidence.root)
+    """The committed evidence (package data): the race, the plateau grid (claims L5, P*)."""
 
 
 VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE", "SKIP", "ERROR")
@@ -56,6 +60,8 @@ class Measurement:
     passed: bool
     details: dict = field(default_factory=dict)
     inconclusive: str | None = None
+    lines: tuple[str, ...] = ()
+    """Lines printed under the row (e.g. one verdict per task of an LRA claim)."""
 
     @property
     def verdict(self) -> str:

@@ -24,7 +24,8 @@ biases) multiplied by it after the seeded default init.
 Each run is stored under ``<cache>/<key>/`` (:class:`~spt_theory.cache.StageCache`, key = hash of
 the :class:`PlateauRun` and the format): ``last.pt`` every :data:`CHECKPOINT_EVERY` steps (resume
 point), ``run.json`` when done.  ``python -m spt_theory.plateau`` trains the grid
-(:func:`grid`) and writes the summary ``figures/plateau/plateau_runs.json`` that the claims P1-P5
+(:func:`grid`) and writes its summary (``CACHE_DIR/plateau_runs.json``; ``--promote`` copies a complete
+grid's into the committed evidence ``spt_theory/evidence/plateau/plateau_runs.json``) that the claims P1-P5
 (:mod:`spt_theory.checks.plateau`) and the figure ``plateau_law`` read.
 """
 
@@ -42,7 +43,8 @@ from pathlib import Path
 
 import torch
 
-from spt_theory import paper_runs
+from spt_theory import evidence, paper_runs
+from spt_theory.evidence import schema
 from spt_theory.cache import StageCache, StageState, config_hash, load_checkpoint, save_checkpoint
 from spt_theory.experiments import WalkData, built_data
 from spt_theory.io import write_json
@@ -67,9 +69,12 @@ CHECKPOINT_EVERY = 1000
 FINETUNE_CAP = 375
 SPT_GRID = tuple(round(125 * 2 ** (k / 2)) for k in range(-4, 9))
 """31, 44, 62, 88, 125, 177, 250, 354, 500, 707, 1000, 1414, 2000 SPT steps."""
-EVIDENCE = Path(__file__).resolve().parents[1] / "figures" / "plateau"
+EVIDENCE = evidence.path(evidence.PLATEAU)
+"""The committed grid and noise scales (package data), read by the claims P*."""
 SUMMARY = EVIDENCE / "plateau_runs.json"
 GRADIENT_RMS = EVIDENCE / "gradient_rms.json"
+RUNS = Path("runs/plateau")
+"""Where ``plateau`` trains and writes its summary unless told (a user folder, never the evidence)."""
 
 
 def eval_every(n: int) -> int:
@@ -113,7 +118,8 @@ class PlateauRun:
     def cache(self, root: Path) -> StageCache:
         return StageCache.of(root, {"format": FORMAT, "run": dataclasses.asdict(self), "eval_size": EVAL_SIZE,
                                     "escape": ESCAPE, "solved": SOLVED, "batch": BATCH, "lr": self.lr,
-                                    "data": dataclasses.asdict(self.data)})
+                                    "data": dataclasses.asdict(self.data),
+                                    "model": dataclasses.asdict(self.data.model_config())})
 
 
 def make_optimiser(model: Encoder, optimiser: str, lr: float) -> torch.optim.Optimizer:
@@ -311,13 +317,15 @@ def gradient_rms(n: int, objective: str, seed: int, batches: int = 16) -> float:
     return math.sqrt(total / batches)
 
 
-def measure_gradient_rms(path: Path = GRADIENT_RMS) -> dict:
+def measure_gradient_rms(path: Path) -> dict:
     """:func:`gradient_rms` of both losses at every n of :data:`LENGTHS` and seed of :data:`SEEDS`,
     written to ``path`` (the input of the law's AdamW predictions, measured before the grid)."""
     values = {objective: {str(n): [gradient_rms(n, objective, s) for s in SEEDS] for n in LENGTHS}
               for objective in ("supervised", "spt")}
-    record = {"what": "RMS over W_Q, W_K coordinates of the batch-64 gradient at the default init, 16 batches",
-              "seeds": list(SEEDS), "torch": str(torch.__version__), "rms": values}
+    record = {"schema_version": schema.SCHEMA_VERSION,
+              "what": "RMS over W_Q, W_K coordinates of the batch-64 gradient at the default init, 16 batches",
+              "seeds": list(SEEDS), "torch": str(torch.__version__), "rms": values,
+              "model_defaults": schema.model_defaults()}
     write_json(path, record)
     return record
 
@@ -359,13 +367,15 @@ def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGT
                      "capped": value is None, "finetune_steps_to_95": out.get("finetune_steps_to_95"),
                      "tried": out.get("tried"), "seconds": out["seconds"]})
         seconds += out["seconds"]
-    record = {"what": "plateau-law grid (spt_theory.plateau): scratch escape steps, SPT steps to 95%",
+    record = {"schema_version": schema.SCHEMA_VERSION,
+              "what": "plateau-law grid (spt_theory.plateau): scratch escape steps, SPT steps to 95%",
               "criteria": {"escape_accuracy": ESCAPE, "solved": SOLVED, "eval_size": EVAL_SIZE,
                            "eval_every": {str(n): eval_every(n) for n in lengths}, "finetune_cap": FINETUNE_CAP,
                            "spt_grid": list(SPT_GRID)},
               "data": dataclasses.asdict(WalkData()), "batch": BATCH, "sgd_momentum": SGD_MOMENTUM,
               "seeds": list(SEEDS), "torch": str(torch.__version__), "python": platform.python_version(),
-              "grid_seconds": round(seconds, 1), "runs": rows}
+              "grid_seconds": round(seconds, 1), "runs": rows, "partial": len(rows) < len(grid(lengths)),
+              "model_defaults": schema.model_defaults()}
     write_json(path, record)
     return record
 
@@ -373,23 +383,29 @@ def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGT
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m spt_theory.plateau",
                                 description="Train (or read) the plateau-law grid and write its summary JSON.")
-    p.add_argument("--cache-dir", type=Path, default=Path("/work/plateau-runs"), metavar="DIR")
+    p.add_argument("--cache-dir", type=Path, default=RUNS, metavar="DIR",
+                   help=f"where runs are trained and cached (default {RUNS})")
     p.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
     p.add_argument("--only", choices=("adamw", "sgd", "spt"), nargs="+")
     p.add_argument("--threads", type=int, metavar="N")
-    p.add_argument("--summary", type=Path, default=SUMMARY)
-    p.add_argument("--gradient-rms", action="store_true", help=f"measure the noise scales into {GRADIENT_RMS.name}")
+    p.add_argument("--summary", type=Path, metavar="PATH",
+                   help="summary JSON (default CACHE_DIR/plateau_runs.json; never the committed evidence)")
+    p.add_argument("--promote", action="store_true",
+                   help="copy a complete grid's summary into the committed evidence (package data "
+                        f"{SUMMARY.name}); refused for a partial grid")
+    p.add_argument("--gradient-rms", action="store_true", help=f"measure the noise scales into CACHE_DIR/{GRADIENT_RMS.name}")
     p.add_argument("--table", action="store_true", help="print the README's table from the committed summary")
     args = p.parse_args(argv)
+    summary_path = args.summary or args.cache_dir / SUMMARY.name
     if args.table:
         from spt_theory.checks.plateau import load, markdown_table
 
-        print(markdown_table(load(args.summary), load(GRADIENT_RMS)))
+        print(markdown_table(load(args.summary or SUMMARY), load(GRADIENT_RMS)))
         return 0
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     if args.gradient_rms:
-        measure_gradient_rms()
+        print(f"wrote {measure_gradient_rms(args.cache_dir / GRADIENT_RMS.name) and args.cache_dir / GRADIENT_RMS.name}")
         return 0
     for r in grid(tuple(args.lengths)):
         if args.only and (r.kind if r.kind == "spt" else r.optimiser) not in args.only:
@@ -398,7 +414,21 @@ def main(argv: list[str] | None = None) -> int:
         value = out.get("spt_steps_to_95", out.get("escape_step"))
         print(f"{r.kind} n={r.length} {r.optimiser} scale={r.qk_scale:g} seed={r.seed}: {value} "
               f"({out['seconds']} s)", flush=True)
-        summarise(args.cache_dir, args.summary, tuple(args.lengths))
+        summarise(args.cache_dir, summary_path, tuple(args.lengths))
+    if args.promote:
+        return promote_summary(args.cache_dir, summary_path, tuple(args.lengths))
+    return 0
+
+
+def promote_summary(root: Path, summary_path: Path, lengths: tuple[int, ...]) -> int:
+    """``--promote``: the summary of a complete grid (every run of :func:`grid` finished in
+    ``root``) into the committed evidence; a partial one is refused (exit 2), nothing changed."""
+    record = summarise(root, summary_path, lengths)
+    if record["partial"] or lengths != LENGTHS:
+        print(f"error: --promote: {summary_path} is a partial grid ({len(record['runs'])} of "
+              f"{len(grid(LENGTHS))} runs): nothing was promoted", file=sys.stderr)
+        return 2
+    print(f"promoted {summary_path} -> {evidence.promote(summary_path, evidence.PLATEAU, SUMMARY.name)}")
     return 0
 
 

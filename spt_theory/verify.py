@@ -1,7 +1,7 @@
 """``python -m spt_theory.verify``: check every claim and print one row per claim.
 
 Layers 1 (exact theory, claims T*) and 2 (synthetic experiments, E*; mechanism controls, X*),
-and the LRA evidence (L*), read from the committed sweep results in figures/lra/ (not retrained).
+and the LRA evidence (L*), read from the committed evidence (package data, not retrained).
 Quick mode runs on a laptop CPU in minutes; ``--full`` runs the paper-sized experiments over
 several seeds.  Trained runs are cached under ``--cache-dir`` by a hash of their full config, so
 a second verify (and ``python -m spt_theory.figures``) reuses them.
@@ -32,6 +32,8 @@ from pathlib import Path
 
 from spt_theory import checks, cli_args, records
 from spt_theory.claims import Claim, Context, Measurement, all_claims
+from spt_theory import evidence
+from spt_theory.evidence import EvidenceError
 from spt_theory.io import InputError, StorageError, write_json
 from synthetic.interrupts import interruptible
 from synthetic.progress import Progress
@@ -87,9 +89,14 @@ def run_claim(claim: Claim, ctx: Context) -> dict:
         m: Measurement = claim.check(ctx)
         verdict = m.verdict
         row = {"measured": m.measured, "threshold": m.threshold, "details": m.details}
+        if m.lines:
+            row["lines"] = list(m.lines)
         if m.inconclusive:
             row["inconclusive"] = m.inconclusive
-    except InputError:  # bad input (a file a check reads) or an unwritable cache: one line, exit 2
+    except EvidenceError as exc:  # no evidence, no verdict: an ERROR row of one line
+        verdict = "ERROR"
+        row = {"measured": "no evidence", "threshold": "-", "details": {"evidence_error": str(exc)}}
+    except InputError:  # bad input (the command line) or an unwritable cache: one line, exit 2
         raise
     except Exception as exc:  # a broken check must not hide the other claims
         verdict = "ERROR"
@@ -126,8 +133,12 @@ def _print_row(row: dict, width: int) -> None:
     if row["record"] is not None and row["matches_record"] is False:
         print(f"     CHANGED: recorded {row['record']['verdict']}, now "
               f"{records.RECORD_OF_VERDICT.get(row['verdict'], row['verdict'])} ({row['verdict']})", flush=True)
-    if row.get("inconclusive"):
+    for line in row.get("lines", ()):
+        print(f"     {line}", flush=True)
+    if row.get("inconclusive") and not row.get("lines"):
         print(f"     INCONCLUSIVE: {row['inconclusive']}", flush=True)
+    if "evidence_error" in row["details"]:
+        print(f"     ERROR: {row['details']['evidence_error']}", flush=True)
 
 
 def exit_code(rows: list[dict], strict: bool) -> int:
@@ -152,7 +163,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Check every claim of spt-theory: the gradient lemmas T1-T7 (symbolic, autograd, "
                     "negative controls), the synthetic experiments E1-E14, the mechanism controls X* "
-                    "and the LRA evidence L* (read from figures/lra/).\n"
+                    "and the LRA evidence L* (read from the committed evidence).\n"
                     "One row per claim: id, verdict (PASS / FAIL / INCONCLUSIVE / SKIP), the record "
                     "('= holds', '= does not hold': the paper claim's verdict on record reproduced; "
                     "'CHANGED'; 'project': a claim of the toolkit that must PASS), pre / post (threshold "
@@ -175,8 +186,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="also write the report as JSON to PATH (checked before any claim runs)")
     p.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR",
                    help="where trained runs are cached by config hash (default: ./runs)")
-    p.add_argument("--lra-evidence", type=Path, default=Context.lra_evidence, metavar="DIR",
-                   help="committed LRA sweep summaries read by the L claims (default: figures/lra)")
+    p.add_argument("--evidence", type=Path, default=evidence.root(), metavar="DIR",
+                   help="the committed evidence read by the L and P claims (default: the package's)")
+    p.add_argument("--lra-evidence", type=Path, metavar="DIR",
+                   help="LRA sweep summaries read by L1-L4 (default: EVIDENCE/lra)")
     p.add_argument("--list", action="store_true", help="list the claims (kind, record) and exit")
     cli_args.add_threads(p)
     cli_args.add_no_progress(p)
@@ -232,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     seeds = tuple(args.seeds) if args.seeds else ((0, 1, 2) if args.full else (0,))
     progress = not args.no_progress
-    ctx = Context(full=args.full, seeds=seeds, cache_dir=args.cache_dir, lra_evidence=args.lra_evidence,
+    ctx = Context(full=args.full, seeds=seeds, cache_dir=args.cache_dir, evidence_root=args.evidence,
+                  lra_evidence=args.lra_evidence or args.evidence / evidence.LRA,
                   progress=progress)
     width = 58
     mode = "full" if args.full else "quick"
@@ -261,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     code = exit_code(rows, args.strict)
     print(summary_line(rows, seconds, code))
     for r in rows:
-        if r["verdict"] == "ERROR":
+        if r["verdict"] == "ERROR" and "traceback" in r["details"]:
             print(f"\n{r['id']} raised:\n{r['details']['traceback']}", file=sys.stderr)
     if args.json:
         import torch

@@ -245,7 +245,7 @@ def test_lra_evidence_reads_the_committed_sweeps_whatever_out_and_redraws_the_sa
     assert figures_cli.main(["--only", "lra_evidence", "--out", str(out)]) == 0
     drawn = sorted((out / "lra").iterdir())
     assert [p.name for p in drawn if p.suffix == ".pdf"] == sorted(
-        [p.with_suffix(".pdf").name for p in (REPO / "figures" / "lra").glob("*.json")] + ["steps.pdf"])
+        [p.with_suffix(".pdf").name for p in (REPO / "spt_theory" / "evidence" / "lra").glob("*.json")] + ["steps.pdf"])
     first = {p.name: p.read_bytes() for p in drawn}
     assert not any(b"/CreationDate" in data for name, data in first.items() if name.endswith(".pdf"))
     assert not any(b"Software" in data[:4096] for name, data in first.items() if name.endswith(".png"))

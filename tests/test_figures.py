@@ -185,7 +185,7 @@ def test_lra_evidence_refuses_a_value_it_would_draw_wrong_and_writes_nothing(con
     another summary is fine."""
     out, evidence = tmp_path / "figs", tmp_path / "evidence"
     evidence.mkdir()
-    good = json.loads((REPO / "figures/lra/listops.json").read_text())
+    good = json.loads((REPO / "spt_theory/evidence/lra/listops.json").read_text())
     (evidence / "listops.json").write_text(json.dumps(good))
     ctx = dataclasses.replace(context, out=out, lra_evidence=evidence)
     for edit, field in ((lambda s: s["cells"][0]["test_accuracy"].update(mean="0.3"), "cells[0].test_accuracy"),

@@ -329,7 +329,7 @@ def test_imdb_folder(entries, folders, tmp_path):
 
 # --------------------------------------------------------------------------- LRA evidence JSON
 
-EVIDENCE = {task: (REPO / f"figures/lra/{task}.json").read_bytes() for task in lra_checks.TASKS}
+EVIDENCE = {task: (REPO / f"spt_theory/evidence/lra/{task}.json").read_bytes() for task in lra_checks.TASKS}
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
                            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
                                                                                         max_size=3), max_leaves=5)

@@ -73,10 +73,12 @@ def test_plateau_figure_draws_the_committed_grid(tmp_path):
     from spt_theory.figures.context import FigureContext, FigureSkipped
     from spt_theory.figures.plateau_law import plateau_law
 
-    with pytest.raises(FigureSkipped):
-        plateau_law(FigureContext(out=tmp_path))
-    shutil.copytree(plateau.EVIDENCE, tmp_path / "plateau")
-    paths = plateau_law(FigureContext(out=tmp_path))
+    from spt_theory.evidence import EvidenceError
+
+    with pytest.raises(EvidenceError, match="plateau_runs.json: missing"):
+        plateau_law(FigureContext(out=tmp_path, evidence_root=tmp_path / "evidence"))
+    shutil.copytree(plateau.EVIDENCE, tmp_path / "evidence" / "plateau")
+    paths = plateau_law(FigureContext(out=tmp_path, evidence_root=tmp_path / "evidence"))
     assert [p.suffix for p in paths] == [".png", ".pdf", ".json"]
     record = json.loads(paths[2].read_text())
     summary = json.loads(plateau.SUMMARY.read_text())

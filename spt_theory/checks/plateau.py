@@ -1,8 +1,8 @@
 r"""Claims P1-P5: the plateau law (lemma T8, ``proofs/T8_plateau_law.md``) against the committed grid.
 
-verify does not train these: it reads ``figures/plateau/plateau_runs.json`` (the escape steps and
+verify does not train these: it reads ``spt_theory/evidence/plateau/plateau_runs.json`` (the escape steps and
 SPT steps of every run of :func:`spt_theory.plateau.grid`, written by ``python -m spt_theory.plateau``)
-and ``figures/plateau/gradient_rms.json`` (the noise scale s(n), measured before the grid).
+and ``evidence/plateau/gradient_rms.json`` (the noise scale s(n), measured before the grid).
 
 The law (T8), per optimiser, with rate lambda the growth rate of the proximity component of M near
 the saddle, lambda ∝ beta_n(p) ∝ 1/n per unit step in gradient flow:
@@ -41,6 +41,8 @@ import math
 import statistics
 
 from spt_theory import plateau
+from spt_theory import evidence
+from spt_theory.evidence import schema
 from spt_theory.claims import Context, Measurement, claim, undecided
 from spt_theory.per_token import pair_coupling_bound
 
@@ -54,9 +56,20 @@ GROUP = "Plateau law (issue 25)"
 
 
 def load(path):
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: missing; run `python -m spt_theory.plateau` (see figures/README.md)")
-    return json.loads(path.read_text())
+    """The plateau evidence ``path`` (the grid or the gradient RMS), validated by its schema;
+    EvidenceError (an ERROR row) if missing, unreadable or not of the format."""
+    model = schema.GradientRMS if path.name == plateau.GRADIENT_RMS.name else schema.PlateauRuns
+    return schema.load(path, model)
+
+
+def grid_of(ctx: Context) -> dict:
+    """The committed plateau grid of ``ctx``'s evidence."""
+    return load(ctx.evidence_root / evidence.PLATEAU / plateau.SUMMARY.name)
+
+
+def rms_of(ctx: Context) -> dict:
+    """The committed gradient RMS of ``ctx``'s evidence."""
+    return load(ctx.evidence_root / evidence.PLATEAU / plateau.GRADIENT_RMS.name)
 
 
 def slope(xs: list[float], ys: list[float]) -> float:
@@ -183,7 +196,7 @@ def extrapolate(by_n: dict[int, dict], lengths: tuple[int, ...] = LRA_LENGTHS) -
 @claim("P1", "AdamW plateau: T ∝ n^(1 + dln s/dln n), s grad RMS", section=GROUP,
        method="escape (acc>=.6) n 25-200, 3 seeds, committed")
 def check_p1(ctx: Context) -> Measurement:
-    summary, rms = load(plateau.SUMMARY), load(plateau.GRADIENT_RMS)
+    summary, rms = grid_of(ctx), rms_of(ctx)
     predicted = predicted_adamw_exponent(rms)
     by_n = cells(summary, "scratch")
     details = {"noise_scale": noise_scale(rms, "supervised")}
@@ -200,7 +213,7 @@ def predicted_sgd_exponent(lengths: list[int], p: float) -> float:
 @claim("P2", "SGD plateau: T ∝ 1/beta_n(p) ~ n (gradient-flow law)", section=GROUP,
        method="escape (acc>=.6) SGD m.9 lr.3, n 25, 50, committed")
 def check_p2(ctx: Context) -> Measurement:
-    summary = load(plateau.SUMMARY)
+    summary = grid_of(ctx)
     by_n = cells(summary, "scratch", "sgd")
     predicted = predicted_sgd_exponent(sorted(by_n) if len(by_n) > 1 else list(plateau.SGD_LENGTHS),
                                        summary["data"]["p"])
@@ -229,19 +242,19 @@ def init_check(summary: dict, predict) -> Measurement:
 @claim("P3", "AdamW, W_Q,W_K init /10: T grows as the noise floor says", section=GROUP,
        method="T(sigma/10) from T(sigma), fixed rate, a*=1, committed")
 def check_p3(ctx: Context) -> Measurement:
-    return init_check(load(plateau.SUMMARY), lambda t: adamw_escape(adamw_rate(t), SIGMA / 10))
+    return init_check(grid_of(ctx), lambda t: adamw_escape(adamw_rate(t), SIGMA / 10))
 
 
 @claim("P3b", "AdamW, W_Q,W_K init /10: T shrinks (scale-free steps)", section=GROUP,
        method="T(sigma/10) from T(sigma), s ∝ |W_K|, a*=1, committed")
 def check_p3b(ctx: Context) -> Measurement:
-    return init_check(load(plateau.SUMMARY), lambda t: scale_free_escape(t, SIGMA / 10))
+    return init_check(grid_of(ctx), lambda t: scale_free_escape(t, SIGMA / 10))
 
 
 @claim("P4", "SGD's plateau >= AdamW's x eta_A(1-beta)/(eta_S s)", section=GROUP,
        method="T_SGD/T_AdamW vs noise-scale bound, n 25, 50, committed")
 def check_p4(ctx: Context) -> Measurement:
-    summary, rms = load(plateau.SUMMARY), load(plateau.GRADIENT_RMS)
+    summary, rms = grid_of(ctx), rms_of(ctx)
     adam, sgd = cells(summary, "scratch"), cells(summary, "scratch", "sgd")
     s = noise_scale(rms, "supervised")
     rows, ok, undecided_n = {}, True, []
@@ -264,7 +277,7 @@ def check_p4(ctx: Context) -> Measurement:
 @claim("P5", "SPT/scratch steps ratio ∝ n^(dln(s_rec/s)/dln n)", section=GROUP,
        method="SPT steps to 95% / AdamW escape, n 25-200, committed")
 def check_p5(ctx: Context) -> Measurement:
-    summary, rms = load(plateau.SUMMARY), load(plateau.GRADIENT_RMS)
+    summary, rms = grid_of(ctx), rms_of(ctx)
     adam, spt = cells(summary, "scratch"), cells(summary, "spt")
     ratios = {n: {"values": [geometric_mean(spt[n]["values"]) / geometric_mean(adam[n]["values"])],
                   "capped": spt[n]["capped"] or adam[n]["capped"]} for n in sorted(set(adam) & set(spt))}

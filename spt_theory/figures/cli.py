@@ -36,7 +36,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help=f"LRA result JSONs for lra_table (default: {context.LRA_RESULTS})")
     p.add_argument("--lra-evidence", type=Path, default=context.LRA_EVIDENCE, metavar="DIR",
                    help="committed LRA sweep summaries that lra_evidence redraws into OUT/lra/ "
-                        "(default: the repository's figures/lra)")
+                        "(default: the committed evidence)")
     cli_args.add_threads(p)
     cli_args.add_no_progress(p)
     return p.parse_args(argv)

@@ -19,6 +19,7 @@ import matplotlib
 import numpy as np
 import torch
 
+from spt_theory import evidence
 from spt_theory import paper_runs
 from spt_theory.cache import config_hash
 from spt_theory.claims import Context
@@ -33,8 +34,8 @@ DEFAULT_BUDGET = Budget()
 DEFAULT_MODEL: dict = {}
 DEFAULT_T3_COUNT = 16
 LRA_RESULTS = Path("runs/lra/results")
-LRA_EVIDENCE = Context.lra_evidence
-"""The committed LRA sweep summaries (``figures/lra/`` of the repository, the L claims' input)."""
+LRA_EVIDENCE = evidence.path(evidence.LRA)
+"""The committed LRA sweep summaries (package data ``evidence/lra/``, the L claims' input)."""
 
 
 EPOCH_SECONDS = 5.6
@@ -85,6 +86,8 @@ class FigureContext:
     t3_count: int = DEFAULT_T3_COUNT
     lra_results: Path = LRA_RESULTS
     lra_evidence: Path = LRA_EVIDENCE
+    evidence_root: Path = evidence.root()
+    """The committed evidence (package data) the plateau and race figures redraw."""
     probe_size: int = 256
     train: bool = True
     """Train the runs the cache lacks; False: :class:`NotCached` names them instead."""

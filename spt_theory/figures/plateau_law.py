@@ -1,7 +1,7 @@
 """Figure ``plateau_law`` (P1-P5): escape step against n, log-log, from the committed plateau grid.
 
-Reads ``OUT/plateau/plateau_runs.json`` and ``OUT/plateau/gradient_rms.json`` (written by
-``python -m spt_theory.plateau``), no training: per grid row (AdamW at the default init and at
+Reads the committed ``evidence/plateau/plateau_runs.json`` and ``gradient_rms.json`` (written by
+``python -m spt_theory.plateau``, promoted with ``--promote``), no training: per grid row (AdamW at the default init and at
 init / 10, SGD, SPT's steps to 95%) the seeds (small dots; a capped run as an upward triangle at its
 cap, a lower bound) and the geometric mean over seeds (large markers, open where a seed is
 capped), with the law's predictions
@@ -10,11 +10,10 @@ of :func:`spt_theory.checks.plateau.predicted_curves` as lines.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from spt_theory.checks import plateau as law
-from spt_theory.figures.context import FigureContext, FigureSkipped, save
+from spt_theory.figures.context import FigureContext, save
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, OKABE_ITO, RECIPE_COLOUR, STYLE, new_figure, plt
 
@@ -33,10 +32,8 @@ LINES = (("adamw", "T8 AdamW: n s(n)", RECIPE_COLOUR["scratch"], "-"),
 def plateau_law(ctx: FigureContext) -> list[Path]:
     """Escape step (first step with test accuracy >= 0.6) of scratch runs and SPT steps to 95%
     against the length n, log-log; lines: the law's predictions (module doc)."""
-    paths = [ctx.out / "plateau" / name for name in ("plateau_runs.json", "gradient_rms.json")]
-    if not all(p.exists() for p in paths):
-        raise FigureSkipped(f"no committed plateau grid under {ctx.out / 'plateau'}")
-    summary, rms = (json.loads(p.read_text()) for p in paths)
+    summary = law.load(ctx.evidence_root / "plateau" / "plateau_runs.json")
+    rms = law.load(ctx.evidence_root / "plateau" / "gradient_rms.json")
     predicted = law.predicted_curves(summary, rms)
     fig, ax = new_figure(COLUMN_WIDTH, 3.0)
     drawn = []
@@ -73,6 +70,6 @@ def plateau_law(ctx: FigureContext) -> list[Path]:
         ax.legend(loc="upper left", fontsize=FONT_SIZE - 2.5, ncol=2)
         ax.set_title("escape: test acc >= 0.6; dots: seeds (^ capped)")
     record = {"figure": "plateau_law", "claims": ["P1", "P2", "P3", "P3b", "P4", "P5"],
-              "sources": [str(p.relative_to(ctx.out)) for p in paths], "rows": drawn,
+              "sources": ["evidence/plateau/plateau_runs.json", "evidence/plateau/gradient_rms.json"], "rows": drawn,
               "predicted": predicted, "criteria": summary["criteria"]}
     return save(ctx, "plateau_law", fig, record)

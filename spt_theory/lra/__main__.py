@@ -10,6 +10,7 @@ Commands::
     probe     attention of a run's checkpoints (init, scratch, SPT, finetuned): share by offset,
               band mass against uniform, 2-D neighbours (images), Toeplitz fit of PE-PE scores
     report    table of the result JSONs against the LRA reference numbers
+    race      the Pathfinder-16 escape race (claim L5) collected into evidence JSON
 
 Examples::
 
@@ -48,13 +49,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from spt_theory import cli_args, cpu
+from spt_theory import cli_args, cpu, evidence
 from spt_theory.io import InputError
 from spt_theory.lra.configs import TASKS
 from spt_theory.lra.controls import CONTROLS
 from spt_theory.lra.probe import format_probe, probe_files
 from spt_theory.lra.probe import __doc__ as probe_module_doc
 from spt_theory.lra.report import format_report, load_results
+from spt_theory.lra.race import NAME as RACE_NAME
+from spt_theory.lra.race import __doc__ as race_module_doc
+from spt_theory.lra.race import collect as race_collect
+from spt_theory.lra.race import write as race_write
 from spt_theory.lra.sweep import __doc__ as sweep_module_doc
 from spt_theory.lra.sweep import axes_help, cells, check_summary, draw, format_summary, label, summary_path, sweep
 from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, MODELS, LRARun, RunOptions
@@ -167,6 +172,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     probe.add_argument("--limit", type=int, help="probe only the first N test examples (default all)")
     cli_args.add_threads(probe)
     cli_args.add_no_progress(probe)
+    race = commands.add_parser("race", help="collect the Pathfinder-16 escape race (claim L5) into evidence JSON",
+                               description=race_module_doc.split("\n", 1)[1].strip(),
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    race.add_argument("--out", type=Path, default=Path("runs/race"),
+                      help="the race's run folder (scripts/escape_race.sh's OUT; default runs/race)")
+    race.add_argument("--data-dir", type=Path, required=True, help="root holding pathfinder16/ (the registered data)")
+    race.add_argument("--promote", action="store_true",
+                      help="also copy the evidence into the committed evidence (package data race/)")
     report = commands.add_parser("report", help="table of result JSONs against the LRA reference numbers",
                                  description="Table of result JSONs against the LRA reference numbers.")
     report.add_argument("--results", type=Path, default=Path("runs/lra/results"),
@@ -198,6 +211,14 @@ def set_threads(args: argparse.Namespace) -> None:
 def execute(args: argparse.Namespace) -> None:
     if args.command == "report":
         print(format_report(load_results(args.results)))
+        return
+    if args.command == "race":
+        found = race_collect(args.out, args.data_dir)
+        if not found["arms"]:
+            raise InputError(f"{args.out / 'cache'}: no stage of the race (run scripts/escape_race.sh)")
+        cli_args.announce(race_write(found, args.out))
+        if args.promote:
+            cli_args.announce(evidence.promote(args.out / "race" / RACE_NAME, evidence.RACE, RACE_NAME))
         return
     if args.command == "probe":
         if args.limit is not None and args.limit < 1:

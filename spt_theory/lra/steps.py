@@ -99,13 +99,29 @@ def check_runs(path: Path, where: str, runs, keys: tuple[str, ...], metric: str 
                 f"a run with pretrain_steps and a non-empty curve of ({', '.join(keys)}) numbers{proximity}")
 
 
-def best_within(curve: list[dict], steps: int) -> float | None:
-    """Test accuracy at the best validation epoch among the epochs done by ``steps`` optimiser
-    steps (the first of ties); None if none is."""
-    done = [point for point in curve if point["step"] <= steps]
+SELECTION_RULES = ("mean", "first", "last")
+"""How the best-validation epoch is picked among ties: ``mean`` of their test accuracies (the
+rule every claim reads: it favours neither an arm that peaks early nor one that peaks late),
+``first`` or ``last`` (kept beside it in the details, to show whether a verdict hinges on it)."""
+
+
+def best_within(curve: list[dict], steps: int | None = None, rule: str = "mean") -> float | None:
+    """Test accuracy at the best validation accuracy among the evaluations done by ``steps``
+    optimiser steps (all when None), ties resolved by ``rule`` (:data:`SELECTION_RULES`); None
+    if no evaluation is that early.
+
+    >>> curve = [{"step": 1, "val_accuracy": .5, "test_accuracy": .4}, {"step": 2, "val_accuracy": .5, "test_accuracy": .6}]
+    >>> [best_within(curve, None, rule) for rule in SELECTION_RULES]
+    [0.5, 0.4, 0.6]
+    """
+    done = [point for point in curve if steps is None or point["step"] <= steps]
     if not done:
         return None
-    return max(done, key=lambda point: point["val_accuracy"])["test_accuracy"]
+    best = max(point["val_accuracy"] for point in done)
+    tied = [point["test_accuracy"] for point in done if point["val_accuracy"] == best]
+    if rule not in SELECTION_RULES:
+        raise ValueError(f"rule must be one of {SELECTION_RULES}, got {rule!r}")
+    return sum(tied) / len(tied) if rule == "mean" else tied[0] if rule == "first" else tied[-1]
 
 
 ARM_COLOURS = {"scratch": "#777777", "spt": "#4c72b0", "cnn": "#55a868", "lstm": "#55a868", "bag": "#8172b2"}

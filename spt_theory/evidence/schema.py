@@ -1,0 +1,412 @@
+"""One schema for every evidence file, and one validating loader (:func:`load`).
+
+Each file format is a pydantic model: the LRA sweep summary (:class:`SweepSummary`), the plateau
+grid (:class:`PlateauRuns`), the gradient RMS (:class:`GradientRMS`), the escape race
+(:class:`RaceEvidence`), the GPU run's summary (:class:`GPUSummary`).  Every file carries
+``schema_version`` (:data:`SCHEMA_VERSION`).  A model refuses what cannot be right: a number that
+is not finite, an accuracy outside [0, 1], duplicated cells or rows, a seed twice, arms with
+different seed sets, a stored mean or per-seed list that is not the one its runs give.  Unknown
+fields are kept (a newer writer may add one); known ones are checked.
+
+An error is an :class:`~spt_theory.evidence.EvidenceError` naming the file and the field's path,
+e.g. ``pathfinder.json: cells[2].runs[0].test_accuracy: not a finite number``.
+
+The proximity metric an LRA summary is judged on is a property of its format, written once:
+:func:`proximity_metric` (the 2-D neighbour share for pixel masking, else band mass).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from spt_theory.evidence import EvidenceError
+
+SCHEMA_VERSION = 1
+ROUNDING = 1e-5
+"""Largest gap allowed between a stored summary figure and its recomputation (stored figures are
+rounded to 5 decimals)."""
+
+Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+Fraction = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0, le=1)]
+Positive = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
+NonNegative = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
+Count = Annotated[int, Field(strict=True, ge=0)]
+PositiveCount = Annotated[int, Field(strict=True, ge=1)]
+Seed = Annotated[int, Field(strict=True, ge=0)]
+
+
+class Open(BaseModel):
+    """A format whose unknown fields are kept and whose known fields are checked."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class Versioned(Open):
+    """An evidence file: its schema version and the model defaults of the code that wrote it."""
+
+    schema_version: Literal[1]
+    model_defaults: dict[str, Any]
+
+
+def proximity_metric(masking: str) -> str:
+    """The proximity a task is judged and drawn on: ``grid_ratio`` (2-D neighbour share over
+    uniform) for pixel masking (images), ``band_ratio`` (band mass |i-j| <= 2 over uniform) else.
+
+    >>> proximity_metric("pixel"), proximity_metric("token")
+    ('grid_ratio', 'band_ratio')
+    """
+    return "grid_ratio" if masking == "pixel" else "band_ratio"
+
+
+def _unique(values: list, what: str) -> None:
+    seen = set()
+    for value in values:
+        key = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else value
+        if key in seen:
+            raise ValueError(f"{what} {value!r} appears twice")
+        seen.add(key)
+
+
+def _close(stored: float, computed: float) -> bool:
+    return abs(stored - computed) <= ROUNDING * max(1.0, abs(computed))
+
+
+# ---------------------------------------------------------------------------------- LRA sweeps
+class CurvePoint(Open):
+    epoch: PositiveCount
+    step: Count
+    val_accuracy: Fraction
+    test_accuracy: Fraction
+
+
+class ProximityPoint(Open):
+    stage: str
+    step: Count
+    band_ratio: Positive | None = None
+    grid_ratio: Positive | None = None
+
+
+class Run(Open):
+    seed: Seed
+    test_accuracy: Fraction
+    val_accuracy: Fraction
+    best_epoch: PositiveCount
+    curve: list[CurvePoint] = Field(min_length=1)
+    pretrain_steps: Count = 0
+    steps_per_epoch: PositiveCount | None = None
+    proximity: list[ProximityPoint] = []
+
+    @model_validator(mode="after")
+    def _curve_in_order(self):
+        steps = [point.step for point in self.curve]
+        if steps != sorted(set(steps)):
+            raise ValueError("curve: steps must increase")
+        return self
+
+
+class Stat(Open):
+    per_seed: list[Number] = Field(min_length=1)
+    mean: Number
+    std: NonNegative | None = None
+
+    @model_validator(mode="after")
+    def _mean_of_seeds(self):
+        if not _close(self.mean, statistics.fmean(self.per_seed)):
+            raise ValueError(f"mean {self.mean} is not the mean of per_seed ({statistics.fmean(self.per_seed):.6g})")
+        return self
+
+
+class Cell(Open):
+    recipe: str
+    freeze: str = "none"
+    keep: str = "all"
+    pretrain_task: str = "self"
+    layers: int | None = None
+    pretrain_epochs: int | None = None
+    finetune_epochs: int | None = None
+
+
+def _seeds_of(runs: list[Run], where: str) -> list[int]:
+    seeds = [run.seed for run in runs]
+    _unique(seeds, f"{where}: seed")
+    return seeds
+
+
+def _stats_match_runs(row: Open, runs: list[Run], where: str) -> None:
+    """Every per-seed statistic stored beside ``runs`` is the runs' own values, in their order."""
+    for name, value in (row.model_extra or {}).items():
+        if isinstance(value, dict) and "per_seed" in value:
+            stat = Stat.model_validate(value)
+            values = [getattr(run, name, None) if name in Run.model_fields else (run.model_extra or {}).get(name)
+                      for run in runs]
+            if None in values or len(values) != len(stat.per_seed) or not all(
+                    _close(s, v) for s, v in zip(stat.per_seed, values)):
+                raise ValueError(f"{where}{name}.per_seed is not its runs' {name}")
+    accuracy = getattr(row, "test_accuracy", None)
+    if isinstance(accuracy, Stat) and not (len(accuracy.per_seed) == len(runs) and all(
+            _close(s, run.test_accuracy) for s, run in zip(accuracy.per_seed, runs))):
+        raise ValueError(f"{where}test_accuracy.per_seed is not its runs' test accuracies")
+
+
+class CellRow(Open):
+    label: str
+    cell: Cell
+    runs: list[Run] = Field(min_length=1)
+    test_accuracy: Stat
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        _seeds_of(self.runs, "runs")
+        _stats_match_runs(self, self.runs, "")
+        return self
+
+
+class Control(Open):
+    test_accuracy: Stat | Fraction
+    runs: list[Run] | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if (self.runs is None) != (not isinstance(self.test_accuracy, Stat)):
+            raise ValueError("a trained control has runs and a per-seed test_accuracy; an untrained one neither")
+        if self.runs is not None:
+            _seeds_of(self.runs, "runs")
+            _stats_match_runs(self, self.runs, "")
+        return self
+
+
+class References(Open):
+    marginal: Positive
+    neighbour: Positive
+
+    @model_validator(mode="after")
+    def _distinct(self):
+        if self.marginal == self.neighbour:
+            raise ValueError("marginal and neighbour must differ")
+        return self
+
+
+class SweepData(Open):
+    fingerprint: str = Field(min_length=1)
+    width: PositiveCount
+    n_train: PositiveCount
+    n_val: PositiveCount
+    n_test: PositiveCount
+
+
+class SweepConfig(Open):
+    task: str
+    masking: Literal["pixel", "token"]
+    num_classes: PositiveCount
+
+
+class SweepSummary(Versioned):
+    """``lra sweep``'s summary: the cells of a grid, each run at every seed, and the controls."""
+
+    task: str
+    seeds: list[Seed] = Field(min_length=1)
+    options: dict[str, Any]
+    config: SweepConfig
+    data: SweepData
+    cells: list[CellRow] = Field(min_length=1)
+    controls: dict[str, Control] = {}
+    references: References | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        _unique(self.seeds, "seed")
+        _unique([row.cell.model_dump() for row in self.cells], "cell")
+        want = sorted(self.seeds)
+        arms = [(f"cells[{i}]", row.runs) for i, row in enumerate(self.cells)]
+        arms += [(f"controls.{k}", c.runs) for k, c in self.controls.items() if c.runs is not None]
+        for where, runs in arms:
+            if sorted(run.seed for run in runs) != want:
+                raise ValueError(f"{where}: seeds {[run.seed for run in runs]} are not the summary's seeds {want}")
+        if self.config.task != self.task:
+            raise ValueError(f"config.task {self.config.task!r} is not task {self.task!r}")
+        return self
+
+    @property
+    def proximity_metric(self) -> str:
+        return proximity_metric(self.config.masking)
+
+
+# ---------------------------------------------------------------------------------- plateau grid
+class PlateauRow(Open):
+    kind: Literal["scratch", "spt"]
+    length: PositiveCount
+    seed: Seed
+    optimiser: Literal["adamw", "sgd"]
+    qk_scale: Positive
+    cap: Count
+    value: PositiveCount | None
+    capped: bool
+
+
+class PlateauRuns(Versioned):
+    """``plateau``'s grid: every run's escape step (scratch) or SPT steps to 95% (spt)."""
+
+    seeds: list[Seed] = Field(min_length=1)
+    runs: list[PlateauRow] = Field(min_length=1)
+    partial: bool = False
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        _unique(self.seeds, "seed")
+        _unique([(r.kind, r.length, r.seed, r.optimiser, r.qk_scale, r.cap) for r in self.runs],
+                "run (kind, length, seed, optimiser, qk_scale, cap)")
+        for r in self.runs:
+            if r.seed not in self.seeds:
+                raise ValueError(f"run {r.kind} n {r.length} seed {r.seed}: not a seed of the grid {self.seeds}")
+            if r.capped and r.value is not None and r.value != r.cap:
+                raise ValueError(f"run {r.kind} n {r.length} seed {r.seed}: a capped run's value is its cap")
+        return self
+
+
+class GradientRMS(Versioned):
+    seeds: list[Seed] = Field(min_length=1)
+    rms: dict[Literal["supervised", "spt"], dict[str, list[Positive]]]
+
+    @model_validator(mode="after")
+    def _complete(self):
+        for objective, by_n in self.rms.items():
+            for n, values in by_n.items():
+                if not n.isdigit() or len(values) != len(self.seeds):
+                    raise ValueError(f"rms.{objective}.{n}: one value per seed expected")
+        return self
+
+
+# ---------------------------------------------------------------------------------- escape race
+class RacePoint(Open):
+    step: Count
+    val_accuracy: Fraction
+    test_accuracy: Fraction
+    seconds: NonNegative
+    flops: NonNegative
+
+
+class RaceArm(Open):
+    seed: Seed
+    arm: Literal["scratch", "spt"]
+    pretrain_steps: Count
+    curve: list[RacePoint] = Field(min_length=1)
+    finished: bool
+    cache: str
+
+    @model_validator(mode="after")
+    def _in_order(self):
+        steps = [p.step for p in self.curve]
+        if steps != sorted(set(steps)):
+            raise ValueError("curve: steps must increase")
+        return self
+
+
+class RaceEvidence(Versioned):
+    """``lra race``'s evidence: every evaluation of every arm and seed."""
+
+    task: str
+    seeds: list[Seed] = Field(min_length=1)
+    rules: dict[str, Any]
+    config: dict[str, Any]
+    data: SweepData
+    arms: list[RaceArm]
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        _unique(self.seeds, "seed")
+        _unique([(a.seed, a.arm) for a in self.arms], "arm (seed, arm)")
+        for a in self.arms:
+            if a.seed not in self.seeds:
+                raise ValueError(f"arm {a.arm} seed {a.seed}: not a seed of the race {self.seeds}")
+        return self
+
+
+# ---------------------------------------------------------------------------------- GPU summary
+class GPUSummary(Open):
+    """The GPU confirmation run's ``summary.json`` (written by ``scripts/lra_gpu_confirm.sh``)."""
+
+    schema_version: Literal[1] | None = None
+    device: Any = None
+
+
+# ---------------------------------------------------------------------------------- the loader
+def location(loc: tuple) -> str:
+    """pydantic's error location as a field path: ``('cells', 2, 'runs', 0, 'x')`` -> ``cells[2].runs[0].x``."""
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif part not in ("function-after", "float", "int", "str", "bool"):  # union branch names
+            text += ("." if text else "") + str(part)
+    return text or "(top level)"
+
+
+def _message(error: dict) -> str:
+    kind, msg = error["type"], error["msg"]
+    if kind == "finite_number":
+        return "not a finite number"
+    if kind == "missing":
+        return "missing"
+    if kind == "literal_error" and error["loc"] == ("schema_version",):
+        return f"schema version {error.get('input')!r}, this toolkit reads {SCHEMA_VERSION}"
+    return msg[len("Value error, "):] if msg.startswith("Value error, ") else msg
+
+
+def parse(text: str | bytes, model: type[BaseModel], name: str) -> dict:
+    """``text`` parsed as JSON and validated by ``model``: the plain object (EvidenceError otherwise)."""
+    try:
+        data = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        where = f"line {error.lineno} column {error.colno}" if isinstance(error, json.JSONDecodeError) else "encoding"
+        raise EvidenceError(f"{name}: not JSON ({where})") from None
+    if not isinstance(data, dict):
+        raise EvidenceError(f"{name}: (top level): not an object")
+    try:
+        model.model_validate(data)
+    except ValidationError as error:
+        errors = error.errors()  # a wrong version first: the rest of the file is then another format
+        first = next((e for e in errors if e["loc"] == ("schema_version",)), errors[0])
+        raise EvidenceError(f"{name}: {location(first['loc'])}: {_message(first)}") from None
+    return data
+
+
+def model_defaults() -> dict:
+    """The model settings the code uses now where a run sets none (``ModelConfig``'s defaults)."""
+    import dataclasses
+
+    from spt_theory.model import ModelConfig
+
+    return dataclasses.asdict(ModelConfig())
+
+
+def check_model_defaults(data: dict, name: str) -> None:
+    """EvidenceError unless the evidence ``data`` was made with the model defaults of the code now."""
+    now = model_defaults()
+    then = data.get("model_defaults", {})
+    changed = sorted(k for k in set(now) | set(then) if now.get(k) != then.get(k))
+    if changed:
+        k = changed[0]
+        raise EvidenceError(f"{name}: model_defaults.{k}: made with {then.get(k)!r}, the code now uses "
+                            f"{now.get(k)!r} (rerun, or restore the setting)")
+
+
+def load(path: str | Path, model: type[BaseModel]) -> dict:
+    """The evidence file ``path`` validated by ``model`` (module doc), made with the model defaults
+    the code uses now; EvidenceError if it is missing, unreadable, does not fit, or was made with
+    other model settings."""
+    path = Path(path)
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        raise EvidenceError(f"{path}: missing (no evidence, no verdict)") from None
+    except OSError as error:
+        raise EvidenceError(f"{path}: unreadable ({error.strerror or error})") from None
+    data = parse(text, model, str(path))
+    check_model_defaults(data, str(path))
+    return data
+

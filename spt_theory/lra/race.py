@@ -1,0 +1,205 @@
+"""The escape race on Pathfinder-16 (claim L5): who leaves the 50% plateau first, scratch or SPT?
+
+The race and its rules were registered before any of its runs
+(``docs/preregistration/2026-12-02-lra-verdicts-and-escape-race.md``; the thresholds sit beside
+the claim, :mod:`spt_theory.checks.race`).  Per seed: scratch for :data:`TOTAL_STEPS` supervised
+steps against SPT for :data:`PRETRAIN_EPOCHS` epochs (3,000 steps) then finetuning for the rest,
+SPT's steps counted; validation and test accuracy after every epoch (500 steps).
+
+``scripts/escape_race.sh`` trains the arms (``lra scratch`` / ``lra finetune`` with
+:data:`OVERRIDES`; resumable).  :func:`collect` reads every arm's per-epoch history from its stage
+cache (the newest checkpoint holds it, so a race still running is read as far as it got) and
+builds the evidence (:class:`~spt_theory.evidence.schema.RaceEvidence`): every evaluation of
+every arm and seed with the total steps, the seconds and the FLOPs so far.  ``python -m
+spt_theory.lra race --out OUT --data-dir D`` writes it to ``OUT/race/pathfinder16.json``;
+``--promote`` copies it into the committed evidence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from pathlib import Path
+
+from spt_theory.bench import train_step_flops
+from spt_theory.cache import load_checkpoint
+from spt_theory.evidence import schema
+from spt_theory.io import InputError, write_json
+from spt_theory.lra.runner import LRARun, RunOptions, options_json, versions
+from spt_theory.lra.steps import best_within
+
+TASK = "pathfinder"
+SEEDS = (0, 1, 2)
+TOTAL_STEPS = 20_000
+PRETRAIN_EPOCHS = 6
+SCRATCH_EPOCHS = 40
+FINETUNE_EPOCHS = 34
+OVERRIDES = (("d_model", "64"), ("heads", "4"), ("ff", "128"), ("lr_finetune", "1e-3"), ("warmup_steps", "100"),
+             ("lr_pretrain", "2e-3"), ("resolution", "16"), ("contour_length", "6"))
+"""The model and optimiser of the committed Pathfinder-16 evidence (1 layer), as ``--set`` pairs."""
+FINGERPRINT = "59dacef54da8ce04"
+"""The registered data: Pathfinder-16 with matched marker distances."""
+BUDGETS = (5_000, 10_000, 20_000)
+"""Total steps at which the secondary gains are read."""
+NAME = "pathfinder16.json"
+
+
+def options(data_dir: Path, out: Path, seed: int = 0) -> RunOptions:
+    """The race's run options (``scripts/escape_race.sh``'s command lines)."""
+    return RunOptions(task=TASK, data_dir=Path(data_dir), layers=1, overrides=OVERRIDES, out=Path(out), seed=seed,
+                      progress=False)
+
+
+def _epoch(path: Path) -> int:
+    match = re.fullmatch(r"epoch_(\d+)\.pt", path.name)
+    return int(match.group(1)) if match else -1
+
+
+def newest_history(folder: Path) -> tuple[dict, list[dict]] | None:
+    """(meta, per-epoch history) of the stage cached in ``folder``: from whichever of its
+    checkpoints holds the longest history (a finished stage keeps its epoch checkpoints, a running
+    one its ``last.pt``); None if it holds none."""
+    best = None
+    for path in sorted(folder.glob("*.pt"), key=_epoch):
+        if path.name != "last.pt" and _epoch(path) < 0:
+            continue
+        ckpt = load_checkpoint(path)
+        if best is None or len(ckpt["history"]) > len(best[1]):
+            best = (ckpt.get("meta", {}), list(ckpt["history"]))
+    return best
+
+
+def _is_race(meta: dict) -> bool:
+    opts = meta.get("options", {})
+    return (meta.get("task") == TASK and opts.get("layers") == 1 and opts.get("model") == "transformer"
+            and [tuple(pair) for pair in opts.get("overrides", [])] == list(OVERRIDES)
+            and not opts.get("freeze") and opts.get("pretrain_task") is None and not opts.get("max_steps"))
+
+
+def find_stages(out: Path) -> dict[tuple[int, str], tuple[str, list[dict]]]:
+    """The race's stages in ``out/cache`` by (seed, ``scratch`` | ``pretrain`` | ``finetune``):
+    (cache key, history)."""
+    found = {}
+    for folder in sorted((Path(out) / "cache").glob("*/")):
+        read = newest_history(folder)
+        if read is None or not _is_race(read[0]):
+            continue
+        meta, history = read
+        opts, objective = meta["options"], meta.get("stage", {}).get("objective")
+        if objective == "spt" and opts.get("pretrain_epochs") == PRETRAIN_EPOCHS:
+            kind = "pretrain"
+        elif objective == "supervised" and opts.get("finetune_epochs") == SCRATCH_EPOCHS:
+            kind = "scratch"
+        elif objective == "supervised" and opts.get("finetune_epochs") == FINETUNE_EPOCHS:
+            kind = "finetune"
+        else:
+            continue
+        key = (opts["seed"], kind)
+        if key in found:
+            raise InputError(f"{out / 'cache'}: two {kind} stages of seed {opts['seed']} ({found[key][0]}, "
+                             f"{folder.name}): not one race")
+        found[key] = (folder.name, history)
+    return found
+
+
+def step_flops(config, width: int, spt: bool) -> float:
+    """FLOPs of one optimiser step (batch of ``config.batch_size`` sequences of ``width``); SPT's
+    adds the per-token decoder (``vocab_size``-way)."""
+    return train_step_flops([width] * config.batch_size, config.d_model, config.ff, config.layers,
+                            config.vocab_size if spt else 0)
+
+
+def arm_curve(history: list[dict], per_epoch: int, start_step: int, start_seconds: float, flops: float,
+              start_flops: float) -> list[dict]:
+    """Per evaluation: total steps, accuracies, seconds and FLOPs so far."""
+    points, seconds = [], start_seconds
+    for record in history:
+        seconds += record["seconds"]
+        step = start_step + record["epoch"] * per_epoch
+        points.append({"step": step, "val_accuracy": record["val_accuracy"], "test_accuracy": record["test_accuracy"],
+                       "seconds": round(seconds, 3), "flops": start_flops + (step - start_step) * flops})
+    return points
+
+
+def collect(out: Path, data_dir: Path) -> dict:
+    """The race's evidence from the stage caches under ``out`` (module doc); the data at
+    ``data_dir`` must be the registered one (its fingerprint)."""
+    run = LRARun(options(data_dir, out))
+    data, fingerprint, _, _ = run.setup_target()
+    if fingerprint != FINGERPRINT:
+        raise InputError(f"{data_dir}: data fingerprint {fingerprint}, the race is registered on {FINGERPRINT}")
+    per_epoch = math.ceil(len(data.y_train) / run.config.batch_size)
+    stages = find_stages(out)
+    supervised, spt = step_flops(run.config, data.width, False), step_flops(run.config, data.width, True)
+    arms = []
+    for seed in SEEDS:
+        if (seed, "scratch") in stages:
+            key, history = stages[seed, "scratch"]
+            arms.append({"seed": seed, "arm": "scratch", "pretrain_steps": 0, "cache": key,
+                         "finished": len(history) >= SCRATCH_EPOCHS,
+                         "curve": arm_curve(history, per_epoch, 0, 0.0, supervised, 0.0)})
+        if (seed, "finetune") in stages and (seed, "pretrain") in stages:
+            _, pretrain = stages[seed, "pretrain"]
+            key, history = stages[seed, "finetune"]
+            steps = PRETRAIN_EPOCHS * per_epoch
+            arms.append({"seed": seed, "arm": "spt", "pretrain_steps": steps, "cache": key,
+                         "pretrain_seconds": round(sum(r["seconds"] for r in pretrain[:PRETRAIN_EPOCHS]), 3),
+                         "finished": len(history) >= FINETUNE_EPOCHS,
+                         "curve": arm_curve(history, per_epoch, steps, sum(r["seconds"] for r in pretrain[:PRETRAIN_EPOCHS]),
+                                            supervised, steps * spt)})
+    evidence = {"schema_version": schema.SCHEMA_VERSION, "task": TASK, "seeds": list(SEEDS),
+                "rules": {"registered": "docs/preregistration/2026-12-02-lra-verdicts-and-escape-race.md",
+                          "total_steps": TOTAL_STEPS, "pretrain_steps": PRETRAIN_EPOCHS * per_epoch,
+                          "eval_every": per_epoch},
+                "options": options_json(dataclasses.replace(run.options, data_dir=Path("DATA_DIR"), out=Path("OUT"))),
+                "config": dataclasses.asdict(run.config),
+                "data": {"task": TASK, "fingerprint": fingerprint, "width": data.width, "n_train": len(data.y_train),
+                         "n_val": len(data.y_val), "n_test": len(data.y_test)},
+                "flops_per_step": {"supervised": supervised, "spt": spt},
+                "arms": arms, "versions": versions(), "model_defaults": schema.model_defaults()}
+    schema.parse(json.dumps(evidence), schema.RaceEvidence, "race evidence")
+    return evidence
+
+
+# ----------------------------------------------------------------------------------- reading
+def escape_step(curve: list[dict], threshold: float) -> int | None:
+    """Total steps at the first evaluation with validation accuracy >= ``threshold``; None if none."""
+    return next((p["step"] for p in curve if p["val_accuracy"] >= threshold), None)
+
+
+def stayed_above(curve: list[dict], threshold: float, steps: int) -> bool:
+    """Whether the last evaluations spanning ``steps`` steps are all >= ``threshold``."""
+    if not curve:
+        return False
+    last = curve[-1]["step"]
+    window = [p for p in curve if p["step"] >= last - steps]
+    return window[0]["step"] <= last - steps and all(p["val_accuracy"] >= threshold for p in window)
+
+
+def at_budget(curve: list[dict], key: str, budget: float) -> float | None:
+    """Test accuracy (neutral selection: mean of tied best-validation evaluations) among the
+    evaluations with ``key`` (``step``, ``seconds`` or ``flops``) <= ``budget``."""
+    return best_within([{**p, "step": p[key]} for p in curve], budget)
+
+
+def secondary(scratch: dict, spt: dict, budgets=BUDGETS) -> dict:
+    """SPT - scratch (points) at each total-step budget, and at the seconds and FLOPs scratch had
+    spent by then (None where an arm has no evaluation that early or the race has not got there)."""
+    gains = {}
+    for budget in budgets:
+        ref = [p for p in scratch["curve"] if p["step"] <= budget]
+        if not ref or ref[-1]["step"] < budget or spt["curve"][-1]["step"] < budget:
+            gains[str(budget)] = None
+            continue
+        row = {}
+        for key, limit in (("step", budget), ("seconds", ref[-1]["seconds"]), ("flops", ref[-1]["flops"])):
+            a, b = at_budget(spt["curve"], key, limit), at_budget(scratch["curve"], key, limit)
+            row[key] = None if a is None or b is None else round(100 * (a - b), 2)
+        gains[str(budget)] = row
+    return gains
+
+
+def write(evidence: dict, out: Path) -> Path:
+    return write_json(Path(out) / "race" / NAME, evidence)
