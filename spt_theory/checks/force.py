@@ -22,7 +22,6 @@ exponent has no threshold: it is what T8 now states as measured.
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 
@@ -113,7 +112,7 @@ def exponents(readout: str, seeds: tuple[int, ...]) -> dict:
         head_slopes += [force.loglog_fit(list(LENGTHS), top_h[:, h].tolist()) for h in range(top_h.shape[1])]
         block_slopes.append(force.loglog_fit(list(LENGTHS), [float(b) for b in block]))
     return {"exponent": statistics.fmean(per_seed),
-            "seed_sd": statistics.stdev(per_seed) if len(per_seed) > 1 else math.nan,
+            "seed_sd": statistics.stdev(per_seed) if len(per_seed) > 1 else None,
             "seed_range": [min(per_seed), max(per_seed)], "per_seed": [round(a, 3) for a in per_seed],
             "per_head_mean": statistics.fmean(head_slopes), "per_head_range": [min(head_slopes), max(head_slopes)],
             "W_QK_block_exponent": statistics.fmean(block_slopes), "sigma_1_by_seed": sigmas}
