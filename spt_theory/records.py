@@ -127,6 +127,8 @@ BRIDGE, PAPER, PAPER_RESULTS, LRA = "4c4475f", "7e34945", "202563b", "67451e9"
 """T2b, T4b, T7 (12-01 00:10); E5, E6b, E9-E14, X5b (02:27) and their results (04:35); the first
 L1-L4 (00:17)."""
 
+FORCE = "f66bf68"
+"""T9, the exact label force (2026-12-02 06:40), with its tolerances and first result."""
 LRA_GATES, LRA_EVIDENCE = "673e8c7", "bca7516"
 """L1-L4 as they read now, at equal steps and gated by the learnability control and by SPT having
 learned (2026-12-01 22:11), and the first committed result of that evidence (23:03)."""
@@ -145,6 +147,8 @@ REGISTRATIONS: dict[str, Registration] = {
     "T2b": Registration("post", BRIDGE, BRIDGE),
     "T4b": Registration("pre", BRIDGE, "b96e7e0"),
     "T7": Registration("pre", BRIDGE, "b96e7e0"),
+    # 2026-12-02: the agreement tolerances were written after the first exponents were seen
+    "T9": Registration("post", FORCE, FORCE),
     "E1": Registration("pre", FIRST_CHECKS, "d19cbea"),
     "E1b": Registration("post", "b1a2932", "b1a2932"),
     **{e: Registration("pre", FIRST_CHECKS, FIRST_RESULTS) for e in ("E2", "E3", "E4")},

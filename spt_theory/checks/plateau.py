@@ -5,7 +5,12 @@ SPT steps of every run of :func:`spt_theory.plateau.grid`, written by ``python -
 and ``evidence/plateau/gradient_rms.json`` (the noise scale s(n), measured before the grid).
 
 The law (T8), per optimiser, with rate lambda the growth rate of the proximity component of M near
-the saddle, lambda ∝ beta_n(p) ∝ 1/n per unit step in gradient flow:
+the saddle, lambda = sigma_1(B) / (4 sqrt(d_h)) per unit step in gradient flow.  T8 (a) proves only
+the bound lambda <= C beta_n(p) ~ 1/n; every n-exponent below takes lambda ∝ beta_n(p), the
+**explicit assumption (A0) that the bound is tight in n**.  The exact force (claim T9,
+``proofs/T9_exact_force.md``) measures sigma_1(B) ∝ n^(-1.62 ± 0.13) for ``model.py`` at init (seeds
+0-2, n = 25-400; beta_n: n^-0.97), so (A0) does not hold there.  The predictions, tolerances, ids and
+recorded verdicts of P1-P5 are those written under (A0) and are unchanged:
 
 - gradient flow / SGD (momentum beta, rate eta_S): T_SGD = ln(a*/a_0) / (eta_S/(1-beta) C/n), so
   T_SGD ∝ 1/beta_n(p) ~ n: **exponent d ln(1/beta_n)/d ln n** (0.94 over n = 25, 50; P2).
