@@ -110,3 +110,24 @@ def test_plateau_stops_on_a_signal_with_one_line(signum, status, tmp_path):
     assert process.returncode == status, err
     lines = [line for line in err.splitlines() if line.strip() and not line.startswith("created folder")]
     assert len(lines) == 1 and lines[0].startswith(f"interrupted by {signal.Signals(signum).name}"), err
+
+
+# ------------------------------------------------------------------------------- verify
+
+def test_verify_prints_the_exit_status_it_returns_when_the_json_cannot_be_written(tmp_path, capsys, monkeypatch):
+    from spt_theory import verify
+
+    target = tmp_path / "verify.json"
+    real_run_claim = verify.run_claim
+
+    def run_then_block_the_json(claim, ctx):  # checked writable before the run, not after it
+        row = real_run_claim(claim, ctx)
+        target.mkdir()
+        return row
+
+    monkeypatch.setattr(verify, "run_claim", run_then_block_the_json)
+    code = verify.main(["--only", "T1", "--json", str(target), "--no-progress"])
+    out, err = capsys.readouterr()
+    summary = [line for line in out.splitlines() if " claims in " in line]
+    assert code == 2 and summary and summary[-1].endswith(f"; exit {code}"), out
+    _error_line(err, str(target), "cannot write")
