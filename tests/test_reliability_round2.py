@@ -131,3 +131,30 @@ def test_verify_prints_the_exit_status_it_returns_when_the_json_cannot_be_writte
     summary = [line for line in out.splitlines() if " claims in " in line]
     assert code == 2 and summary and summary[-1].endswith(f"; exit {code}"), out
     _error_line(err, str(target), "cannot write")
+
+
+# ----------------------------------------------------------------------- GPU script
+
+@pytest.mark.parametrize("case", ["OUT_under_a_file", "export_under_a_file",
+                                  "run_is_a_file", "run_under_a_file"])
+def test_gpu_confirm_checks_its_folders_before_the_first_step(case, tmp_path, capsys, monkeypatch):
+    from spt_theory.lra import gpu_confirm
+
+    def no_steps(*args, **kwargs):
+        raise AssertionError("a step ran before the folders were checked")
+
+    monkeypatch.setattr(gpu_confirm, "confirm", no_steps)
+    monkeypatch.delenv("OUT", raising=False)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    run, argv = tmp_path / "run", ["--tiny"]
+    if case == "OUT_under_a_file":
+        monkeypatch.setenv("OUT", str(afile / "out"))
+    elif case == "export_under_a_file":
+        argv += ["--export", str(afile / "out")]
+    elif case == "run_is_a_file":
+        run = afile
+    else:
+        run = afile / "run"
+    assert gpu_confirm.main([*argv, str(run)]) == 2
+    _error_line(capsys.readouterr().err, "afile", "run folder" if case.startswith("run") else "export folder")
