@@ -158,3 +158,52 @@ def test_gpu_confirm_checks_its_folders_before_the_first_step(case, tmp_path, ca
         run = afile / "run"
     assert gpu_confirm.main([*argv, str(run)]) == 2
     _error_line(capsys.readouterr().err, "afile", "run folder" if case.startswith("run") else "export folder")
+
+
+# ------------------------------------------------------------------------- LRA sweep
+
+def _listops(root: Path) -> Path:
+    from synthetic import listops
+
+    for name, rows in listops.generate_splits({"train": 24, "val": 6, "test": 8}, 5, 40).items():
+        listops.write_split(root / "listops-1000" / f"basic_{name}.tsv", rows)
+    return root
+
+
+@pytest.fixture(scope="module")
+def small_listops(tmp_path_factory) -> Path:
+    return _listops(tmp_path_factory.mktemp("lra"))
+
+
+@pytest.fixture
+def lra_main(monkeypatch):
+    """``python -m spt_theory.lra``'s main, the sweep figure not drawn (not what these tests check)."""
+    from spt_theory.lra import __main__ as lra_cli
+
+    monkeypatch.setattr(lra_cli, "draw", lambda summary, path: [])
+    return lra_cli.main
+
+
+def _sweep(data: Path, out: Path, *extra: str) -> list[str]:
+    return ["sweep", "--task", "listops", "--data-dir", str(data), "--tiny", "--max-steps", "1",
+            "--finetune-epochs", "1", "--out", str(out), "--seeds", "0", "--name", "t",
+            "--grid", "recipe=scratch", "--no-progress", *extra]
+
+
+def test_truncated_steps_and_probe_caches_are_recomputed_with_one_line_each(small_listops, tmp_path, capsys, lra_main):
+    out = tmp_path / "out"
+    assert lra_main(_sweep(small_listops, out)) == 0
+    capsys.readouterr()
+    caches = sorted((out / "steps" / "listops").glob("*.json")) + sorted((out / "probes" / "listops").glob("*.json"))
+    assert len(caches) == 2
+    whole = [json.loads(path.read_text()) for path in caches]
+    for path in caches:
+        path.write_text(path.read_text()[:20])
+    assert lra_main(_sweep(small_listops, out)) == 0
+    err = capsys.readouterr().err
+    for path, before in zip(caches, whole):
+        assert sum(str(path) in line and "recomputed" in line for line in err.splitlines()) == 1, err
+        assert json.loads(path.read_text()) == before
+    caches[1].write_text("{")
+    assert lra_main(["probe", str(out / "results"), "--no-progress"]) == 0
+    assert f"{caches[1]}:1:2: not valid JSON" in capsys.readouterr().err

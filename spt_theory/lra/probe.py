@@ -26,13 +26,13 @@ and a table on stdout.
 
 from __future__ import annotations
 
-import json
 import math
+import sys
 from pathlib import Path
 
 import torch
 
-from spt_theory.io import InputError, announce, write_json
+from spt_theory.io import InputError, announce, read_json, write_json
 from spt_theory.lra.report import load_results, setting
 from spt_theory.lra.runner import LRARun, options_from_json
 from spt_theory.lra.task import LRATask
@@ -45,6 +45,22 @@ from synthetic.progress import Progress
 MAX_OFFSET = 40
 BAND = 2
 PROBE_VERSION = 1
+
+
+def read_cache(path: Path, version: int, limit: int | None, say: bool = True) -> dict | None:
+    """The cached JSON at ``path`` if it is one of ``version`` computed with ``limit``, else None
+    (recompute it); an unreadable file is said on stderr (with ``say``) and recomputed."""
+    if not path.exists():
+        return None
+    try:
+        cached = read_json(path)
+    except InputError as error:
+        if say:
+            print(f"{error}: an unreadable cache, recomputed", file=sys.stderr, flush=True)
+        return None
+    if isinstance(cached, dict) and cached.get("version") == version and cached.get("limit") == limit:
+        return cached
+    return None
 
 
 def checkpoints(run: LRARun, result: dict) -> list[tuple[str, Path | None]]:
@@ -133,10 +149,9 @@ def probe_result(result: dict, limit: int | None = None, data_cache: dict | None
     run = LRARun(options_from_json(result["options"], progress=False), runtime, data_cache or {})
     out = run.options.out / "probes" / result["task"] / f"{result['kind']}-{result['cache']}.json"
     cell = setting(result)
-    if out.exists():
-        cached = json.loads(out.read_text())
-        if cached.get("version") == PROBE_VERSION and cached.get("limit") == limit:
-            return {**cached, "setting": cell}
+    cached = read_cache(out, PROBE_VERSION, limit, say=runtime.main)
+    if cached is not None and isinstance(cached.get("probes"), list):
+        return {**cached, "setting": cell}
     probes = []
     for label, checkpoint in checkpoints(run, result):
         # the SPT checkpoint is probed on the data it was pretrained on (another task's, if so)
