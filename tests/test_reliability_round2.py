@@ -162,10 +162,10 @@ def test_gpu_confirm_checks_its_folders_before_the_first_step(case, tmp_path, ca
 
 # ------------------------------------------------------------------------- LRA sweep
 
-def _listops(root: Path) -> Path:
+def _listops(root: Path, train: int = 24) -> Path:
     from synthetic import listops
 
-    for name, rows in listops.generate_splits({"train": 24, "val": 6, "test": 8}, 5, 40).items():
+    for name, rows in listops.generate_splits({"train": train, "val": 6, "test": 8}, 5, 40).items():
         listops.write_split(root / "listops-1000" / f"basic_{name}.tsv", rows)
     return root
 
@@ -207,3 +207,35 @@ def test_truncated_steps_and_probe_caches_are_recomputed_with_one_line_each(smal
     caches[1].write_text("{")
     assert lra_main(["probe", str(out / "results"), "--no-progress"]) == 0
     assert f"{caches[1]}:1:2: not valid JSON" in capsys.readouterr().err
+
+
+def test_a_second_sweep_of_one_name_while_the_first_runs_is_refused(small_listops, tmp_path, capsys, lra_main):
+    from spt_theory.io import directory_lock
+
+    out = tmp_path / "out"
+    summary = out / "sweeps" / "listops-t.json"
+    with directory_lock(summary):  # the first sweep of this name, still running
+        assert lra_main(_sweep(small_listops, out)) == 2
+        _error_line(capsys.readouterr().err, str(summary), "another sweep of this name is running")
+        assert not summary.exists() and not (out / "cache").exists()
+    assert lra_main(_sweep(small_listops, out)) == 0
+    assert summary.exists()
+
+
+def test_a_copied_sweep_or_its_data_named_another_way_is_the_same_sweep(small_listops, tmp_path, capsys, lra_main):
+    import shutil
+
+    first, copy = tmp_path / "first", tmp_path / "copy"
+    assert lra_main(_sweep(small_listops, first)) == 0
+    shutil.copytree(first, copy)
+    summary = json.loads((copy / "sweeps" / "listops-t.json").read_text())
+    stages = sorted(p.relative_to(copy) for p in (copy / "cache").rglob("*"))
+    (tmp_path / "link").symlink_to(small_listops)
+    capsys.readouterr()
+    assert lra_main(_sweep(tmp_path / "link", copy)) == 0  # not refused as 'another sweep'
+    assert "holds another sweep" not in capsys.readouterr().err
+    assert sorted(p.relative_to(copy) for p in (copy / "cache").rglob("*")) == stages  # reloaded, not retrained
+    again = json.loads((copy / "sweeps" / "listops-t.json").read_text())
+    assert again["options"]["out"] == str(copy) and again["cells"] == summary["cells"]
+    assert lra_main(_sweep(_listops(tmp_path / "other", train=25), copy)) == 2  # other data: another sweep
+    _error_line(capsys.readouterr().err, "holds another sweep")

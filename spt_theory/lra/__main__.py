@@ -56,7 +56,7 @@ from spt_theory.lra.probe import format_probe, probe_files
 from spt_theory.lra.probe import __doc__ as probe_module_doc
 from spt_theory.lra.report import format_report, load_results
 from spt_theory.lra.sweep import __doc__ as sweep_module_doc
-from spt_theory.lra.sweep import axes_help, cells, check_summary, draw, format_summary, label, summary_path, sweep
+from spt_theory.lra.sweep import axes_help, cells, draw, format_summary, summary_path, sweep
 from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, MODELS, LRARun, RunOptions
 from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
 from spt_theory.training import TrainingDiverged
@@ -209,15 +209,11 @@ def execute(args: argparse.Namespace) -> None:
     options = options_from(args)
     if args.command == "sweep":
         grid_cells, seeds = cells(args.grid, args.cell), cli_args.parse_seeds(args.seeds)
-        path = summary_path(options, args.name)
-        check_summary(path, options, grid_cells, seeds)
+        path = summary_path(options, args.name)  # checked against the grid by sweep(), under its lock
     set_threads(args)
     runtime = runtime_from_env(args.device)
     try:
         if args.command == "sweep":
-            if runtime.main:
-                print(f"sweep {path.stem}: {len(grid_cells)} cells x {len(seeds)} seeds: "
-                      + " | ".join(label(c) for c in grid_cells), file=sys.stderr, flush=True)
             summary = sweep(options, grid_cells, list(seeds), runtime, args.name, args.probe_limit,
                             tuple(dict.fromkeys(args.control)))
             print(format_summary(summary))
