@@ -239,3 +239,31 @@ def test_a_copied_sweep_or_its_data_named_another_way_is_the_same_sweep(small_li
     assert again["options"]["out"] == str(copy) and again["cells"] == summary["cells"]
     assert lra_main(_sweep(_listops(tmp_path / "other", train=25), copy)) == 2  # other data: another sweep
     _error_line(capsys.readouterr().err, "holds another sweep")
+
+
+# ------------------------------------------------------------------------------ LRA probe
+
+def test_probe_reads_and_writes_in_the_run_folder_never_where_a_result_points(small_listops, tmp_path, capsys,
+                                                                               lra_main):
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    assert lra_main(_sweep(small_listops, out)) == 0
+    (result_path,) = (out / "results" / "listops").glob("scratch-*.json")
+    result = json.loads(result_path.read_text())
+    for limit, recorded in (("3", str(elsewhere)), ("4", "runs/lra")):  # a copied run folder: out not followed
+        result["options"]["out"] = recorded
+        result_path.write_text(json.dumps(result))
+        capsys.readouterr()
+        code, err = lra_main(["probe", str(out / "results"), "--limit", limit, "--no-progress"]), capsys.readouterr().err
+        assert code == 0 and f"wrote {out / 'probes' / 'listops' / ('scratch-' + result['cache'] + '.json')}" in err, err
+        assert not elsewhere.exists() and not (REPO / "runs" / "lra" / "probes").exists()
+    result["options"]["out"] = str(out / "results" / ".." / ".." / "elsewhere")
+    result_path.write_text(json.dumps(result))
+    assert lra_main(["probe", str(result_path), "--limit", "2", "--no-progress"]) == 2
+    _error_line(capsys.readouterr().err, str(result_path), "options.out", "'..'")
+    result["options"]["out"] = str(out)
+    loose = tmp_path / "loose.json"  # outside any run folder: the command line names it
+    loose.write_text(json.dumps(result))
+    assert lra_main(["probe", str(loose), "--limit", "2", "--no-progress"]) == 2
+    _error_line(capsys.readouterr().err, str(loose), "--out")
+    assert lra_main(["probe", str(loose), "--limit", "2", "--no-progress", "--out", str(out)]) == 0
+    assert not elsewhere.exists()

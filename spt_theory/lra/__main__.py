@@ -165,6 +165,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     probe.add_argument("target", type=Path, metavar="RESULT_OR_FOLDER",
                        help="a scratch/spt result JSON, or a folder searched recursively for them")
     probe.add_argument("--limit", type=int, help="probe only the first N test examples (default all)")
+    probe.add_argument("--out", type=Path, metavar="RUN_FOLDER",
+                       help="the run folder holding the checkpoints (cache/) and receiving probes/ (default: "
+                            "the folder each result lies in as RUN_FOLDER/results/<task>/)")
     cli_args.add_threads(probe)
     cli_args.add_no_progress(probe)
     report = commands.add_parser("report", help="table of result JSONs against the LRA reference numbers",
@@ -203,7 +206,7 @@ def execute(args: argparse.Namespace) -> None:
         if args.limit is not None and args.limit < 1:
             raise InputError(f"--limit must be >= 1, got {args.limit}")
         set_threads(args)
-        for report in probe_files(args.target, args.limit, progress=not args.no_progress):
+        for report in probe_files(args.target, args.limit, progress=not args.no_progress, out=args.out):
             print(format_probe(report))
         return
     options = options_from(args)
