@@ -244,8 +244,9 @@ def test_a_copied_sweep_or_its_data_named_another_way_is_the_same_sweep(small_li
 # ------------------------------------------------------------------------------ LRA probe
 
 def test_probe_reads_and_writes_in_the_run_folder_never_where_a_result_points(small_listops, tmp_path, capsys,
-                                                                               lra_main):
+                                                                               lra_main, monkeypatch):
     out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    monkeypatch.chdir(tmp_path)  # where a relative recorded out would lead
     assert lra_main(_sweep(small_listops, out)) == 0
     (result_path,) = (out / "results" / "listops").glob("scratch-*.json")
     result = json.loads(result_path.read_text())
@@ -253,9 +254,10 @@ def test_probe_reads_and_writes_in_the_run_folder_never_where_a_result_points(sm
         result["options"]["out"] = recorded
         result_path.write_text(json.dumps(result))
         capsys.readouterr()
-        code, err = lra_main(["probe", str(out / "results"), "--limit", limit, "--no-progress"]), capsys.readouterr().err
-        assert code == 0 and f"wrote {out / 'probes' / 'listops' / ('scratch-' + result['cache'] + '.json')}" in err, err
-        assert not elsewhere.exists() and not (REPO / "runs" / "lra" / "probes").exists()
+        code = lra_main(["probe", str(out / "results"), "--limit", limit, "--no-progress"])
+        err = capsys.readouterr().err
+        assert code == 0 and f"wrote {out / 'probes' / 'listops' / ('scratch-' + result['cache'])}.json" in err, err
+        assert not elsewhere.exists() and not (tmp_path / "runs").exists()
     result["options"]["out"] = str(out / "results" / ".." / ".." / "elsewhere")
     result_path.write_text(json.dumps(result))
     assert lra_main(["probe", str(result_path), "--limit", "2", "--no-progress"]) == 2
