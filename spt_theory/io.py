@@ -44,11 +44,13 @@ def require(ok, path: str | os.PathLike, field: str, what: str) -> None:
 
 
 @contextlib.contextmanager
-def directory_lock(directory: str | os.PathLike, wait_message: bool = True) -> Iterator[None]:
+def directory_lock(directory: str | os.PathLike, wait_message: bool = True,
+                   busy: str | None = None) -> Iterator[None]:
     """Hold an exclusive lock on ``directory`` (the file ``.<name>.lock`` next to it) in the block.
 
     A second process asking for the same lock waits until the first leaves the block, exits or is
-    killed (the kernel drops an ``flock`` with its holder, so a killed holder's lock is taken over).
+    killed (the kernel drops an ``flock`` with its holder, so a killed holder's lock is taken over);
+    with ``busy`` it does not wait but raises :class:`InputError` with that text.
     The holder removes the lock file when it leaves; a waiter that then holds the lock of a removed
     file opens the path again.  Where the lock file cannot be created because the parent is
     read-only, nobody can write the directory either: the block runs unlocked (reads only).  Not
@@ -68,6 +70,9 @@ def directory_lock(directory: str | os.PathLike, wait_message: bool = True) -> I
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            if busy is not None:
+                os.close(fd)
+                raise InputError(busy) from None
             if wait_message:
                 print(f"waiting for another process training in {directory}", file=sys.stderr, flush=True)
             fcntl.flock(fd, fcntl.LOCK_EX)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import platform
 import sys
@@ -43,13 +42,14 @@ from pathlib import Path
 
 import torch
 
-from spt_theory import evidence, paper_runs
+from spt_theory import cli_args, cpu, evidence, paper_runs
 from spt_theory.evidence import schema
 from spt_theory.cache import StageCache, StageState, config_hash, load_checkpoint, save_checkpoint
 from spt_theory.experiments import WalkData, built_data
-from spt_theory.io import write_json
+from spt_theory.io import InputError, read_json, write_json
 from spt_theory.model import Encoder
 from spt_theory.training import Stage, _generator, accuracy, epoch_batches, load_model_state, stage_loss
+from synthetic.interrupts import interruptible
 
 FORMAT = 1
 LENGTHS = (25, 50, 100, 200)
@@ -209,8 +209,10 @@ def run_scratch(run: PlateauRun, root: Path) -> dict:
     cache = run.cache(root)
     record_path = cache.dir / "run.json"
     if record_path.exists():
-        return json.loads(record_path.read_text())
+        return read_json(record_path)
     with cache.lock():
+        if record_path.exists():  # another process finished the run while this one waited
+            return read_json(record_path)
         model = initial_model(run)
         trainer = Trainer(model, built_data(run.data), "supervised",
                           make_optimiser(model, run.optimiser, run.lr), run.seed * 1000)
@@ -258,13 +260,15 @@ def run_spt(run: PlateauRun, root: Path) -> dict:
     cache = run.cache(root)
     record_path = cache.dir / "run.json"
     if record_path.exists():
-        return json.loads(record_path.read_text())
-    data = built_data(run.data)
+        return read_json(record_path)
     start = time.perf_counter()
     with cache.lock():
+        if record_path.exists():  # another process finished the run while this one waited
+            return read_json(record_path)
+        data = built_data(run.data)
         finetunes: dict[str, dict] = {}
         for path in cache.dir.glob("finetune_*.json"):
-            finetunes[path.stem.split("_")[1]] = json.loads(path.read_text())
+            finetunes[path.stem.split("_")[1]] = read_json(path)
 
         def pretrained(steps: int) -> Encoder:
             path = cache.dir / f"spt_{steps}.pt"
@@ -360,7 +364,7 @@ def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGT
         record_path = r.cache(root).dir / "run.json"
         if not record_path.exists():
             continue
-        out = json.loads(record_path.read_text())
+        out = read_json(record_path)
         value = out["spt_steps_to_95"] if r.kind == "spt" else out["escape_step"]
         lower = r.cap if r.kind == "scratch" else SPT_GRID[-1]
         rows.append({**dataclasses.asdict(r), "lr": r.lr, "key": r.cache(root).key, "value": lower if value is None else value,
@@ -380,6 +384,36 @@ def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGT
     return record
 
 
+def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
+    """The runs to train; InputError for a bad option or an output that cannot be written, before
+    any training (a folder created for an output is said on stderr)."""
+    args.threads = cli_args.parse_threads(args.threads)
+    if args.table:
+        return []
+    if args.gradient_rms:
+        cli_args.prepare_output(args.cache_dir / GRADIENT_RMS.name)
+        return []
+    for n in args.lengths:
+        try:
+            WalkData(length=n)
+        except ValueError as error:
+            raise InputError(f"--lengths {n}: {error}") from None
+    if len(set(args.lengths)) != len(args.lengths):
+        raise InputError(f"--lengths: each length once, got {' '.join(map(str, args.lengths))}")
+    runs = [r for r in grid(tuple(args.lengths))
+            if not args.only or (r.kind if r.kind == "spt" else r.optimiser) in args.only]
+    if not runs:
+        raise InputError(f"no run of the grid at --lengths {' '.join(map(str, args.lengths))}"
+                         + (f" for --only {' '.join(args.only)}" if args.only else "")
+                         + f" (SGD runs at n = {', '.join(map(str, SGD_LENGTHS))}, SPT runs below n = {LONG})")
+    if args.cache_dir.exists() and not args.cache_dir.is_dir():
+        raise InputError(f"--cache-dir {args.cache_dir}: not a folder")
+    cli_args.prepare_output(args.summary)
+    cli_args.prepare_output(args.cache_dir, folder=True)
+    return runs
+
+
+@interruptible
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m spt_theory.plateau",
                                 description="Train (or read) the plateau-law grid and write its summary JSON.")
@@ -387,36 +421,40 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"where runs are trained and cached (default {RUNS})")
     p.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
     p.add_argument("--only", choices=("adamw", "sgd", "spt"), nargs="+")
-    p.add_argument("--threads", type=int, metavar="N")
+    cli_args.add_threads(p)
     p.add_argument("--summary", type=Path, metavar="PATH",
                    help="summary JSON (default CACHE_DIR/plateau_runs.json; never the committed evidence)")
     p.add_argument("--promote", action="store_true",
                    help="copy a complete grid's summary into the committed evidence (package data "
                         f"{SUMMARY.name}); refused for a partial grid")
-    p.add_argument("--gradient-rms", action="store_true", help=f"measure the noise scales into CACHE_DIR/{GRADIENT_RMS.name}")
+    p.add_argument("--gradient-rms", action="store_true",
+                   help=f"measure the noise scales into CACHE_DIR/{GRADIENT_RMS.name}")
     p.add_argument("--table", action="store_true", help="print the README's table from the committed summary")
     args = p.parse_args(argv)
-    summary_path = args.summary or args.cache_dir / SUMMARY.name
-    if args.table:
-        from spt_theory.checks.plateau import load, markdown_table
+    args.summary = args.summary or args.cache_dir / SUMMARY.name
+    try:
+        runs = check_arguments(args)
+        if args.table:
+            from spt_theory.checks.plateau import load, markdown_table
 
-        print(markdown_table(load(args.summary or SUMMARY), load(GRADIENT_RMS)))
-        return 0
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
-    if args.gradient_rms:
-        print(f"wrote {measure_gradient_rms(args.cache_dir / GRADIENT_RMS.name) and args.cache_dir / GRADIENT_RMS.name}")
-        return 0
-    for r in grid(tuple(args.lengths)):
-        if args.only and (r.kind if r.kind == "spt" else r.optimiser) not in args.only:
-            continue
-        out = run_spt(r, args.cache_dir) if r.kind == "spt" else run_scratch(r, args.cache_dir)
-        value = out.get("spt_steps_to_95", out.get("escape_step"))
-        print(f"{r.kind} n={r.length} {r.optimiser} scale={r.qk_scale:g} seed={r.seed}: {value} "
-              f"({out['seconds']} s)", flush=True)
-        summarise(args.cache_dir, summary_path, tuple(args.lengths))
-    if args.promote:
-        return promote_summary(args.cache_dir, summary_path, tuple(args.lengths))
+            print(markdown_table(load(SUMMARY), load(GRADIENT_RMS)))
+            return 0
+        if args.threads is not None:
+            cpu.set_intra_op_threads(args.threads)
+        if args.gradient_rms:
+            print(f"wrote {measure_gradient_rms(args.cache_dir / GRADIENT_RMS.name) and args.cache_dir / GRADIENT_RMS.name}")
+            return 0
+        for r in runs:
+            out = run_spt(r, args.cache_dir) if r.kind == "spt" else run_scratch(r, args.cache_dir)
+            value = out.get("spt_steps_to_95", out.get("escape_step"))
+            print(f"{r.kind} n={r.length} {r.optimiser} scale={r.qk_scale:g} seed={r.seed}: {value} "
+                  f"({out['seconds']} s)", flush=True)
+            summarise(args.cache_dir, args.summary, tuple(args.lengths))
+        if args.promote:
+            return promote_summary(args.cache_dir, args.summary, tuple(args.lengths))
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -425,9 +463,8 @@ def promote_summary(root: Path, summary_path: Path, lengths: tuple[int, ...]) ->
     ``root``) into the committed evidence; a partial one is refused (exit 2), nothing changed."""
     record = summarise(root, summary_path, lengths)
     if record["partial"] or lengths != LENGTHS:
-        print(f"error: --promote: {summary_path} is a partial grid ({len(record['runs'])} of "
-              f"{len(grid(LENGTHS))} runs): nothing was promoted", file=sys.stderr)
-        return 2
+        raise InputError(f"--promote: {summary_path} is a partial grid ({len(record['runs'])} of "
+                         f"{len(grid(LENGTHS))} runs): nothing was promoted")
     print(f"promoted {summary_path} -> {evidence.promote(summary_path, evidence.PLATEAU, SUMMARY.name)}")
     return 0
 

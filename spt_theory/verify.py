@@ -273,11 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         shown.close()
     seconds = time.perf_counter() - start
     code = exit_code(rows, args.strict)
-    print(summary_line(rows, seconds, code))
-    for r in rows:
-        if r["verdict"] == "ERROR" and "traceback" in r["details"]:
-            print(f"\n{r['id']} raised:\n{r['details']['traceback']}", file=sys.stderr)
-    if args.json:
+    written = False
+    if args.json:  # before the summary line, which says the status this write may change
         import torch
 
         try:
@@ -286,9 +283,15 @@ def main(argv: list[str] | None = None) -> int:
                 "strict": args.strict, "exit_code": code,
                 "versions": {"python": platform.python_version(), "torch": torch.__version__},
             })
+            written = True
         except StorageError as err:
             print(f"error: {err}", file=sys.stderr)
-            return 2
+            code = 2
+    print(summary_line(rows, seconds, code))
+    for r in rows:
+        if r["verdict"] == "ERROR" and "traceback" in r["details"]:
+            print(f"\n{r['id']} raised:\n{r['details']['traceback']}", file=sys.stderr)
+    if written:
         cli_args.announce(args.json)
     return code
 

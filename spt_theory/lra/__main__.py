@@ -61,7 +61,7 @@ from spt_theory.lra.race import __doc__ as race_module_doc
 from spt_theory.lra.race import collect as race_collect
 from spt_theory.lra.race import write as race_write
 from spt_theory.lra.sweep import __doc__ as sweep_module_doc
-from spt_theory.lra.sweep import axes_help, cells, check_summary, draw, format_summary, label, summary_path, sweep
+from spt_theory.lra.sweep import axes_help, cells, draw, format_summary, summary_path, sweep
 from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, MODELS, LRARun, RunOptions
 from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
 from spt_theory.training import TrainingDiverged
@@ -170,6 +170,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     probe.add_argument("target", type=Path, metavar="RESULT_OR_FOLDER",
                        help="a scratch/spt result JSON, or a folder searched recursively for them")
     probe.add_argument("--limit", type=int, help="probe only the first N test examples (default all)")
+    probe.add_argument("--out", type=Path, metavar="RUN_FOLDER",
+                       help="the run folder holding the checkpoints (cache/) and receiving probes/ (default: "
+                            "the folder each result lies in as RUN_FOLDER/results/<task>/)")
     cli_args.add_threads(probe)
     cli_args.add_no_progress(probe)
     race = commands.add_parser("race", help="collect the Pathfinder-16 escape race (claim L5) into evidence JSON",
@@ -224,21 +227,17 @@ def execute(args: argparse.Namespace) -> None:
         if args.limit is not None and args.limit < 1:
             raise InputError(f"--limit must be >= 1, got {args.limit}")
         set_threads(args)
-        for report in probe_files(args.target, args.limit, progress=not args.no_progress):
+        for report in probe_files(args.target, args.limit, progress=not args.no_progress, out=args.out):
             print(format_probe(report))
         return
     options = options_from(args)
     if args.command == "sweep":
         grid_cells, seeds = cells(args.grid, args.cell), cli_args.parse_seeds(args.seeds)
-        path = summary_path(options, args.name)
-        check_summary(path, options, grid_cells, seeds)
+        path = summary_path(options, args.name)  # checked against the grid by sweep(), under its lock
     set_threads(args)
     runtime = runtime_from_env(args.device)
     try:
         if args.command == "sweep":
-            if runtime.main:
-                print(f"sweep {path.stem}: {len(grid_cells)} cells x {len(seeds)} seeds: "
-                      + " | ".join(label(c) for c in grid_cells), file=sys.stderr, flush=True)
             summary = sweep(options, grid_cells, list(seeds), runtime, args.name, args.probe_limit,
                             tuple(dict.fromkeys(args.control)))
             print(format_summary(summary))

@@ -61,7 +61,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from spt_theory.bench import BF16_DENSE_PEAK_TFLOPS, LRA_SIZES, BenchSize, forward_flops
-from spt_theory.io import InputError, StorageError, atomic_write, write_json
+from spt_theory.io import InputError, StorageError, atomic_write, prepare_output, write_json
 from spt_theory.lra import gpu_export
 from spt_theory.lra.configs import config_for, one_layer, tiny
 from spt_theory.lra.gpu_steps import Step, run_step, say
@@ -729,6 +729,20 @@ def confirm(python: str, out: Path, sizes: Sizes, budget: float, export: Path | 
     return run.finish(argv, export)
 
 
+def check_folders(out: Path, export: Path | None) -> None:
+    """Before the first step: the run folder and the export folder are folders (or can be made)
+    and writable (a probe file created and removed in each); InputError otherwise."""
+    for what, folder in (("export folder", export), ("run folder", out)):
+        if folder is None:
+            continue
+        if folder.exists() and not folder.is_dir():
+            raise InputError(f"{what} {folder}: not a folder")
+        try:
+            prepare_output(folder, folder=True)
+        except StorageError as error:
+            raise InputError(f"{what}: {error}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="scripts/lra_gpu_confirm.sh", description=__doc__,
@@ -766,6 +780,7 @@ def main(argv: list[str] | None = None) -> int:
             if not torch.cuda.is_available():
                 raise InputError("no CUDA device visible to torch (--tiny: the pipeline on the CPU; "
                                  "--dry-run: the plan)")
+        check_folders(args.out, export)
         return confirm(args.python, args.out, sizes, args.budget, export, started, argv)
     except (InputError, StorageError) as error:
         print(f"error: {error}", file=sys.stderr)

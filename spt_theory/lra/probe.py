@@ -20,20 +20,23 @@ and measures over the test split (padding masked as in training), per layer, wit
   width W in raster order (the pixel's left, right, upper and lower neighbours), against uniform;
 - the Toeplitz fit of the PE-PE score block (:func:`~spt_theory.probes.pe_toeplitz_fit`).
 
-Results go to ``<out>/probes/<task>/<kind>-<cache key>.json`` (recomputed only when missing)
-and a table on stdout.
+The checkpoints are read from ``<out>/cache`` and the results go to
+``<out>/probes/<task>/<kind>-<cache key>.json`` (recomputed only when missing or unreadable), a
+table on stdout.  ``<out>`` is a folder named on the command line (``--out``), or the run folder
+the result file lies in (``<out>/results/<task>/``): never a path recorded in the result, and a
+recorded ``out`` leading up (``..``) is refused.
 """
 
 from __future__ import annotations
 
-import json
 import math
+import sys
 from pathlib import Path
 
 import torch
 
-from spt_theory.io import InputError, announce, write_json
-from spt_theory.lra.report import load_results, setting
+from spt_theory.io import InputError, announce, read_json, write_json
+from spt_theory.lra.report import result_files, setting
 from spt_theory.lra.runner import LRARun, options_from_json
 from spt_theory.lra.task import LRATask
 from spt_theory.model import Encoder
@@ -45,6 +48,22 @@ from synthetic.progress import Progress
 MAX_OFFSET = 40
 BAND = 2
 PROBE_VERSION = 1
+
+
+def read_cache(path: Path, version: int, limit: int | None, say: bool = True) -> dict | None:
+    """The cached JSON at ``path`` if it is one of ``version`` computed with ``limit``, else None
+    (recompute it); an unreadable file is said on stderr (with ``say``) and recomputed."""
+    if not path.exists():
+        return None
+    try:
+        cached = read_json(path)
+    except InputError as error:
+        if say:
+            print(f"{error}: an unreadable cache, recomputed", file=sys.stderr, flush=True)
+        return None
+    if isinstance(cached, dict) and cached.get("version") == version and cached.get("limit") == limit:
+        return cached
+    return None
 
 
 def checkpoints(run: LRARun, result: dict) -> list[tuple[str, Path | None]]:
@@ -120,23 +139,18 @@ def _window(deltas: torch.Tensor, share: torch.Tensor, width: int) -> float:
 
 
 def probe_result(result: dict, limit: int | None = None, data_cache: dict | None = None,
-                 runtime: Runtime = Runtime(), progress: bool = True) -> dict:
-    """The probe of one run's result (cached in ``<out>/probes/``; recomputed when missing, with
-    progress over its batches, and announced when written), on the runtime's device; its
+                 runtime: Runtime = Runtime(), progress: bool = True, *, out: Path) -> dict:
+    """The probe of one run's result, its checkpoints read from ``out/cache`` (``out``: the run
+    folder, never the result's recorded one); cached in ``out/probes/``, recomputed when missing,
+    with progress over its batches, and announced when written; on the runtime's device.  Its
     ``setting`` names the run's cell (:func:`spt_theory.lra.report.setting`)."""
-    missing = [name for name in ("cache", "options", "pretrain") if name not in result
-               and (name != "pretrain" or result["kind"] == "spt")]
-    missing += [] if "best_epoch" in result["metrics"] else ["metrics.best_epoch"]
-    if missing:
-        raise InputError(f"{result['task']} {result['kind']} result (seed {result.get('seed')}): no field "
-                         f"{missing[0]}, needed to find its checkpoints (written by an older version?)")
-    run = LRARun(options_from_json(result["options"], progress=False), runtime, data_cache or {})
+    check_fields(result)
+    run = LRARun(options_from_json(result["options"], progress=False, out=Path(out)), runtime, data_cache or {})
     out = run.options.out / "probes" / result["task"] / f"{result['kind']}-{result['cache']}.json"
     cell = setting(result)
-    if out.exists():
-        cached = json.loads(out.read_text())
-        if cached.get("version") == PROBE_VERSION and cached.get("limit") == limit:
-            return {**cached, "setting": cell}
+    cached = read_cache(out, PROBE_VERSION, limit, say=runtime.main)
+    if cached is not None and isinstance(cached.get("probes"), list):
+        return {**cached, "setting": cell}
     probes = []
     for label, checkpoint in checkpoints(run, result):
         # the SPT checkpoint is probed on the data it was pretrained on (another task's, if so)
@@ -163,11 +177,43 @@ def probe_result(result: dict, limit: int | None = None, data_cache: dict | None
     return report
 
 
-def probe_files(target: str | Path, limit: int | None = None, progress: bool = True) -> list[dict]:
+def check_fields(result: dict) -> None:
+    """InputError unless ``result`` has the fields that find its checkpoints."""
+    missing = [name for name in ("cache", "options", "pretrain") if name not in result
+               and (name != "pretrain" or result["kind"] == "spt")]
+    missing += [] if "best_epoch" in result["metrics"] else ["metrics.best_epoch"]
+    if missing:
+        raise InputError(f"{result['task']} {result['kind']} result (seed {result.get('seed')}): no field "
+                         f"{missing[0]}, needed to find its checkpoints (written by an older version?)")
+
+
+def probe_files(target: str | Path, limit: int | None = None, progress: bool = True,
+                out: Path | None = None) -> list[dict]:
     """Probe every Transformer result JSON at ``target`` (a file or a folder, read by
-    :func:`spt_theory.lra.report.load_results`; controls have no attention)."""
-    return [probe_result(result, limit, progress=progress) for result in load_results(target)
-            if result["kind"] != "control"]
+    :func:`spt_theory.lra.report.load_results`; controls have no attention) in the run folder
+    ``out``, by default each result's own (:func:`run_folder`)."""
+    found = [(path, result) for path, result in result_files(target) if result["kind"] != "control"]
+    for _, result in found:  # every file checked before any probe
+        check_fields(result)
+    folders = [run_folder(path, result, out) for path, result in found]
+    return [probe_result(result, limit, progress=progress, out=folder)
+            for (_, result), folder in zip(found, folders)]
+
+
+def run_folder(path: Path, result: dict, out: Path | None = None) -> Path:
+    """The run folder of the result file ``path``: ``out`` if given, else the folder ``path`` lies
+    in as ``<folder>/results/<task>/<file>``.  InputError if the result's recorded ``options.out``
+    leads up (``..``: it is never followed), or if ``path`` lies elsewhere and ``out`` is None."""
+    recorded = result["options"].get("out") if isinstance(result.get("options"), dict) else None
+    if isinstance(recorded, str) and ".." in Path(recorded).parts:
+        raise InputError(f"{path}: field options.out {recorded!r} leads up ('..'): refused (the probe never "
+                         f"follows it; --out names the run folder)")
+    if out is not None:
+        return Path(out)
+    if path.parent.name != result["task"] or path.parent.parent.name != "results":
+        raise InputError(f"{path}: not in a run folder's results/{result['task']}/, so its cache is not "
+                         f"known: give --out RUN_FOLDER (the folder holding cache/)")
+    return path.parent.parent.parent
 
 
 def format_probe(report: dict) -> str:

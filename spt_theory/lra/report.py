@@ -30,6 +30,11 @@ COLUMNS = ("task", "recipe", "setting", "seed", "epochs", "data", "n test", "tes
 def load_results(target: str | Path) -> list[dict]:
     """Every ``scratch`` / ``spt`` / ``control`` result JSON at ``target`` (one file, or a folder searched
     recursively); InputError for a missing target or a broken file."""
+    return [result for _, result in result_files(target)]
+
+
+def result_files(target: str | Path) -> list[tuple[Path, dict]]:
+    """(file, result) of every result JSON :func:`load_results` reads at ``target``."""
     target = Path(target)
     if not target.exists():
         raise InputError(f"no such result file or folder: {target} does not exist "
@@ -49,7 +54,7 @@ def load_results(target: str | Path) -> list[dict]:
                     raise KeyError(field)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise InputError(f"{path}: result JSON without a valid {error} field") from None
-        results.append(result)
+        results.append((path, result))
     if not results:
         raise InputError(f"no scratch/spt result JSON under {target}")
     return results

@@ -16,7 +16,6 @@ at a budget; :func:`check_runs` checks runs read from a summary; :func:`draw` is
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -48,13 +47,12 @@ def run_steps(run, result: dict, probe_limit: int | None) -> dict:
 
 def trajectory(run, result: dict, limit: int | None, pretrain_steps: int) -> list[dict]:
     """The proximity at every kept epoch checkpoint of the run (SPT's first), cached."""
-    from spt_theory.lra.probe import attention_statistics
+    from spt_theory.lra.probe import attention_statistics, read_cache
 
     out = run.options.out / "steps" / result["task"] / f"{result['kind']}-{result['cache']}.json"
-    if out.exists():
-        cached = json.loads(out.read_text())
-        if cached.get("version") == STEPS_VERSION and cached.get("limit") == limit:
-            return cached["points"]
+    cached = read_cache(out, STEPS_VERSION, limit, say=run.runtime.main)
+    if cached is not None and isinstance(cached.get("points"), list):
+        return cached["points"]
     stages = []
     if result["kind"] == "spt":
         source = run.setup_source()

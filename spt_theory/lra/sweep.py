@@ -13,8 +13,9 @@ cells); the sweep says its cells before it starts.
 An axis that means nothing for a recipe (``keep``, ``pretrain_epochs``, ``pretrain_task`` for
 ``scratch``) is refused in a ``--cell`` and in a grid whose every recipe is ``scratch``; in a grid
 that also has ``spt`` cells, its scratch combinations are one scratch cell.  Duplicates are run
-once.  The summary ``OUT/sweeps/<task>-<name>.json`` of another grid (other cells, seeds or
-options) is never overwritten: give another ``--name``.
+once.  The summary ``OUT/sweeps/<task>-<name>.json`` of another grid (other cells, seeds,
+options, task config or data; where the folders are does not count) is never overwritten: give
+another ``--name``.  One sweep of a name runs at a time: a second is refused while it runs.
 
 ``finetune_epochs`` sets a cell's supervised epochs (default ``--finetune-epochs``): scratch for
 as many optimiser steps as SPT and finetuning together is the equal-step comparison.
@@ -31,16 +32,18 @@ steps counted before finetuning's) with, where epoch checkpoints were kept
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import json
 import statistics
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from spt_theory import cli_args
-from spt_theory.io import InputError, write_json
+from spt_theory.io import InputError, directory_lock, write_json
 from spt_theory.lra.configs import TASKS
 from spt_theory.lra.controls import TRAINED
 from spt_theory.lra.probe import probe_result
@@ -186,7 +189,7 @@ def run_cell(base: RunOptions, cell: dict, seed: int, runtime, probe_limit: int 
         run.check_transfer()
         result = run.supervised(run.pretrain())
     steps = run_steps(run, result, probe_limit)
-    probe = probe_result(result, probe_limit, data_cache, runtime, progress=base.progress)
+    probe = probe_result(result, probe_limit, data_cache, runtime, progress=base.progress, out=base.out)
     stats = {p["checkpoint"]: p["layers"][0] for p in probe["probes"]}
     trained = stats["scratch" if cell["recipe"] == "scratch" else "finetuned"]
     record = {"seed": seed, "test_accuracy": result["metrics"]["test_accuracy"],
@@ -217,28 +220,41 @@ def summary_path(base: RunOptions, name: str) -> Path:
 
 RUN_MECHANICS = ("progress", "checkpoint_every")
 """Options that do not change what a sweep computes (a rerun may change them)."""
+PATHS = ("out", "data_dir", "pretrain_data_dir")
+"""Options that say where, not what: a sweep copied elsewhere, or its data named another way, is
+the same sweep (its data are compared by content, the fingerprint)."""
 
 
-def grid_of(task: str, cells_run: list[dict], seeds, options: dict) -> dict:
-    """What makes two sweeps the same grid: task, cells, seeds and options (run mechanics aside)."""
+def grid_of(task: str, cells_run: list[dict], seeds, options: dict, config: dict, fingerprint: str) -> dict:
+    """What makes two sweeps the same grid: task, cells, seeds, options (run mechanics and paths
+    aside), the task config and the fingerprint of the task's data."""
     grid = {"task": task, "cells": cells_run, "seeds": list(seeds),
-            "options": {k: v for k, v in options.items() if k not in (*RUN_MECHANICS, "seed")}}
+            "options": {k: v for k, v in options.items() if k not in (*RUN_MECHANICS, *PATHS, "seed")},
+            "config": config, "data": fingerprint}
     return json.loads(json.dumps(grid))  # as a summary file holds it (lists, not tuples)
 
 
-def check_summary(path: Path, base: RunOptions, grid_cells: list[dict], seeds) -> None:
+def check_summary(path: Path, base: RunOptions, grid_cells: list[dict], seeds, config: dict,
+                  fingerprint: str) -> None:
     """Before any work: InputError if ``path`` holds the summary of another grid (it would be
     overwritten)."""
     if path.exists():
         try:
             old = json.loads(path.read_text())
-            before = grid_of(old["task"], [row["cell"] for row in old["cells"]], old["seeds"], old["options"])
+            before = grid_of(old["task"], [row["cell"] for row in old["cells"]], old["seeds"], old["options"],
+                             old["config"], old["data"]["fingerprint"])
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as err:
             raise InputError(f"{path}: exists and is not a sweep summary ({type(err).__name__}); "
                              f"give another --name") from None
-        if before != grid_of(base.task, grid_cells, seeds, options_json(base)):
+        if before != grid_of(base.task, grid_cells, seeds, options_json(base), config, fingerprint):
             raise InputError(f"{path} holds another sweep ({len(before['cells'])} cells, seeds "
                              f"{' '.join(map(str, before['seeds']))}): give another --name to keep both")
+
+
+def summary_lock(path: Path):
+    """The lock of the summary ``path``, held for a whole sweep; InputError if another process holds it."""
+    return directory_lock(path, busy=f"{path}: another sweep of this name is running: wait for it to end, "
+                                     f"or give another --name")
 
 
 def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, name: str,
@@ -251,38 +267,45 @@ def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, n
     data_cache: dict = {}
     run = LRARun(base, runtime, data_cache)
     data, fingerprint, _, _ = run.setup_target()  # bad data or config stop here, before anything is written
-    if runtime.main:
-        cli_args.prepare_output(summary_path(base, name))  # checked before any training; a created folder said
-    by_cell: list[list[dict]] = [[] for _ in grid_cells]
-    for kind in controls:
-        LRARun(replace(base, model=kind) if kind in TRAINED else base, runtime, data_cache).check_control(kind)
-    trained = {kind: [] for kind in controls if kind in TRAINED}
-    longest = replace(base, finetune_epochs=max(cell_options(base, cell, 0).finetune_epochs for cell in grid_cells))
-    for seed in seeds:  # seed by seed, so an interrupted sweep has whole seeds to show
-        for records, cell in zip(by_cell, grid_cells):
-            records.append(run_cell(base, cell, seed, runtime, probe_limit, data_cache))
-        for kind, records in trained.items():
-            records.append(run_control(longest, kind, seed, runtime, data_cache))
-    rows = []
-    for cell, records in zip(grid_cells, by_cell):
-        row = {"label": label(cell), "cell": cell, "runs": records}
-        for metric in ("test_accuracy", "band_ratio", "grid_ratio", "spt_band_ratio", "spt_grid_ratio",
-                       "spt_val_loss"):
-            if metric in records[0]:
-                row[metric] = spread([r[metric] for r in records])
-        rows.append(row)
-    summary = {"task": base.task, "name": name, "seeds": seeds, "options": options_json(base),
-               "config": dataclasses.asdict(run.config),
-               "data": run.describe_data(data, fingerprint, run.config, base.data_dir), "cells": rows,
-               "references": run.reference_entropies(),
-               "controls": {**{kind: {"test_accuracy": spread([r["test_accuracy"] for r in records]),
-                                      "epochs": longest.finetune_epochs, "runs": records}
-                               for kind, records in trained.items()},
-                            **run.baselines(tuple(k for k in controls if k not in TRAINED))},
-               "sweep_seconds": round(time.perf_counter() - start, 1), "versions": versions(),
-               "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    write_json(summary_path(base, name), summary)
-    return summary
+    path = summary_path(base, name)
+    with contextlib.ExitStack() as held:
+        if runtime.main:
+            cli_args.prepare_output(path)  # checked before any training; a created folder said
+            held.enter_context(summary_lock(path))  # until the summary is written: one sweep of a name at a time
+        check_summary(path, base, grid_cells, seeds, dataclasses.asdict(run.config), fingerprint)
+        if runtime.main:
+            print(f"sweep {path.stem}: {len(grid_cells)} cells x {len(seeds)} seeds: "
+                  + " | ".join(label(c) for c in grid_cells), file=sys.stderr, flush=True)
+        by_cell: list[list[dict]] = [[] for _ in grid_cells]
+        for kind in controls:
+            LRARun(replace(base, model=kind) if kind in TRAINED else base, runtime, data_cache).check_control(kind)
+        trained = {kind: [] for kind in controls if kind in TRAINED}
+        longest = replace(base, finetune_epochs=max(cell_options(base, cell, 0).finetune_epochs for cell in grid_cells))
+        for seed in seeds:  # seed by seed, so an interrupted sweep has whole seeds to show
+            for records, cell in zip(by_cell, grid_cells):
+                records.append(run_cell(base, cell, seed, runtime, probe_limit, data_cache))
+            for kind, records in trained.items():
+                records.append(run_control(longest, kind, seed, runtime, data_cache))
+        rows = []
+        for cell, records in zip(grid_cells, by_cell):
+            row = {"label": label(cell), "cell": cell, "runs": records}
+            for metric in ("test_accuracy", "band_ratio", "grid_ratio", "spt_band_ratio", "spt_grid_ratio",
+                           "spt_val_loss"):
+                if metric in records[0]:
+                    row[metric] = spread([r[metric] for r in records])
+            rows.append(row)
+        summary = {"task": base.task, "name": name, "seeds": seeds, "options": options_json(base),
+                   "config": dataclasses.asdict(run.config),
+                   "data": run.describe_data(data, fingerprint, run.config, base.data_dir), "cells": rows,
+                   "references": run.reference_entropies(),
+                   "controls": {**{kind: {"test_accuracy": spread([r["test_accuracy"] for r in records]),
+                                          "epochs": longest.finetune_epochs, "runs": records}
+                                   for kind, records in trained.items()},
+                                **run.baselines(tuple(k for k in controls if k not in TRAINED))},
+                   "sweep_seconds": round(time.perf_counter() - start, 1), "versions": versions(),
+                   "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        write_json(path, summary)
+        return summary
 
 
 def run_control(base: RunOptions, kind: str, seed: int, runtime, data_cache: dict) -> dict:
