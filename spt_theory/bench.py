@@ -64,6 +64,7 @@ from spt_theory.io import write_json
 from spt_theory.model import Attention, Encoder, ModelConfig, sinusoidal_table
 from spt_theory.training import Runtime, epoch_batches
 from synthetic.listops import sample_trees, tree_length
+from synthetic.prog import prog
 from synthetic.walk import generate_walk
 
 BF16_DENSE_PEAK_TFLOPS = {"H200": 989.0, "A100": 312.0}
@@ -437,7 +438,7 @@ def header(unit: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m spt_theory.bench", description=__doc__,
+    p = argparse.ArgumentParser(prog=prog("python -m spt_theory.bench"), description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", type=Path, metavar="PATH", help="write the results as JSON")
     p.add_argument("--repetitions", type=int, default=7, help="interleaved repetitions (default 7)")

@@ -32,6 +32,7 @@ from spt_theory.experiments import Budget, RunResult, RunSpec, WalkData, control
 from spt_theory.io import InputError
 from spt_theory.model import PARAMETER_GROUPS
 from synthetic.interrupts import interruptible
+from synthetic.prog import prog
 
 WALK = WalkData()
 BUDGET = Budget()
@@ -228,7 +229,7 @@ def priority_queue(seeds: tuple[int, ...]) -> list[tuple[str, object]]:
 
 @interruptible
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m spt_theory.paper_runs",
+    p = argparse.ArgumentParser(prog=prog("python -m spt_theory.paper_runs"),
                                 description="Train (or load) the runs of claims E5, E5b, E6, E6b, E9-E14, E11b and X5b ahead of "
                                             "`verify --full`, cheapest and most needed first; cached in "
                                             "--cache-dir like verify's runs, so an interrupted call resumes.")

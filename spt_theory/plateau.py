@@ -50,6 +50,7 @@ from spt_theory.io import InputError, read_json, write_json
 from spt_theory.model import Encoder
 from spt_theory.training import Stage, _generator, accuracy, epoch_batches, load_model_state, stage_loss
 from synthetic.interrupts import interruptible
+from synthetic.prog import prog
 
 FORMAT = 1
 LENGTHS = (25, 50, 100, 200)
@@ -415,7 +416,7 @@ def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
 
 @interruptible
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m spt_theory.plateau",
+    p = argparse.ArgumentParser(prog=prog("python -m spt_theory.plateau"),
                                 description="Train (or read) the plateau-law grid and write its summary JSON.")
     p.add_argument("--cache-dir", type=Path, default=RUNS, metavar="DIR",
                    help=f"where runs are trained and cached (default {RUNS})")

@@ -28,6 +28,7 @@ from spt_theory.io import InputError, write_json
 from spt_theory.recipes import Budget, pretrain_only, scratch, spt_stage, spt_then_finetune, supervised_stage
 from spt_theory.training import TrainingDiverged, epoch_figures
 from synthetic.interrupts import interruptible
+from synthetic.prog import prog
 
 MODES = {"scratch": "supervised only, for --epochs",
          "spt": "SPT for --epochs, then supervised finetuning for --finetune-epochs",
@@ -79,7 +80,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def parser() -> argparse.ArgumentParser:
     """The command line: every option with its meaning and default."""
-    p = argparse.ArgumentParser(prog="python -m spt_theory.train", description=__doc__,
+    p = argparse.ArgumentParser(prog=prog("python -m spt_theory.train"), description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("what is trained")
     g.add_argument("--task", default="walk", help="synthetic task (default walk, the only one; LRA tasks: "

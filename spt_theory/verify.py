@@ -36,6 +36,7 @@ from spt_theory import evidence
 from spt_theory.evidence import EvidenceError
 from spt_theory.io import InputError, StorageError, write_json
 from synthetic.interrupts import interruptible
+from synthetic.prog import prog
 from synthetic.progress import Progress
 
 
@@ -159,7 +160,7 @@ def quick_skipped() -> list[str]:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="python -m spt_theory.verify",
+        prog=prog("python -m spt_theory.verify"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Check every claim of spt-theory: the gradient lemmas T1-T7 (symbolic, autograd, "
                     "negative controls), the synthetic experiments E1-E14, the mechanism controls X* "

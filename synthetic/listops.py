@@ -28,6 +28,7 @@ import numpy as np
 
 from synthetic.files import InputError, announce, atomic_write, prepare_output
 from synthetic.interrupts import interruptible
+from synthetic.prog import prog
 from synthetic.progress import Progress
 from synthetic.provenance import MARKER, write_marker
 
@@ -242,7 +243,7 @@ def write_split(path: Path, rows: list[tuple[str, int]]) -> Path:
 @interruptible
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m synthetic.listops",
+        prog=prog("python -m synthetic.listops"),
         description="Generate ListOps in the LRA release layout: DIR/basic_{train,val,test}.tsv "
                     "(header Source<TAB>Target; Source in the release's parenthesised format; "
                     "Target = the value 0-9). Trees are distinct across all splits and kept only "

@@ -38,6 +38,7 @@ from PIL import Image, ImageDraw
 
 from synthetic.files import InputError, announce, atomic_write, prepare_output
 from synthetic.interrupts import interruptible
+from synthetic.prog import prog
 from synthetic.progress import Progress
 from synthetic.provenance import MARKER, write_marker
 
@@ -278,7 +279,7 @@ def write_dataset(out: str | Path, n: int, seed: int = 0, style: PathfinderStyle
 @interruptible
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m synthetic.pathfinder",
+        prog=prog("python -m synthetic.pathfinder"),
         description="Generate Pathfinder images in the LRA release layout: "
                     "DIR/curv_contour_length_<L>/imgs/<k>/sample_<i>.png and metadata/<k>.npy "
                     "(text lines 'imgs/<k> sample_<i>.png <i> <label> <L>'). Label 1 iff the two "

@@ -14,10 +14,11 @@ from spt_theory.figures import context
 from spt_theory.figures.registry import FIGURES
 from spt_theory.io import InputError, StorageError
 from synthetic.interrupts import interruptible
+from synthetic.prog import prog
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m spt_theory.figures", description=spt_theory.figures.__doc__,
+    p = argparse.ArgumentParser(prog=prog("python -m spt_theory.figures"), description=spt_theory.figures.__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--only", nargs="+", metavar="NAME", choices=list(FIGURES),
                    help="draw only these figures (default: all): " + ", ".join(FIGURES))

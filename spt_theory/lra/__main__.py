@@ -66,6 +66,7 @@ from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, MODEL
 from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
 from spt_theory.training import TrainingDiverged
 from synthetic.interrupts import interruptible
+from synthetic.prog import prog
 
 COMMANDS = {
     "confirm": "scratch vs SPT then finetune, same supervised stage",
@@ -146,7 +147,7 @@ def _run_arguments() -> argparse.ArgumentParser:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m spt_theory.lra", description=__doc__,
+    parser = argparse.ArgumentParser(prog=prog("python -m spt_theory.lra"), description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     common = _run_arguments()
