@@ -389,8 +389,6 @@ def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
     """The runs to train; InputError for a bad option or an output that cannot be written, before
     any training (a folder created for an output is said on stderr)."""
     args.threads = cli_args.parse_threads(args.threads)
-    if args.table:
-        return []
     if args.gradient_rms:
         cli_args.prepare_output(args.cache_dir / GRADIENT_RMS.name)
         return []
@@ -430,16 +428,10 @@ def main(argv: list[str] | None = None) -> int:
                         f"{SUMMARY.name}); refused for a partial grid")
     p.add_argument("--gradient-rms", action="store_true",
                    help=f"measure the noise scales into CACHE_DIR/{GRADIENT_RMS.name}")
-    p.add_argument("--table", action="store_true", help="print the README's table from the committed summary")
     args = p.parse_args(argv)
     args.summary = args.summary or args.cache_dir / SUMMARY.name
     try:
         runs = check_arguments(args)
-        if args.table:
-            from spt_theory.checks.plateau import load, markdown_table
-
-            print(markdown_table(load(SUMMARY), load(GRADIENT_RMS)))
-            return 0
         if args.threads is not None:
             cpu.set_intra_op_threads(args.threads)
         if args.gradient_rms:

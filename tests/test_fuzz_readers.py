@@ -401,14 +401,18 @@ def test_lra_evidence_figure_json(content, tmp_path):
         assert not (refused and out.exists())
 
 
-def test_verify_stops_on_a_malformed_evidence_file_with_one_line(tmp_path, capsys):
+def test_verify_gives_a_malformed_evidence_file_one_error_line_per_claim(tmp_path, capsys):
+    """No evidence, no verdict: each claim that reads the file is an ERROR row naming it (exit 1)."""
     from spt_theory import verify as verify_cli
 
     (tmp_path / "listops.json").write_bytes(EVIDENCE["listops"][:200])
     (tmp_path / "pathfinder.json").write_bytes(EVIDENCE["pathfinder"])
     report = tmp_path / "report.json"
-    assert verify_cli.main(["--only", "L", "--lra-evidence", str(tmp_path), "--json", str(report),
-                            "--no-progress"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.splitlines() == [err] and err.startswith(f"error: {tmp_path / 'listops.json'}:") and "JSON" in err, err
-    assert not report.exists()
+    assert verify_cli.main(["--only", "L1", "L2", "L3", "L4", "--lra-evidence", str(tmp_path), "--json", str(report),
+                            "--no-progress"]) == 1
+    captured = capsys.readouterr()
+    errors = [line.strip() for line in captured.out.splitlines() if line.strip().startswith("ERROR: ")]
+    assert len(errors) == 4 and all(f"{tmp_path / 'listops.json'}: not JSON (line" in e for e in errors), errors
+    assert "Traceback" not in captured.out + captured.err
+    rows = json.loads(report.read_text())["claims"]
+    assert [r["verdict"] for r in rows] == ["ERROR"] * 4

@@ -341,3 +341,10 @@ def markdown_table(summary: dict, rms: dict) -> str:
         ratio = f"{geometric_mean(t['values']) / geometric_mean(a['values']):.2f}" if a and t else "-"
         lines.append(f"| {n} | " + " | ".join(out) + f" | {ratio} |")
     return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m spt_theory.checks.plateau: the docs' table from the committed grid
+    from spt_theory.evidence import root
+
+    print(markdown_table(load(root() / evidence.PLATEAU / plateau.SUMMARY.name),
+                         load(root() / evidence.PLATEAU / plateau.GRADIENT_RMS.name)))

@@ -5,14 +5,10 @@
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from spt_theory.io import atomic_write  # noqa: E402
+from spt_theory.plotting import FIXED_METADATA, plt, save_figure  # noqa: F401  (matplotlib on Agg)
 
 OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73",
              "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7"}
@@ -55,11 +51,3 @@ def new_figure(width: float, height: float, nrows: int = 1, ncols: int = 1, **kw
         return plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kw)
 
 
-FIXED_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Creator": None}}
-"""No date or version in a file's metadata: an unchanged figure redrawn gives the same bytes."""
-
-
-def save_figure(fig, path: Path, dpi: int) -> Path:
-    """Write ``fig`` to ``path`` (PNG or PDF by its suffix) atomically, with :data:`FIXED_METADATA`."""
-    fmt = path.suffix[1:]
-    return atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=dpi, metadata=FIXED_METADATA[fmt]))

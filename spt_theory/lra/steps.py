@@ -136,7 +136,7 @@ def draw(summaries: list[dict], path: Path) -> list[Path]:
     steps, the shaded span) and the trained controls; dotted: majority class, dashed: the other
     baselines.  Below, the proximity of the attention (band mass or 2-D neighbour share over
     uniform; mean over the seeds whose checkpoint at that step was kept) along the same steps.  Writes ``path`` as PNG and PDF."""
-    from spt_theory.figures.style import plt, save_figure  # matplotlib on the Agg backend
+    from spt_theory.plotting import plt, save_figure  # matplotlib on the Agg backend
 
     fig, axes = plt.subplots(2, len(summaries), figsize=(6 * len(summaries), 7), sharex="col", squeeze=False)
     for column, summary in enumerate(summaries):

@@ -351,7 +351,7 @@ def draw(summary: dict, path: Path) -> list[Path]:
     unchanged summary redrawn gives the same bytes)."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
-    from spt_theory.figures.style import plt, save_figure  # matplotlib on the Agg backend
+    from spt_theory.plotting import plt, save_figure  # matplotlib on the Agg backend
 
     rows = summary["cells"]
     proximity = proximity_of(rows)
