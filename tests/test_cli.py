@@ -2,7 +2,7 @@
 and parameter groups, outputs checked before any work and announced, figures that train only when
 asked and redraw to the same bytes, sweeps that refuse meaningless cells and other grids'
 summaries, probes that name their cells, a ``train`` that says where its run went, and help texts
-that agree with the README's lists."""
+that agree with the lists of docs/cli.md."""
 
 from __future__ import annotations
 
@@ -258,11 +258,12 @@ def test_lra_evidence_reads_the_committed_sweeps_whatever_out_and_redraws_the_sa
 
 def test_help_texts_and_the_readme_list_the_same_modes_recipes_and_axes():
     """Each list is written once in the code (train.MODES, sweep.RECIPES, sweep.AXES); the help
-    texts are made from it, and the README gives it as ``<marker> a, b, c (`` (as it gives
-    verify's quick-mode skips: tests/test_verify_cli.py)."""
+    texts are made from it, and the command reference (docs/cli.md, where the README sends
+    readers for the commands) gives it as ``<marker> a, b, c (`` (as it gives verify's quick-mode
+    skips: tests/test_verify_cli.py)."""
     from spt_theory.lra.__main__ import sweep_doc
 
-    readme = " ".join((REPO / "README.md").read_text().split())
+    readme = " ".join((REPO / "docs" / "cli.md").read_text().split())
     for marker, items in {"train modes:": train_cli.MODES, "sweep recipes:": RECIPES, "sweep axes:": AXES}.items():
         assert f"{marker} {', '.join(items)} (" in readme, marker
     text = "".join(sweep_doc().split())  # argparse wraps lines, at hyphens too
