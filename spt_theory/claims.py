@@ -9,8 +9,10 @@ figure and compares it with a threshold.  Layers register their claims with :fun
         err = ...
         return at_most(err, 1e-10)
 
-Claim ids start with a letter naming the layer: ``T`` theory, ``E`` synthetic experiments,
-``X`` mechanism controls beyond the paper, ``L`` LRA evidence.  Check modules live in
+Claim ids start with a letter naming the family (:data:`FAMILIES`: ``T`` theory, ``E`` walk-task
+experiments, ``X`` mechanism controls beyond the paper, ``P`` plateau law, ``L`` LRA evidence).
+A claim's statement, threshold, registration and record are its row in the one table of claims,
+:data:`spt_theory.records.TABLE`.  Check modules live in
 :mod:`spt_theory.checks`; this module imports none of them (it is a plain registry):
 :mod:`spt_theory.verify` imports them all.
 """
@@ -22,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spt_theory import evidence
+from spt_theory import evidence, records
 
 
 @dataclass(frozen=True)
@@ -108,8 +110,17 @@ class Claim:
 REGISTRY: dict[str, Claim] = {}
 
 
-def claim(id: str, statement: str, *, section: str, method: str, quick: bool = True):
-    """Decorator: register ``check(ctx) -> Measurement`` as the check of claim ``id``."""
+def claim(id: str, statement: str | None = None, *, section: str, method: str, quick: bool = True):
+    """Decorator: register ``check(ctx) -> Measurement`` as the check of claim ``id``.
+
+    The statement is the claim's row in the one table of claims (:data:`spt_theory.records.TABLE`);
+    ``statement`` is only for a claim that has no row (a toy registry in a test)."""
+    row = records.TABLE.get(id)
+    if row is not None and statement is not None:
+        raise ValueError(f"claim {id}: its statement lives in spt_theory.records.TABLE, not in the decorator")
+    if row is None and statement is None:
+        raise ValueError(f"claim {id} has no row in spt_theory.records.TABLE (docs/add-a-claim.md)")
+    statement = row.statement if row is not None else statement
 
     def register(check: Callable[[Context], Measurement]) -> Callable[[Context], Measurement]:
         if id in REGISTRY:
@@ -120,8 +131,13 @@ def claim(id: str, statement: str, *, section: str, method: str, quick: bool = T
     return register
 
 
+FAMILIES = {"T": "theory", "E": "walk-task experiments", "X": "mechanism controls", "P": "plateau law",
+            "L": "LRA evidence"}
+"""Claim id families, in the order verify lists them (an id starts with its family's letter)."""
+
+
 def _order(claim_id: str) -> tuple[int, int, str]:
-    layer = {"T": 0, "E": 1, "X": 2}.get(claim_id[0], 3)
+    layer = list(FAMILIES).index(claim_id[0]) if claim_id[0] in FAMILIES else len(FAMILIES)
     digits = "".join(ch for ch in claim_id[1:] if ch.isdigit())
     return layer, int(digits) if digits else 0, claim_id
 

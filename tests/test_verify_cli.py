@@ -77,20 +77,20 @@ def test_quick_mode_skips_slow_claims_and_a_failure_exits_1(registry_with_slow_a
 
 @pytest.fixture
 def registry_with_paper_claims(monkeypatch):
-    """Toy paper claims: P1 passes and is recorded as holding, P2 fails and is recorded as not
-    holding, P3 is undecided and recorded as inconclusive; Q1 is a passing project claim."""
+    """Toy paper claims: Y1 passes and is recorded as holding, Y2 fails and is recorded as not
+    holding, Y3 is undecided and recorded as inconclusive; Q1 is a passing project claim."""
     from spt_theory import claims, records
 
     toy: dict = {}
     monkeypatch.setattr(claims, "REGISTRY", toy)
     monkeypatch.setattr("spt_theory.verify.all_claims", lambda: sorted(toy.values(), key=lambda c: c.id))
     monkeypatch.setattr(records, "RECORDS", {
-        "P1": records.Record("holds", "2026-12-01", "toy"),
-        "P2": records.Record("does not hold", "2026-12-01", "toy"),
-        "P3": records.Record("inconclusive", "2026-12-01", "toy")})
-    claims.claim("P1", "paper pass", section="toy", method="toy")(lambda ctx: claims.at_most(0.0, 1.0))
-    claims.claim("P2", "paper fail", section="toy", method="toy")(lambda ctx: claims.at_least(0.0, 0.5))
-    claims.claim("P3", "paper undecided", section="toy", method="toy")(
+        "Y1": records.Record("holds", "2026-12-01", "toy"),
+        "Y2": records.Record("does not hold", "2026-12-01", "toy"),
+        "Y3": records.Record("inconclusive", "2026-12-01", "toy")})
+    claims.claim("Y1", "paper pass", section="toy", method="toy")(lambda ctx: claims.at_most(0.0, 1.0))
+    claims.claim("Y2", "paper fail", section="toy", method="toy")(lambda ctx: claims.at_least(0.0, 0.5))
+    claims.claim("Y3", "paper undecided", section="toy", method="toy")(
         lambda ctx: claims.undecided(0.5, ">= 0.6", "every arm at the majority class"))
     claims.claim("Q1", "project pass", section="toy", method="toy")(lambda ctx: claims.at_most(0.0, 1.0))
     return records
@@ -100,18 +100,18 @@ def test_verdicts_that_reproduce_their_records_exit_0_and_strict_exits_1(registr
     report = tmp_path / "r.json"
     assert main(["--json", str(report), "--no-progress"]) == 0
     rows = {c["id"]: c for c in json.loads(report.read_text())["claims"]}
-    assert {k: r["verdict"] for k, r in rows.items()} == {"P1": "PASS", "P2": "FAIL", "P3": "INCONCLUSIVE", "Q1": "PASS"}
+    assert {k: r["verdict"] for k, r in rows.items()} == {"Y1": "PASS", "Y2": "FAIL", "Y3": "INCONCLUSIVE", "Q1": "PASS"}
     assert all(r["matches_record"] for r in rows.values())
-    assert rows["P3"]["inconclusive"] == "every arm at the majority class"
-    assert {k: r["kind"] for k, r in rows.items()} == {"P1": "paper", "P2": "paper", "P3": "paper", "Q1": "project"}
+    assert rows["Y3"]["inconclusive"] == "every arm at the majority class"
+    assert {k: r["kind"] for k, r in rows.items()} == {"Y1": "paper", "Y2": "paper", "Y3": "paper", "Q1": "project"}
     assert "CHANGED" not in capsys.readouterr().out
     assert main(["--strict", "--no-progress"]) == 1
-    assert main(["--strict", "--only", "p1", "q1", "--no-progress"]) == 0  # ids are case-insensitive
+    assert main(["--strict", "--only", "y1", "q1", "--no-progress"]) == 0  # ids are case-insensitive
 
 
 def test_flipping_one_recorded_verdict_exits_1_with_a_changed_line(registry_with_paper_claims, capsys):
     records = registry_with_paper_claims
-    records.RECORDS["P2"] = records.Record("holds", "2026-12-01", "flipped")
+    records.RECORDS["Y2"] = records.Record("holds", "2026-12-01", "flipped")
     assert main(["--no-progress"]) == 1
     out = capsys.readouterr().out
     assert "CHANGED: recorded holds, now does not hold (FAIL)" in out

@@ -65,7 +65,7 @@ def departure(seed: int) -> dict:
             "expected_gradient_band_cosine_max": float(mean_cos.max())}
 
 
-@claim("T2b", "Real model, W_Q=W_K=0: dL/dS rows differ (T1-T3 idealise)", section="Theory scope (T1-T3)",
+@claim("T2b", section="Theory scope (T1-T3)",
        method="float64 autograd, 1-layer model.py, walk batch")
 @single_threaded()
 def check_t2b(ctx: Context) -> Measurement:
@@ -183,7 +183,7 @@ def saddle_at_zero(seed: int, x: Tensor, y: Tensor, eps: float = 1e-3) -> dict:
             "saddle_loss_change_minus": changes[1], "saddle_ratio": changes[0] / changes[1]}
 
 
-@claim("T4b", "Real model W_Q=W_K=0: no dL/dW_Q; step 1: queries equal", section="Theory T4 (factored)",
+@claim("T4b", section="Theory T4 (factored)",
        method="float64 autograd + SGD/AdamW steps")
 @single_threaded()
 def check_t4b(ctx: Context) -> Measurement:
@@ -261,7 +261,7 @@ def exact_marginals_uniform(vocab: int, length: int, p: Fraction) -> bool:
     return all(m == Fraction(1, vocab) for m in marg.values())
 
 
-@claim("T7", "Walk: per-token features blind at W_V=0; value path O(1/n)", section="Theory T7 (real model)",
+@claim("T7", section="Theory T7 (real model)",
        method="exact enumeration, tiny model.py float64")
 @single_threaded()
 def check_t7(ctx: Context) -> Measurement:

@@ -101,7 +101,7 @@ def first_epoch_above(result: RunResult, level: float = 0.9) -> int | None:
     return next((e["epoch"] for e in result.history[-1] if e["test_accuracy"] >= level), None)
 
 
-@claim("X1", "ALiBi proximity bias: scratch learns the task w/o SPT", section="Controls: built-in proximity",
+@claim("X1", section="Controls: built-in proximity",
        method="attention_bias=alibi, supervised 8 epochs", quick=False)
 def check_x1(ctx: Context) -> Measurement:
     results = control_runs(ctx, "alibi")
@@ -125,7 +125,7 @@ def pe_peak_offsets(model: Encoder) -> list[int]:
     return peaks
 
 
-@claim("X2", "proximity init of W_Q,W_K (no SPT) learns like SPT", section="Controls: proximity init",
+@claim("X2", section="Controls: proximity init",
        method="PE-rotation init, supervised 3 ep (8 full)")
 def check_x2(ctx: Context) -> Measurement:
     name = "proxinit" if ctx.full else f"proxinit_{BUDGET.finetune_epochs}"
@@ -146,7 +146,7 @@ def check_x2(ctx: Context) -> Measurement:
 
 
 # ----------------------------------------------------------------------------- X3
-@claim("X3", "no PE: SPT makes no proximity, task stays unsolved", section="Controls: no positional encoding",
+@claim("X3", section="Controls: no positional encoding",
        method="positional=none, SPT 4 ep + finetune 3", quick=False)
 def check_x3(ctx: Context) -> Measurement:
     results = control_runs(ctx, "nope")
@@ -161,7 +161,7 @@ def check_x3(ctx: Context) -> Measurement:
 
 
 # ----------------------------------------------------------------------------- X4
-@claim("X4", "CLS readout: grad only in row 0; scratch stays ~chance", section="Controls: readout (X4 lemma)",
+@claim("X4", section="Controls: readout (X4 lemma)",
        method="sympy + autograd float64; cls 8 ep (+last full)", quick=False)
 def check_x4(ctx: Context) -> Measurement:
     with single_threaded():
@@ -185,7 +185,7 @@ def x5_sources(ctx: Context) -> tuple[str, ...]:
     return ("symmetric", "p08", "perm") if ctx.full else ("symmetric",)
 
 
-@claim("X5", "SPT on other sequences (sym. walk, p=.8, perm) helps", section="Controls: cross-data SPT",
+@claim("X5", section="Controls: cross-data SPT",
        method="SPT 4 ep on other data, finetune 3 (8 full)", quick=False)
 def check_x5(ctx: Context) -> Measurement:
     by_source, long = {}, {}
@@ -237,8 +237,7 @@ def chance_share(directions: Tensor) -> float:
     return theory.proximity_share(noise, directions).mean().item()
 
 
-@claim("X6", "sup. grad proximity share: chance on scratch, up w/ SPT",
-       section="Controls: blindness over training", method="E[dL_sup/dS] share, per-epoch checkpoints")
+@claim("X6", section="Controls: blindness over training", method="E[dL_sup/dS] share, per-epoch checkpoints")
 def check_x6(ctx: Context) -> Measurement:
     data = built_data(synthetic.WALK)
     size = 256 if ctx.full else 128

@@ -118,7 +118,7 @@ def exponents(readout: str, seeds: tuple[int, ...]) -> dict:
             "W_QK_block_exponent": statistics.fmean(block_slopes), "sigma_1_by_seed": sigmas}
 
 
-@claim("T9", "Real model: exact label force on M; measured n-exponent", section="Theory T9 (real model)",
+@claim("T9", section="Theory T9 (real model)",
        method="Markov-chain cumulants vs float64 enumeration + Monte Carlo")
 @single_threaded()
 def check_t9(ctx: Context) -> Measurement:

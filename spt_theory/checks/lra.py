@@ -276,8 +276,7 @@ def n_test(summary: dict) -> int:
     return summary["data"]["n_test"]
 
 
-@claim("L1", "LRA: SPT then finetune beats supervised training from scratch at equal steps",
-       section="LRA (Amos et al.; paper)", method="committed sweep, seeds, equal steps, 95% interval")
+@claim("L1", section="LRA (Amos et al.; paper)", method="committed sweep, seeds, equal steps, 95% interval")
 def check_l1(ctx: Context) -> Measurement:
     def per_task(summary, c):
         spt, scratch = by_seed(c["spt"]), by_seed(c["scratch"], total_steps(c["spt"]))
@@ -295,8 +294,7 @@ def check_l1(ctx: Context) -> Measurement:
     return _judge(ctx, per_task, f"gain >= {GAIN:g} pts at equal steps, 95% interval")
 
 
-@claim("L2", "LRA: after SPT attention is proximity-biased, after scratch it is not",
-       section="LRA mechanism", method="committed sweep, probes, 95% interval over seeds")
+@claim("L2", section="LRA mechanism", method="committed sweep, probes, 95% interval over seeds")
 def check_l2(ctx: Context) -> Measurement:
     def per_task(summary, c):
         metric = schema.proximity_metric(summary["config"]["masking"])
@@ -314,8 +312,7 @@ def check_l2(ctx: Context) -> Measurement:
     return _judge(ctx, per_task, f">= {PROXIMITY:g}x uniform and scratch, 95% interval")
 
 
-@claim("L3", "LRA: attention frozen at random init is about as good as trained",
-       section="LRA ablation (paper)", method="committed sweep, seeds, 95% interval")
+@claim("L3", section="LRA ablation (paper)", method="committed sweep, seeds, 95% interval")
 def check_l3(ctx: Context) -> Measurement:
     def per_task(summary, c):
         if c["frozen"] is None:
@@ -335,8 +332,7 @@ def check_l3(ctx: Context) -> Measurement:
     return _judge(ctx, per_task, f"|frozen - scratch| <= {FROZEN:g} at equal supervised steps, 95% interval")
 
 
-@claim("L4", "LRA: W_Q, W_K alone from the SPT checkpoint recover the gain",
-       section="LRA ablation (paper)", method="committed sweep, seeds, 95% interval")
+@claim("L4", section="LRA ablation (paper)", method="committed sweep, seeds, 95% interval")
 def check_l4(ctx: Context) -> Measurement:
     def per_task(summary, c):
         spt, scratch = by_seed(c["spt"]), by_seed(c["scratch"], total_steps(c["spt"]))

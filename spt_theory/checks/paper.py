@@ -87,7 +87,7 @@ def steps_to_leave_and_solve(results: list[RunResult]) -> dict:
 
 
 # ----------------------------------------------------------------------------- E5b
-@claim("E5b", "ALiBi, mean pool: frozen attention as good as trained", section="Paper: frozen attention",
+@claim("E5b", section="Paper: frozen attention",
        method="ALiBi bias, W_Q,W_K frozen vs trained, 8 ep", quick=False)
 def check_e5b(ctx: Context) -> Measurement:
     """E5 in the setting of the paper's mechanism: mean-pooled readout (label supervision blind to
@@ -100,7 +100,7 @@ def check_e5b(ctx: Context) -> Measurement:
 
 
 # ----------------------------------------------------------------------------- E10, E11
-@claim("E10", "scratch cannot fit its training set; SPT->ft fits it", section="Paper: optimisation",
+@claim("E10", section="Paper: optimisation",
        method="train acc (2000 train seqs), train loss per epoch")
 def check_e10(ctx: Context) -> Measurement:
     """Training accuracy and loss of the scratch and SPT runs of E2/E3, recorded after every epoch.
@@ -117,7 +117,7 @@ def check_e10(ctx: Context) -> Measurement:
                         "spt_finetune_curve": {k: mean_curve(spt, k) for k in ("loss", "train_accuracy", "test_accuracy")}})
 
 
-@claim("E11", "4x, 16x labelled data do not rescue scratch", section="Paper: optimisation",
+@claim("E11", section="Paper: optimisation",
        method="scratch, 32k / 128k train seqs, 8 ep", quick=False)
 def check_e11(ctx: Context) -> Measurement:
     by_scale = {scale: trained(ctx, [paper_runs.scaled_scratch_spec(scale, s, WALK, BUDGET) for s in ctx.seeds])
@@ -132,7 +132,7 @@ def check_e11(ctx: Context) -> Measurement:
                         for scale, r in by_scale.items()})
 
 
-@claim("E11b", "16x the steps on 1x data do not rescue scratch", section="Paper: optimisation",
+@claim("E11b", section="Paper: optimisation",
        method="scratch, 8000 train seqs, 128 ep", quick=False)
 def check_e11b(ctx: Context) -> Measurement:
     """E11's 16x run differs from scratch in data and in optimizer steps (16 times as many).  This
@@ -149,7 +149,7 @@ def check_e11b(ctx: Context) -> Measurement:
 
 
 # ----------------------------------------------------------------------------- E12
-@claim("E12", "depth (2, 4 layers) does not rescue scratch; SPT helps", section="Paper: depth",
+@claim("E12", section="Paper: depth",
        method="scratch 8 ep / SPT 4 + ft 3, 2 and 4 layers", quick=False)
 def check_e12(ctx: Context) -> Measurement:
     acc = {(name, d): finals(trained(ctx, [paper_runs.depth_spec(name, d, s, WALK, BUDGET) for s in ctx.seeds]))
@@ -170,7 +170,7 @@ def phase_map(ctx: Context) -> dict[str, dict]:
                     "tried": [f["accuracy_by_spt_epochs"] for f in p["found"]]} for label, p in points.items()}
 
 
-@claim("E13", "scratch at chance across p (.2-.8), n (50-200), V (4-64)", section="Robustness: task parameters",
+@claim("E13", section="Robustness: task parameters",
        method="scratch 8 ep at 7 points, one factor at a time", quick=False)
 def check_e13(ctx: Context) -> Measurement:
     points = phase_map(ctx)
@@ -179,7 +179,7 @@ def check_e13(ctx: Context) -> Measurement:
                        {label: summary(p["scratch"]) for label, p in points.items()})
 
 
-@claim("E14", "SPT epochs needed grow with n, fall with p", section="Robustness: task parameters",
+@claim("E14", section="Robustness: task parameters",
        method="least of 1,2,4,8 SPT ep solving (ft 3), median", quick=False)
 def check_e14(ctx: Context) -> Measurement:
     points = phase_map(ctx)
@@ -199,7 +199,7 @@ def check_e14(ctx: Context) -> Measurement:
 
 
 # ----------------------------------------------------------------------------- E6b
-@claim("E6b", "per epoch: SPT's W_Q,W_K track full SPT, its MLP never", section="Paper: hybrid init",
+@claim("E6b", section="Paper: hybrid init",
        method="hybrids qk / vo / mlp / all, ft 8 ep, per epoch", quick=False)
 def check_e6b(ctx: Context) -> Measurement:
     results = {name: trained(ctx, [recipe(name, WALK, s, BUDGET) for s in ctx.seeds])
@@ -216,7 +216,7 @@ def check_e6b(ctx: Context) -> Measurement:
 
 
 # ----------------------------------------------------------------------------- X5b
-@claim("X5b", "SPT on data w/o neighbour structure does not help", section="Controls: cross-data SPT",
+@claim("X5b", section="Controls: cross-data SPT",
        method="SPT on iid tokens / shuffled walk, ft 3", quick=False)
 def check_x5b(ctx: Context) -> Measurement:
     uniform = uniform_band_mass(WALK.length)

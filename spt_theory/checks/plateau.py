@@ -198,7 +198,7 @@ def extrapolate(by_n: dict[int, dict], lengths: tuple[int, ...] = LRA_LENGTHS) -
     return {"exponent": alpha, "from_n": top, "steps": {n: means[top] * (n / top) ** alpha for n in lengths}}
 
 
-@claim("P1", "AdamW plateau: T ∝ n^(1 + dln s/dln n), s grad RMS", section=GROUP,
+@claim("P1", section=GROUP,
        method="escape (acc>=.6) n 25-200, 3 seeds, committed")
 def check_p1(ctx: Context) -> Measurement:
     summary, rms = grid_of(ctx), rms_of(ctx)
@@ -215,7 +215,7 @@ def predicted_sgd_exponent(lengths: list[int], p: float) -> float:
     return loglog_slope({n: 1 / pair_coupling_bound(n, p) for n in lengths})
 
 
-@claim("P2", "SGD plateau: T ∝ 1/beta_n(p) ~ n (gradient-flow law)", section=GROUP,
+@claim("P2", section=GROUP,
        method="escape (acc>=.6) SGD m.9 lr.3, n 25, 50, committed")
 def check_p2(ctx: Context) -> Measurement:
     summary = grid_of(ctx)
@@ -244,19 +244,19 @@ def init_check(summary: dict, predict) -> Measurement:
     return Measurement(worst, threshold, worst <= INIT_TOL, {"per_n": rows, "capped": capped})
 
 
-@claim("P3", "AdamW, W_Q,W_K init /10: T grows as the noise floor says", section=GROUP,
+@claim("P3", section=GROUP,
        method="T(sigma/10) from T(sigma), fixed rate, a*=1, committed")
 def check_p3(ctx: Context) -> Measurement:
     return init_check(grid_of(ctx), lambda t: adamw_escape(adamw_rate(t), SIGMA / 10))
 
 
-@claim("P3b", "AdamW, W_Q,W_K init /10: T shrinks (scale-free steps)", section=GROUP,
+@claim("P3b", section=GROUP,
        method="T(sigma/10) from T(sigma), s ∝ |W_K|, a*=1, committed")
 def check_p3b(ctx: Context) -> Measurement:
     return init_check(grid_of(ctx), lambda t: scale_free_escape(t, SIGMA / 10))
 
 
-@claim("P4", "SGD's plateau >= AdamW's x eta_A(1-beta)/(eta_S s)", section=GROUP,
+@claim("P4", section=GROUP,
        method="T_SGD/T_AdamW vs noise-scale bound, n 25, 50, committed")
 def check_p4(ctx: Context) -> Measurement:
     summary, rms = grid_of(ctx), rms_of(ctx)
@@ -279,7 +279,7 @@ def check_p4(ctx: Context) -> Measurement:
     return Measurement(worst, threshold, ok, {"per_n": rows, "measured": "min over n of ratio / rho"})
 
 
-@claim("P5", "SPT/scratch steps ratio ∝ n^(dln(s_rec/s)/dln n)", section=GROUP,
+@claim("P5", section=GROUP,
        method="SPT steps to 95% / AdamW escape, n 25-200, committed")
 def check_p5(ctx: Context) -> Measurement:
     summary, rms = grid_of(ctx), rms_of(ctx)

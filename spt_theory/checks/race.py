@@ -92,8 +92,7 @@ def _steps(found: int | None, run: int | None) -> str:
     return "-" if run is None else f"> {run}"
 
 
-@claim("L5", "Pathfinder-16: SPT leaves the plateau (val >= 70%) in at most half of scratch's steps",
-       section="LRA escape race (pre-registered)", method="committed race, seeds 0-2, 20k steps")
+@claim("L5", section="LRA escape race (pre-registered)", method="committed race, seeds 0-2, 20k steps")
 def check_l5(ctx: Context) -> Measurement:
     verdict, text, details, reason = judge(evidence(ctx))
     threshold = f"T_SPT <= T_scratch / 2 on every seed (refuted: scratch first on >= {REFUTING_SEEDS})"

@@ -41,7 +41,7 @@ def final_accuracies(ctx: Context, name: str) -> list[float]:
     return [r.final["test_accuracy"] for r in runs(ctx, name)]
 
 
-@claim("E1", "bag-of-tokens MLP on histograms stays at chance", section="Design, walk task (T6)",
+@claim("E1", section="Design, walk task (T6)",
        method="histogram MLP, 30 epochs; leak control")
 def check_e1(ctx: Context) -> Measurement:
     data = built_data(WALK)
@@ -58,7 +58,7 @@ def check_e1(ctx: Context) -> Measurement:
                        m.passed and control >= 0.7, m.details)
 
 
-@claim("E1b", "MLP on mean-pooled (token, position) pairs: label is there", section="Theory T7 (scope of T6)",
+@claim("E1b", section="Theory T7 (scope of T6)",
        method="pair one-hot MLP / linear, 10 ep; quadratic rule")
 def check_e1b(ctx: Context) -> Measurement:
     r"""What a model without token interactions (uniform attention) can read: mean-pooled one-hot
@@ -80,7 +80,7 @@ def check_e1b(ctx: Context) -> Measurement:
                         "quadratic_rule_accuracy": round(rule, 4), "features": WALK.vocab * WALK.length})
 
 
-@claim("E2", "supervised from scratch stays near chance in 8 epochs", section="Paper: SPT vs scratch",
+@claim("E2", section="Paper: SPT vs scratch",
        method="1 layer, 8 epochs, AdamW 1e-3")
 def check_e2(ctx: Context) -> Measurement:
     """Within the design's scratch budget (8 epochs, 1000 steps).  Not beyond it: E11b trains the
@@ -90,7 +90,7 @@ def check_e2(ctx: Context) -> Measurement:
     return at_most(statistics.fmean(accs), 0.60, accuracy=summary(accs))
 
 
-@claim("E3", "SPT then finetune reaches high accuracy", section="Paper: SPT vs scratch",
+@claim("E3", section="Paper: SPT vs scratch",
        method="SPT 4 epochs (15% mask), finetune 3")
 def check_e3(ctx: Context) -> Measurement:
     accs = final_accuracies(ctx, "spt")
@@ -98,7 +98,7 @@ def check_e3(ctx: Context) -> Measurement:
     return at_least(statistics.fmean(accs), 0.95, accuracy=summary(accs))
 
 
-@claim("E4", "band mass >= 5x uniform after SPT, not after scratch", section="Paper: proximity attention",
+@claim("E4", section="Paper: proximity attention",
        method="share of attention within |i-j| <= 2")
 def check_e4(ctx: Context) -> Measurement:
     uniform = uniform_band_mass(WALK.length)
@@ -121,7 +121,7 @@ the last-token scratch accuracy (0.74, X4's run) was already known: E5 is "post"
 (:data:`spt_theory.records.REGISTRATIONS`)."""
 
 
-@claim("E5", "attention frozen at random init: about as good as trained", section="Paper: frozen attention",
+@claim("E5", section="Paper: frozen attention",
        method="last-token readout, W_Q,W_K frozen vs trained, 8 ep", quick=False)
 def check_e5(ctx: Context) -> Measurement:
     """The paper: frozen random attention is about as good as trained attention, sometimes better.
@@ -150,7 +150,7 @@ def recovered_gain(ctx: Context, name: str) -> list[float]:
     return [(a - s) / (b - s) for a, b, s in zip(final_accuracies(ctx, name), spt, scratch)]
 
 
-@claim("E6", "hybrid init: W_Q,W_K recover most of the gain, MLP not", section="Paper: hybrid init",
+@claim("E6", section="Paper: hybrid init",
        method="SPT groups kept, rest fresh, finetune 8 ep", quick=False)
 def check_e6(ctx: Context) -> Measurement:
     names = ("hybrid_qk", "hybrid_mlp") + (("hybrid_qk_vo",) if ctx.full else ())
@@ -161,8 +161,7 @@ def check_e6(ctx: Context) -> Measurement:
                        {f"recovered_{name[7:]}": summary(v) for name, v in recovered.items()})
 
 
-@claim("E7", "after SPT PE-PE scores mostly Toeplitz, peak |i-j|<=2",
-       section="Paper: PE cancellation", method="diagonal-mean fit of P W_Q W_K^T P^T")
+@claim("E7", section="Paper: PE cancellation", method="diagonal-mean fit of P W_Q W_K^T P^T")
 def check_e7(ctx: Context) -> Measurement:
     after = [pe_toeplitz_fit(r.model) for r in runs(ctx, "pretrain")]
     before = [pe_toeplitz_fit(initial_model(r.spec))["r2"] for r in runs(ctx, "pretrain")]
@@ -181,7 +180,7 @@ def check_e7(ctx: Context) -> Measurement:
                         "peak_offsets": [[h["peak_offset"] for h in f["heads"]] for f in after]})
 
 
-@claim("E8", "at init the supervised score gradient ignores proximity", section="Theory T3/T5, full model",
+@claim("E8", section="Theory T3/T5, full model",
        method="proximity share of E[dL/dS], sup / rec")
 def check_e8(ctx: Context) -> Measurement:
     data = built_data(WALK)
@@ -202,7 +201,7 @@ E9_PAPER_EPOCHS = 10
 """The paper: about 10 epochs of SPT give most of the gain (sometimes one)."""
 
 
-@claim("E9", "short SPT suffices: solved within ~10 SPT epochs", section="Paper: pretraining length",
+@claim("E9", section="Paper: pretraining length",
        method="SPT 1/4-8 ep (log grid; quick: 4), ft 3")
 def check_e9(ctx: Context) -> Measurement:
     """Finetuned accuracy (3 supervised epochs) against SPT length on a log grid of optimizer steps

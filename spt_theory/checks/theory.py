@@ -111,7 +111,7 @@ def _count(ctx: Context) -> int:
     return 1000 if ctx.full else 150
 
 
-@claim("T1", "L_sup sees S only via column sums of A (any point)", section="Theory T1",
+@claim("T1", section="Theory T1",
        method="sympy n=2..5 + autograd float64")
 @single_threaded()
 def check_t1(ctx: Context) -> Measurement:
@@ -151,7 +151,7 @@ def uniform_gradient_structure(G: Tensor, V: Tensor, grad_z: Tensor, scale: Tens
             "column_sum_error": float((G.sum(dim=0) - (b - b.mean())).norm()) / scale}
 
 
-@claim("T2", "Uniform attn: dL_sup/dS = 1(b-mean b)^T/n, equal rows", section="Theory T2",
+@claim("T2", section="Theory T2",
        method="sympy n=2..5, general n + autograd float64")
 @single_threaded()
 def check_t2(ctx: Context) -> Measurement:
@@ -275,7 +275,7 @@ def band_cosine_bound(n: int, w: int) -> float:
     return math.sqrt(w * (w + 1) * (2 * w + 1) / 3) / math.sqrt(n * ((2 * w + 1) * n - w * (w + 1)))
 
 
-@claim("T3", "Uniform attn: <dL_sup/dS, P> = 0 if P's column sums equal", section="Theory T3",
+@claim("T3", section="Theory T3",
        method="sympy n=2..5 + autograd float64 + 3 controls")
 @single_threaded()
 def check_t3(ctx: Context) -> Measurement:
@@ -352,7 +352,7 @@ def band_rank_one_figures(ctx: Context) -> dict:
             "outer_product_distance": float(theory.rank_one_distance(outer)), "cases": per_size}
 
 
-@claim("T4", "Uniform attn: dL_sup/dM = H^T G H has rank <= 1", section="Theory T4",
+@claim("T4", section="Theory T4",
        method="sympy n=2..4 + autograd float64 + band SVD")
 @single_threaded()
 def check_t4(ctx: Context) -> Measurement:
@@ -511,7 +511,7 @@ def rank_counter_cases(n: int = 12, d: int = 6, seed: int = 63) -> dict:
             "two targets, 3-class CE": {"sigma2/sigma1": float(two[1]), "sigma3/sigma1": float(two[2])}}
 
 
-@claim("T5", "Uniform attn: dL_rec/dS=(R-R11^T/n)/n sees proximity", section="Theory T5",
+@claim("T5", section="Theory T5",
        method="sympy n=2..5 + autograd float64 + walk MC")
 @single_threaded()
 def check_t5(ctx: Context) -> Measurement:
@@ -553,7 +553,7 @@ def check_t5(ctx: Context) -> Measurement:
 T6_CASES = ((3, 5, Fraction(1, 2)), (3, 5, Fraction(1, 3)), (4, 4, Fraction(1, 2)), (4, 4, Fraction(1, 3)))
 
 
-@claim("T6", "Walk task: class histograms identical (exact enum.)", section="Theory T6",
+@claim("T6", section="Theory T6",
        method="exact enumeration (Fraction) + generator chi2 + control")
 def check_t6(ctx: Context) -> Measurement:
     r"""T6 by exact enumeration of ``sequence_probability``, and the generator's law itself.
