@@ -70,7 +70,7 @@ PAPER_RESULTS = "202563b"  # 2026-12-01 04:35: their results
 LRA_GATES = "673e8c7"  # 2026-12-01 22:11: L1-L4 at equal steps, gated by the control and SPT having learned
 LRA_EVIDENCE = "bca7516"  # 2026-12-01 23:03: the first committed result of that evidence
 PLATEAU_LAW = "cf076e0"  # 2026-12-01: T8's predictions P1, P3-P5
-RACE_RULES = "1b11fa8"  # 2026-12-02 06:14: per-task L rules, neutral selection, the escape race L5 (before any race run)
+RACE_RULES = "1b11fa8"  # 2026-12-02 06:14: per-task L rules, neutral selection, the race L5 (before any race run)
 FORCE = "f66bf68"  # 2026-12-02 06:40: T9, the exact label force, its tolerances and first result
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
@@ -174,27 +174,34 @@ TABLE: dict[str, Row] = _table(
     Row("E5",
         "attention frozen at random init: about as good as trained",
         "|gap| <= 0.05, scratch >= 0.6",
-        Registration("post", PAPER, PAPER_RESULTS, "frozen - scratch <= 0.05 with the mean-pooled readout (c9d317f; moved away from passing: the gap bound is pre, the scratch >= 0.6 guard was set with scratch's 0.74 known)"),
-        Record("does not hold", "2026-12-01", f"{WALK_SEEDS}: last-token readout, scratch 74.2 ± 0.6%, frozen W_Q, W_K 49.0 ± 0.2% (gap -25 pts)")),
+        Registration("post", PAPER, PAPER_RESULTS, "frozen - scratch <= 0.05 with the mean-pooled readout (c9d317f; "
+                                                   "moved away from passing: the gap bound is pre, the scratch >= "
+                                                   "0.6 guard was set with scratch's 0.74 known)"),
+        Record("does not hold", "2026-12-01", f"{WALK_SEEDS}: last-token readout, scratch 74.2 ± 0.6%, frozen W_Q, "
+                                              "W_K 49.0 ± 0.2% (gap -25 pts)")),
     Row("E5b",
         "ALiBi, mean pool: frozen attention as good as trained",
         "|gap| <= 0.05, scratch >= 0.6",
         Registration("post", "289bb35", PAPER_RESULTS),
-        Record("does not hold", "2026-12-01", f"{WALK_SEEDS}: ALiBi + mean pool, trained 88.9 ± 19%, frozen 48.8 ± 0.2% (gap -40 pts)")),
+        Record("does not hold", "2026-12-01", f"{WALK_SEEDS}: ALiBi + mean pool, trained 88.9 ± 19%, frozen 48.8 ± "
+                                              "0.2% (gap -40 pts)")),
     Row("E6",
         "hybrid init: W_Q,W_K recover most of the gain, MLP not",
         "qk >= 0.8, mlp <= 0.2",
-        Registration("post", FIRST_CHECKS, FIRST_RESULTS, "qk >= 0.8, mlp <= 0.2 after a 3-epoch finetune (moved to 8 epochs in 03d9245)"),
+        Registration("post", FIRST_CHECKS, FIRST_RESULTS, "qk >= 0.8, mlp <= 0.2 after a 3-epoch finetune (moved to "
+                                                          "8 epochs in 03d9245)"),
         Record("holds", "2026-11-30", f"{WALK_SEEDS}: qk hybrid recovers 0.99-1.03 of the gain, MLP -0.01-0.02")),
     Row("E6b",
         "per epoch: SPT's W_Q,W_K track full SPT, its MLP never",
         "qk <= full + 2 epochs; mlp never",
         Registration("post", PAPER, FIRST_RESULTS),
-        Record("does not hold", "2026-12-01", f"{WALK_SEEDS}: full SPT solves at finetune epoch 3, W_Q, W_K alone at 6-7 (lag 3-4 > 2)")),
+        Record("does not hold", "2026-12-01", f"{WALK_SEEDS}: full SPT solves at finetune epoch 3, W_Q, W_K alone at "
+                                              "6-7 (lag 3-4 > 2)")),
     Row("E7",
         "after SPT PE-PE scores mostly Toeplitz, peak |i-j|<=2",
         "R2>=.5, >=3x init/scratch, peak<=2",
-        Registration("post", FIRST_CHECKS, FIRST_RESULTS, "R2 >= 0.9 and half the heads peaked within |i-j| <= 2 (moved in 03d9245)"),
+        Registration("post", FIRST_CHECKS, FIRST_RESULTS, "R2 >= 0.9 and half the heads peaked within |i-j| <= 2 "
+                                                          "(moved in 03d9245)"),
         Record("holds", "2026-11-30", f"{WALK_SEEDS}: PE-PE Toeplitz R² 0.56-0.69 after SPT, 0.15-0.17 at init")),
     Row("E8",
         "at init the supervised score gradient ignores proximity",
@@ -203,13 +210,15 @@ TABLE: dict[str, Row] = _table(
     Row("E9",
         "short SPT suffices: solved within ~10 SPT epochs",
         "<= 10 SPT epochs to 0.95",
-        Registration("post", PAPER, FIRST_RESULTS, "longest SPT >= 0.95 and a gain >= 0.2 over 1 epoch (c9d317f; replaced, both pass)"),
+        Registration("post", PAPER, FIRST_RESULTS, "longest SPT >= 0.95 and a gain >= 0.2 over 1 epoch (c9d317f; "
+                                                   "replaced, both pass)"),
         Record("holds", "2026-12-01", f"{WALK_SEEDS}: chance up to 2.83 SPT epochs, 99.5% from 4 epochs")),
     Row("E10",
         "scratch cannot fit its training set; SPT->ft fits it",
         "scratch train <= 0.6, loss >= 0.65; SPT train >= 0.95",
         Registration("pre", PAPER, PAPER_RESULTS),
-        Record("holds", "2026-12-01", f"{WALK_SEEDS}: scratch training accuracy 51.6 ± 0.6%, loss ln 2; SPT->ft 99.6%")),
+        Record("holds", "2026-12-01",
+               f"{WALK_SEEDS}: scratch training accuracy 51.6 ± 0.6%, loss ln 2; SPT->ft 99.6%")),
     Row("E11",
         "4x, 16x labelled data do not rescue scratch",
         "every scale <= 0.6",
@@ -219,7 +228,8 @@ TABLE: dict[str, Row] = _table(
         "16x the steps on 1x data do not rescue scratch",
         "<= 0.6",
         Registration("pre", "7cb0b0e", "4d15f38"),
-        Record("does not hold", "2026-12-01", f"{WALK_SEEDS}: 1x data, 128 epochs: leaves chance after 2375-3250 steps, final 97.2 ± 4.9%")),
+        Record("does not hold", "2026-12-01", f"{WALK_SEEDS}: 1x data, 128 epochs: leaves chance after 2375-3250 "
+                                              "steps, final 97.2 ± 4.9%")),
     Row("E12",
         "depth (2, 4 layers) does not rescue scratch; SPT helps",
         "scratch <= 0.6, SPT >= 0.95 at each depth",
@@ -239,7 +249,8 @@ TABLE: dict[str, Row] = _table(
         "ALiBi proximity bias: scratch learns the task w/o SPT",
         ">= 0.95",
         Registration("post", FIRST_RESULTS, FIRST_RESULTS),
-        Record("does not hold", "2026-11-30", "walk task, seeds 0-2: ALiBi scratch 1.000 / 0.669 / 0.997 (mean 0.889 < 0.95; seeds 3-4: 1.000 / 0.534)", source="hypothesis")),
+        Record("does not hold", "2026-11-30", "walk task, seeds 0-2: ALiBi scratch 1.000 / 0.669 / 0.997 (mean "
+                                              "0.889 < 0.95; seeds 3-4: 1.000 / 0.534)", source="hypothesis")),
     Row("X2",
         "proximity init of W_Q,W_K (no SPT) learns like SPT",
         ">= 0.95",
@@ -268,57 +279,74 @@ TABLE: dict[str, Row] = _table(
         "LRA: SPT then finetune beats supervised training from scratch at equal steps",
         "gain >= 2 pts at equal steps, 95% interval",
         Registration("post", LRA_GATES, LRA_EVIDENCE, LRA_ORIGINAL),
-        Record("inconclusive", "2026-12-02", f"{LRA_SEEDS} at equal steps, mean-of-ties selection: ListOps -1.5 ± 4.3 pts, no headroom (no model passes 34.8%); Pathfinder-16 +1.6 ± 4.3, no arm learned (best 56.4% < chance + 10). Was 'does not hold' (2026-12-01) under the every-seed rule")),
+        Record("inconclusive", "2026-12-02", f"{LRA_SEEDS} at equal steps, mean-of-ties selection: ListOps -1.5 ± "
+                                             "4.3 pts, no headroom (no model passes 34.8%); Pathfinder-16 +1.6 ± "
+                                             "4.3, no arm learned (best 56.4% < chance + 10). Was 'does not hold' "
+                                             "(2026-12-01) under the every-seed rule")),
     Row("P1",
         "AdamW plateau: T ∝ n^(1 + dln s/dln n), s grad RMS",
         "0.74 ± 0.25",
         Registration("pre", PLATEAU_LAW, "2cdbf98"),
-        Record("holds", "2026-12-01", f"{PLATEAU}: AdamW escape exponent 0.64 ± 0.08 (n 25-200) against 1 + dln s/dln n = 0.74 ± 0.25", source="hypothesis")),
+        Record("holds", "2026-12-01", f"{PLATEAU}: AdamW escape exponent 0.64 ± 0.08 (n 25-200) against 1 + dln "
+                                      "s/dln n = 0.74 ± 0.25", source="hypothesis")),
     Row("L2",
         "LRA: after SPT attention is proximity-biased, after scratch it is not",
         ">= 1.5x uniform and scratch, 95% interval",
         Registration("post", LRA_GATES, LRA_EVIDENCE, LRA_ORIGINAL),
-        Record("does not hold", "2026-12-01", f"{LRA_SEEDS}: proximity at the SPT checkpoint ListOps 1.30x (scratch 0.72x), Pathfinder-16 7.43x (0.77x) passes")),
+        Record("does not hold", "2026-12-01", f"{LRA_SEEDS}: proximity at the SPT checkpoint ListOps 1.30x (scratch "
+                                              "0.72x), Pathfinder-16 7.43x (0.77x) passes")),
     Row("P2",
         "SGD plateau: T ∝ 1/beta_n(p) ~ n (gradient-flow law)",
         "0.94 ± 0.25",
-        Registration("post", "802d83c", "b96eb5c", "1.00 ± 0.25 (cf076e0); refined to beta_n's 0.94 before any SGD run, but after the pilot had shown no SGD escape within 4000 steps"),
-        Record("inconclusive", "2026-12-01", f"{PLATEAU}: SGD (lr 0.3, momentum 0.9) escapes at n 25 (4525-5425 steps), not at n 50 within 3000", source="hypothesis")),
+        Registration("post", "802d83c", "b96eb5c", "1.00 ± 0.25 (cf076e0); refined to beta_n's 0.94 before any SGD "
+                                                   "run, but after the pilot had shown no SGD escape within 4000 "
+                                                   "steps"),
+        Record("inconclusive", "2026-12-01", f"{PLATEAU}: SGD (lr 0.3, momentum 0.9) escapes at n 25 (4525-5425 "
+                                             "steps), not at n 50 within 3000", source="hypothesis")),
     Row("L3",
         "LRA: attention frozen at random init is about as good as trained",
         "|frozen - scratch| <= 3 at equal supervised steps, 95% interval",
         Registration("post", LRA_GATES, LRA_EVIDENCE, LRA_ORIGINAL),
-        Record("inconclusive", "2026-12-02", f"{LRA_SEEDS}: frozen W_Q, W_K ListOps -10.6 ± 5.3 pts against scratch, no headroom; Pathfinder-16 -2.1 ± 3.5, no arm learned. Was 'does not hold' (2026-12-01) before the headroom rule")),
+        Record("inconclusive", "2026-12-02", f"{LRA_SEEDS}: frozen W_Q, W_K ListOps -10.6 ± 5.3 pts against scratch, "
+                                             "no headroom; Pathfinder-16 -2.1 ± 3.5, no arm learned. Was 'does not "
+                                             "hold' (2026-12-01) before the headroom rule")),
     Row("P3",
         "AdamW, W_Q,W_K init /10: T grows as the noise floor says",
         "|measured/predicted - 1| <= 0.3 at every n",
         Registration("pre", PLATEAU_LAW, "baab605"),
-        Record("holds", "2026-12-01", f"{PLATEAU}: init / 10 lengthens T 1.26 / 1.17 / 1.07 / 1.35x (n 25-200) against 1.61 / 1.49 / 1.45 / 1.40x", source="hypothesis")),
+        Record("holds", "2026-12-01", f"{PLATEAU}: init / 10 lengthens T 1.26 / 1.17 / 1.07 / 1.35x (n 25-200) "
+                                      "against 1.61 / 1.49 / 1.45 / 1.40x", source="hypothesis")),
     Row("P3b",
         "AdamW, W_Q,W_K init /10: T shrinks (scale-free steps)",
         "|measured/predicted - 1| <= 0.3 at every n",
         Registration("pre", "4d2452f", "baab605"),
-        Record("does not hold", "2026-12-01", f"{PLATEAU}: init / 10 lengthens T; the scale-free model predicted 0.32 / 0.46 / 0.53 / 0.62x", source="hypothesis")),
+        Record("does not hold", "2026-12-01", f"{PLATEAU}: init / 10 lengthens T; the scale-free model predicted "
+                                              "0.32 / 0.46 / 0.53 / 0.62x", source="hypothesis")),
     Row("L4",
         "LRA: W_Q, W_K alone from the SPT checkpoint recover the gain",
         "hybrid recovers >= 50% of the gain, 95% interval",
         Registration("post", LRA_GATES, LRA_EVIDENCE, LRA_ORIGINAL),
-        Record("inconclusive", "2026-12-02", f"{LRA_SEEDS}: no qk-hybrid cell in either sweep, and no SPT gain >= 2 pts to recover (ListOps -1.5, Pathfinder-16 +1.6)")),
+        Record("inconclusive", "2026-12-02", f"{LRA_SEEDS}: no qk-hybrid cell in either sweep, and no SPT gain >= 2 "
+                                             "pts to recover (ListOps -1.5, Pathfinder-16 +1.6)")),
     Row("P4",
         "SGD's plateau >= AdamW's x eta_A(1-beta)/(eta_S s)",
         "T_SGD/T_AdamW >= rho(n) at every n",
-        Registration("pre", PLATEAU_LAW, "b96eb5c", note="its only decided leg, n = 25, was known from the pilot (SGD no escape in 4000 steps)"),
-        Record("inconclusive", "2026-12-01", f"{PLATEAU}: SGD 5.3x AdamW at n 25 (bound 2.2x); at n 50 the 3000-step cap is below the bound", source="hypothesis")),
+        Registration("pre", PLATEAU_LAW, "b96eb5c", note="its only decided leg, n = 25, was known from the pilot "
+                                                         "(SGD no escape in 4000 steps)"),
+        Record("inconclusive", "2026-12-01", f"{PLATEAU}: SGD 5.3x AdamW at n 25 (bound 2.2x); at n 50 the 3000-step "
+                                             "cap is below the bound", source="hypothesis")),
     Row("L5",
         "Pathfinder-16: SPT leaves the plateau (val >= 70%) in at most half of scratch's steps",
         "T_SPT <= T_scratch / 2 on every seed (refuted: scratch first on >= 2)",
         Registration("pre", RACE_RULES, RACE_RULES),
-        Record("inconclusive", "2026-12-02", "Pathfinder-16 escape race (spt_theory/evidence/race/pathfinder16.json): race incomplete")),
+        Record("inconclusive", "2026-12-02", "Pathfinder-16 escape race "
+                                             "(spt_theory/evidence/race/pathfinder16.json): race incomplete")),
     Row("P5",
         "SPT/scratch steps ratio ∝ n^(dln(s_rec/s)/dln n)",
         "0.08 ± 0.25",
         Registration("pre", PLATEAU_LAW, "baab605"),
-        Record("does not hold", "2026-12-01", f"{PLATEAU}: SPT / scratch ratio exponent -0.39 ± 0.14 against +0.08 ± 0.25 (SPT 397-707 steps)", source="hypothesis")),
+        Record("does not hold", "2026-12-01", f"{PLATEAU}: SPT / scratch ratio exponent -0.39 ± 0.14 against +0.08 ± "
+                                              "0.25 (SPT 397-707 steps)", source="hypothesis")),
 
 )
 """Every claim verify checks, in the order it prints them."""
