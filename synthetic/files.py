@@ -214,3 +214,73 @@ def prepare_output(path: str | os.PathLike, folder: bool = False) -> None:
 def announce(path: str | os.PathLike, what: str = "") -> None:
     """Say on stderr that ``path`` was written (``what``: e.g. "1000 trees to"); once per file."""
     print(f"wrote {what + ' ' if what else ''}{path}", file=sys.stderr, flush=True)
+
+
+OWNED = ".made-here"
+"""The marker a writer leaves in a folder it created (:func:`make_owned`): only such a folder, an
+empty one or one a named generator marked is ever replaced (:func:`owned_folder`)."""
+
+
+def links_between(root: str | os.PathLike, path: str | os.PathLike) -> Path | None:
+    """The first symbolic link on the way from ``root`` down to ``path`` (``path`` included), or None.
+    A ``path`` outside ``root`` counts as its own link (it is not reached from ``root``)."""
+    root, path = Path(os.path.abspath(root)), Path(os.path.abspath(path))
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return path
+    current = root
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+    return None
+
+
+def owned_folder(folder: str | os.PathLike, root: str | os.PathLike, generators: tuple[str, ...] = ()) -> str | None:
+    """None if a writer working in ``root`` may replace ``folder``: it is absent, or a real folder
+    reached from ``root`` without a link that is empty, holds :data:`OWNED`, or holds (or holds one
+    level down) the provenance marker of one of ``generators``.  Otherwise why not, in one line
+    ending "nothing was changed"."""
+    from synthetic.provenance import read_marker  # provenance writes through this module
+
+    folder = Path(folder)
+    link = links_between(root, folder)
+    if link is not None:
+        return f"{link} is a link (or lies outside {root}): nothing was changed"
+    if not folder.exists():
+        return None
+    if not folder.is_dir():
+        return f"{folder} is not a folder: nothing was changed"
+    if (folder / OWNED).is_file() or not any(folder.iterdir()):
+        return None
+    markers = [read_marker(folder)] + [read_marker(sub) for sub in folder.iterdir() if sub.is_dir()
+                                       and not sub.is_symlink()]
+    if any(m is not None and m.get("generator") in generators for m in markers):
+        return None
+    return f"{folder} was not made here (no {OWNED} marker, no generator marker): nothing was changed"
+
+
+def make_owned(folder: str | os.PathLike, root: str | os.PathLike, generators: tuple[str, ...] = ()) -> Path:
+    """Replace ``folder`` (inside ``root``) by an empty folder marked :data:`OWNED`; InputError,
+    with nothing changed, unless :func:`owned_folder` allows it."""
+    import shutil
+
+    folder = Path(folder)
+    why = owned_folder(folder, root, generators)
+    if why is not None:
+        raise InputError(why)
+    if folder.exists():
+        shutil.rmtree(folder)  # never follows a link inside: rmtree removes links, not their targets
+    make_dirs(folder)
+    atomic_write(folder / OWNED, lambda tmp: tmp.write_text("made by spt-theory; may be replaced by it\n"))
+    return folder
+
+
+def refuse_links(folder: str | os.PathLike, root: str | os.PathLike) -> None:
+    """A generator about to write its data set into ``folder`` (under the ``root`` it was given):
+    InputError, nothing written, if ``folder`` or a folder between is a link (a writer never writes
+    through a link out of the folder it was given; it writes beside other files, removing none)."""
+    link = links_between(root, folder)
+    if link is not None:
+        raise InputError(f"{link} is a link: nothing was written (give the folder it points to as --out)")

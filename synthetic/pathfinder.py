@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from synthetic.files import InputError, announce, atomic_write, prepare_output
+from synthetic.files import InputError, announce, atomic_write, prepare_output, refuse_links
 from synthetic.interrupts import interruptible
 from synthetic.prog import prog
 from synthetic.progress import Progress
@@ -307,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
                                 distractors=args.distractors, distractor_length=args.distractor_length,
                                 match_distances=args.match_distances)
         check_counts(args.n, args.per_folder)
+        refuse_links(dataset_root(args.out, style), args.out)
         prepare_output(dataset_root(args.out, style) / MARKER)  # before the first image; a created folder is said
         root = write_dataset(args.out, args.n, args.seed, style, args.per_folder, progress=not args.no_progress)
     except InputError as error:

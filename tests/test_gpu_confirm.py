@@ -271,25 +271,59 @@ def test_the_data_step_never_removes_a_folder_it_did_not_make(tmp_path):
     data = tmp_path / "data"
     own = data / "listops-1000"
     own.mkdir(parents=True)
-    (own / "basic_train.tsv").write_text("Source\tTarget\n")  # a user's data: no claim, no generator marker
+    (own / "basic_train.tsv").write_text("Source\tTarget\n")  # a user's data: no marker of ours or a generator's
     step = generate_data(_failing_python(tmp_path, "synthetic.pathfinder"), data, TINY, 60, tmp_path / "logs")
-    assert step.status == "failed" and step.message.startswith(f"{own} exists and was not made by this script")
-    assert (own / "basic_train.tsv").read_text() == "Source\tTarget\n" and not (data / gpu_confirm.CLAIM).exists()
+    assert step.status == "failed" and step.message.startswith(f"{own} was not made here")
+    assert "nothing was changed" in step.message
+    assert sorted(p.name for p in data.iterdir()) == ["listops-1000"]
+    assert (own / "basic_train.tsv").read_text() == "Source\tTarget\n"
 
 
-def test_the_data_step_replaces_folders_it_claimed_or_its_generators_marked(tmp_path):
+@pytest.mark.parametrize("marked", [True, False], ids=["generator-marked", "unmarked"])
+def test_the_data_step_never_writes_through_a_link_to_a_users_data(marked, tmp_path):
+    """RUN/data/listops-1000 a link to the user's own ListOps folder (marked by the generator or
+    not): refused in one line, the user's four files untouched."""
+    from synthetic.provenance import write_marker
+
+    user = tmp_path / "user-listops"
+    user.mkdir()
+    for split in ("train", "val", "test"):
+        (user / f"basic_{split}.tsv").write_text(f"Source\tTarget\n( [MAX 1 2 ] )\t{split}\n")
+    if marked:
+        write_marker(user, "synthetic.listops", {"seed": 0})
+    before = {p.name: p.read_bytes() for p in user.iterdir()}
+    data = tmp_path / "run" / "data"
+    data.mkdir(parents=True)
+    (data / "listops-1000").symlink_to(user, target_is_directory=True)
+    step = generate_data(_failing_python(tmp_path, "synthetic.pathfinder"), data, TINY, 60, tmp_path / "logs")
+    assert step.status == "failed" and "listops-1000 is a link" in step.message and "nothing was changed" in step.message
+    assert {p.name: p.read_bytes() for p in user.iterdir()} == before
+
+
+def test_a_claim_file_naming_a_users_folder_does_not_make_it_ours(tmp_path):
+    data = tmp_path / "data"
+    own = data / "listops-1000"
+    own.mkdir(parents=True)
+    (own / "basic_train.tsv").write_text("user data\n")
+    (data / ".made-by-gpu-confirm").write_text("listops-1000\n")  # an old run's claim, or a crafted one
+    step = generate_data(_failing_python(tmp_path, "synthetic.pathfinder"), data, TINY, 60, tmp_path / "logs")
+    assert step.status == "failed" and (own / "basic_train.tsv").read_text() == "user data\n"
+
+
+def test_the_data_step_replaces_folders_it_made_or_its_generators_marked(tmp_path):
+    from synthetic.files import OWNED
     from synthetic.provenance import write_marker
 
     data = tmp_path / "data"
     (data / "listops-1000").mkdir(parents=True)
     write_marker(data / "listops-1000", "synthetic.listops", {"seed": 0})
-    (data / ".parts").mkdir()  # left by an interrupted run, which had claimed it
-    (data / gpu_confirm.CLAIM).write_text(".parts\n")
-    assert gpu_confirm.made_here(data, data / "listops-1000") and gpu_confirm.made_here(data, data / ".parts")
+    (data / ".parts" / "listops-0").mkdir(parents=True)  # left by an interrupted run, which had marked it
+    (data / ".parts" / OWNED).write_text("made\n")
+    assert gpu_confirm.made_here(data, data / "listops-1000") is None and gpu_confirm.made_here(data, data / ".parts") is None
     step = generate_data(_failing_python(tmp_path, "synthetic.pathfinder"), data, TINY, 60, tmp_path / "logs")
     assert step.message.startswith("data pathfinder ")  # it went on to generate (and the stub failed)
     assert not (data / "listops-1000" / "GENERATED.json").exists()
-    assert (data / gpu_confirm.CLAIM).read_text().split() == ["listops-1000", "pathfinder32", ".parts"]
+    assert all((data / name / OWNED).is_file() for name in ("listops-1000", "pathfinder32"))
 
 
 def test_a_failing_generator_process_fails_the_data_step(tmp_path):

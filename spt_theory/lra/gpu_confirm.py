@@ -61,7 +61,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from spt_theory.bench import BF16_DENSE_PEAK_TFLOPS, LRA_SIZES, BenchSize, forward_flops
-from spt_theory.io import InputError, StorageError, atomic_write, prepare_output, write_json
+from spt_theory.io import InputError, StorageError, atomic_write, make_dirs, prepare_output, write_json
+from synthetic.files import make_owned, owned_folder
 from spt_theory.lra import gpu_export
 from spt_theory.lra.configs import config_for, one_layer, tiny
 from spt_theory.lra.gpu_steps import Step, run_step, say
@@ -417,25 +418,15 @@ def data_commands(python: str, parts: Path, sizes: Sizes) -> dict[str, list[str]
     return commands
 
 
-CLAIM = ".made-by-gpu-confirm"
-"""Written in the data folder, before the data step creates anything, naming what it will create:
-the folders it may later remove (with the generators' own provenance markers)."""
 GENERATORS = ("synthetic.listops", "synthetic.pathfinder")
 
 
-def made_here(data: Path, folder: Path) -> bool:
-    """Whether the data step may remove ``folder``: absent, named in ``data``'s claim, or marked
-    by one of the project's generators.  Anything else (a user's own data) it never removes."""
-    from synthetic.provenance import read_marker
-
-    if not folder.exists():
-        return True
-    try:
-        claimed = (data / CLAIM).read_text().split()
-    except OSError:
-        claimed = []
-    marker = read_marker(folder)
-    return folder.name in claimed or (marker is not None and marker.get("generator") in GENERATORS)
+def made_here(data: Path, folder: Path) -> str | None:
+    """None if the data step may replace ``folder``, else why not (one line): the confined-write
+    rule of :func:`synthetic.files.owned_folder` from the run folder down (no link on the way; a
+    folder this step made, marked :data:`~synthetic.files.OWNED`, an empty one, or one the
+    project's generators marked).  A user's own data, or a link to it, is never touched."""
+    return owned_folder(folder, data.parent, GENERATORS)
 
 
 def generate_data(python: str, data: Path, sizes: Sizes, timeout: float, logs: Path,
@@ -449,17 +440,16 @@ def generate_data(python: str, data: Path, sizes: Sizes, timeout: float, logs: P
         return Step("data", "ok", planned_seconds=planned, message=f"reused {data}")
     start = time.perf_counter()
     listops_dir, pf_dir, parts = data / "listops-1000", data / "pathfinder32", data / ".parts"
-    made = (listops_dir, pf_dir, parts)
-    foreign = [folder for folder in made if not made_here(data, folder)]
-    if foreign:
+    made = (data, listops_dir, pf_dir, parts)
+    refused = next((why for why in (made_here(data, folder) for folder in made[1:]) if why), None)
+    refused = refused or (f"{data} is a link: nothing was changed" if data.is_symlink() else None)
+    if refused:
         return Step("data", "failed", planned_seconds=planned,
-                    message=f"{foreign[0]} exists and was not made by this script (no {CLAIM} entry, no "
-                            "generator marker): move it away or choose another --out; nothing was removed")
-    data.mkdir(parents=True, exist_ok=True)
-    atomic_write(data / CLAIM, lambda tmp: tmp.write_text("".join(f"{folder.name}\n" for folder in made)))
+                    message=f"{refused} (move it away or choose another --out)")
+    make_dirs(data)
     done.unlink(missing_ok=True)
-    for folder in made:
-        shutil.rmtree(folder, ignore_errors=True)
+    for folder in made[1:]:
+        make_owned(folder, data.parent, GENERATORS)
     environment = {**os.environ, "TQDM_MININTERVAL": "10"}  # 16 progress bars: fewer updates
     step = run_step("data", data_commands(python, parts, sizes), timeout, logs, planned, environment)
     if step.ok:
