@@ -289,3 +289,28 @@ def test_the_pathfinder_generator_never_writes_through_a_link_inside_its_folder(
     assert result.returncode == 2 and result.stderr.strip().count("\n") == 0, result.stderr
     assert "is a link: nothing was written" in result.stderr
     assert sorted(p.name for p in user.iterdir()) == ["keep.txt"]
+
+
+def _fake_run(record_value):
+    def run(r, root):
+        cache = r.cache(root)
+        cache.dir.mkdir(parents=True, exist_ok=True)
+        key = "spt_steps_to_95" if r.kind == "spt" else "escape_step"
+        (cache.dir / "run.json").write_text(json.dumps({key: record_value, "seconds": 0.1}))
+        return {key: record_value, "seconds": 0.1}
+    return run
+
+
+def test_a_default_plateau_run_never_writes_the_committed_evidence_and_promote_refuses_a_partial_grid(
+        tmp_path, monkeypatch, capsys):
+    before = plateau.SUMMARY.read_bytes()
+    monkeypatch.setattr(plateau, "run_scratch", _fake_run(500))
+    monkeypatch.setattr(plateau, "run_spt", _fake_run(100))
+    cache = tmp_path / "cache"
+    assert plateau.main(["--cache-dir", str(cache), "--lengths", "25", "--only", "sgd"]) == 0
+    written = json.loads((cache / "plateau_runs.json").read_text())
+    assert written["partial"] is True and len(written["runs"]) == 6  # SGD at n 25: two caps x 3 seeds
+    assert plateau.SUMMARY.read_bytes() == before
+    assert plateau.main(["--cache-dir", str(cache), "--lengths", "25", "--only", "sgd", "--promote"]) == 2
+    _error_line(capsys.readouterr().err, "partial grid", "nothing was promoted")
+    assert plateau.SUMMARY.read_bytes() == before
