@@ -20,15 +20,16 @@ from spt_theory.lra.readers import (
     RETRIEVAL_MAX_LEN,
     TEXT_MAX_LEN,
 )
+from spt_theory.model import HEADS
+from spt_theory.model import POOLINGS as MODEL_POOLINGS
 
 TASKS = ("listops", "text", "retrieval", "image", "pathfinder")
-HEADS = ("linear", "mlp", "pair_mlp")
-"""``linear`` on the pooled vector; ``mlp`` Linear-GELU-Linear on it; ``pair_mlp`` (Retrieval):
-each document pooled to u, v, then [u, v, u-v, u*v] -> Linear -> GELU -> Linear."""
-POOLINGS = ("mean", "mean_all", "max", "cls")
-"""``mean``: over the real tokens (Amos et al.; the theory's readout); ``mean_all``: over every
+POOLINGS = tuple(p for p in MODEL_POOLINGS if p != "last")
+"""The model's readouts (:data:`spt_theory.model.POOLINGS`) but ``last``, which no LRA model uses:
+``mean``: over the real tokens (Amos et al.; the theory's readout); ``mean_all``: over every
 position, padding included (the official LRA Pathfinder head); ``max``; ``cls``: a prepended token
-(the official LRA ListOps, Text, Image and Retrieval heads)."""
+(the official LRA ListOps, Text, Image and Retrieval heads).  The heads are the model's
+(:data:`spt_theory.model.HEADS`: ``linear``; ``mlp``; ``pair_mlp``, Retrieval's [u, v, u-v, u*v])."""
 MASKINGS = ("token", "pixel")
 """``token``: a masked id becomes ``<mask>``; ``pixel``: input becomes [value*(1-m), m]."""
 PRETRAIN_LOSSES = ("ce", "l1")
