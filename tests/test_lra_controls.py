@@ -115,3 +115,15 @@ def test_best_within_reads_the_curve_at_a_budget():
              {"step": 20, "val_accuracy": 0.7, "test_accuracy": 0.6},
              {"step": 30, "val_accuracy": 0.6, "test_accuracy": 0.9}]
     assert best_within(curve, 25) == 0.6 and best_within(curve, 30) == 0.6 and best_within(curve, 5) is None
+
+
+def test_a_task_without_reference_numbers_prints_a_dash_in_the_report():
+    from spt_theory.figures.lra_table import lra_rows
+    from spt_theory.lra import report
+
+    result = {"task": "newtask", "kind": "scratch", "seed": 0, "config": {"layers": 1, "d_model": 16},
+              "options": {"keep": ["qk", "vo", "mlp", "norm", "embed"], "freeze": []},
+              "metrics": {"test_accuracy": 0.5, "epochs_run": 1}, "data": {"n_test": 10}}
+    (row,) = report.rows([result])
+    assert row[0] == "newtask" and row[-2:] == ("-", "-")
+    assert lra_rows([result])[0]["reference_percent"] is None

@@ -25,7 +25,7 @@ def lra_rows(results: list[dict]) -> list[dict]:
         accs = [100 * float(r["metrics"]["test_accuracy"]) for r in rs]
         stats = summary(accs)
         rows.append({"task": task, "recipe": kind, "setting": setting, "seeds": sorted(r["seed"] for r in rs),
-                     "test_accuracy_percent": stats, "reference_percent": report.REFERENCE[task],
+                     "test_accuracy_percent": stats, "reference_percent": report.REFERENCE.get(task),
                      "at_reference_setting": all(report.at_reference_setting(r) for r in rs),
                      "files": sorted(r.get("cache", "") for r in rs)})
     return rows
@@ -45,8 +45,9 @@ def lra_table(ctx: FigureContext) -> list[Path]:
         s = r["test_accuracy_percent"]
         acc = f"{s['mean']:.2f}" + (f" ± {s['std']:.2f}" if len(r["seeds"]) > 1 else "")
         cells.append([r["task"], r["recipe"], r["setting"], ",".join(map(str, r["seeds"])), acc,
-                      f"{r['reference_percent']:.2f}",
-                      f"{s['mean'] - r['reference_percent']:+.2f}" if r["at_reference_setting"] else "-"])
+                      "-" if r["reference_percent"] is None else f"{r['reference_percent']:.2f}",
+                      f"{s['mean'] - r['reference_percent']:+.2f}"
+                      if r["at_reference_setting"] and r["reference_percent"] is not None else "-"])
     gains = report.gains(results)
     height = 0.55 + 0.2 * (len(cells) + 1) + 0.16 * min(len(gains), 12)
     fig, ax = new_figure(PAGE_WIDTH, height)

@@ -92,7 +92,10 @@ def data_origin(result: dict) -> str:
 
 
 def at_reference_setting(result: dict) -> bool:
-    """Release data and the task's paper config (no size, layer or training override)."""
+    """Release data and the task's paper config (no size, layer or training override); False for a
+    task without reference numbers (nothing to hold it to)."""
+    if result["task"] not in REFERENCE:
+        return False
     paper = dataclasses.asdict(config_for(result["task"]))
     config = {**result["config"], "max_steps": paper["max_steps"]}
     return (result.get("data", {}).get("source", {}).get("origin") == "release"
@@ -100,14 +103,15 @@ def at_reference_setting(result: dict) -> bool:
 
 
 def rows(results: list[dict]) -> list[tuple[str, ...]]:
-    ordered = sorted(results, key=lambda r: (TASKS.index(r["task"]), setting(r), r["kind"], r["seed"]))
+    ordered = sorted(results, key=lambda r: (TASKS.index(r["task"]) if r["task"] in TASKS else len(TASKS),
+                                             r["task"], setting(r), r["kind"], r["seed"]))
     table = []
     for r in ordered:
-        accuracy, reference = 100 * r["metrics"]["test_accuracy"], REFERENCE[r["task"]]
-        versus = f"{accuracy - reference:+.2f}" if at_reference_setting(r) else "-"
+        accuracy, reference = 100 * r["metrics"]["test_accuracy"], REFERENCE.get(r["task"])
+        versus = f"{accuracy - reference:+.2f}" if reference is not None and at_reference_setting(r) else "-"
         table.append((r["task"], r["kind"], setting(r), str(r["seed"]), str(r["metrics"]["epochs_run"]),
                       data_origin(r), str(r.get("data", {}).get("n_test", "?")), f"{accuracy:.2f}",
-                      f"{reference:.2f}", versus))
+                      "-" if reference is None else f"{reference:.2f}", versus))
     return table
 
 
