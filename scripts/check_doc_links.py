@@ -1,6 +1,7 @@
 """Check every relative markdown link of README.md, docs/*.md and figures/README.md: the target
 path exists and, where a #fragment is given for a markdown file, a heading makes that anchor."""
-import re, sys
+import re
+import sys
 from pathlib import Path
 
 ROOT = Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()

@@ -42,10 +42,8 @@ from spt_theory.cache import StageCache, config_hash
 from spt_theory.inits import INIT_HOOKS
 from spt_theory.model import PARAMETER_GROUPS, Encoder, ModelConfig
 from spt_theory.probes import attention_patterns, band_mass, mean_attention_distance
-from spt_theory.recipes import (Budget, Recipe, pretrain_only, scratch, spt_stage, spt_then_finetune,
-                                supervised_stage)
-from spt_theory.training import (Dataset, DatasetTask, Stage, StageOptions, accuracy, load_model_state,
-                                 train_stage)
+from spt_theory.recipes import Budget, Recipe, pretrain_only, scratch, spt_stage, spt_then_finetune, supervised_stage
+from spt_theory.training import Dataset, DatasetTask, Stage, StageOptions, accuracy, load_model_state, train_stage
 from synthetic import walk
 
 

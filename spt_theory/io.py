@@ -25,8 +25,18 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from synthetic.files import (InputError, StorageError, announce, atomic_write, check_output, make_dirs, prepare_output,
-                             read_json, storage_error, write_json)
+from synthetic.files import (
+    InputError,
+    StorageError,
+    announce,
+    atomic_write,
+    check_output,
+    make_dirs,
+    prepare_output,
+    read_json,
+    storage_error,
+    write_json,
+)
 
 __all__ = ["InputError", "StorageError", "announce", "atomic_write", "check_output", "directory_lock", "is_number",
            "make_dirs", "prepare_output", "read_json", "require", "write_json"]

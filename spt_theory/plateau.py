@@ -43,8 +43,8 @@ from pathlib import Path
 import torch
 
 from spt_theory import cli_args, cpu, evidence, paper_runs
+from spt_theory.cache import StageCache, StageState, load_checkpoint, save_checkpoint
 from spt_theory.evidence import schema
-from spt_theory.cache import StageCache, StageState, config_hash, load_checkpoint, save_checkpoint
 from spt_theory.experiments import WalkData, built_data
 from spt_theory.io import InputError, read_json, write_json
 from spt_theory.model import Encoder

@@ -16,7 +16,7 @@ General ``n`` (symbolic sums with ``KroneckerDelta``): the softmax backward at u
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -118,7 +118,7 @@ def t1_score_gradient(n: int, d: int) -> sp.Matrix:
     return (derived - closed).applyfunc(sp.cancel)
 
 
-@lru_cache(maxsize=None)
+@cache
 def uniform_sup_score_gradient(n: int, d: int) -> tuple[sp.Matrix, tuple[sp.Expr, ...]]:
     r"""``dL_sup/dS`` derived by sympy at constant rows ``S_ij = r_i``, and ``b_j = (1/n) grad l(z)^T v_j``.
 
@@ -265,7 +265,7 @@ def x4_row_score_gradient(n: int, d: int, r: int) -> sp.Matrix:
     return (derived - closed).applyfunc(sp.cancel)
 
 
-@lru_cache(maxsize=None)
+@cache
 def uniform_row_score_gradient(n: int, d: int, r: int) -> tuple[sp.Matrix, tuple[sp.Expr, ...]]:
     r"""``dL_row/dS`` derived by sympy at constant rows ``S_ij = r_i``, and ``beta_j = grad l(y_r)^T v_j``
     with ``grad l`` at the uniform-attention readout ``y_r = (1/n) V^T 1``."""

@@ -38,12 +38,18 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from spt_theory.cpu import tune_allocator
 from spt_theory.cache import StageCache, StageState, keep_policy, load_checkpoint
+from spt_theory.cpu import tune_allocator
 from spt_theory.io import InputError, make_dirs
 from spt_theory.model import PARAMETER_GROUPS, Encoder
-from spt_theory.objectives import (bernoulli_mask, mask_continuous, mask_tokens, masked_l1_loss,
-                                   masked_token_loss, supervised_loss)
+from spt_theory.objectives import (
+    bernoulli_mask,
+    mask_continuous,
+    mask_tokens,
+    masked_l1_loss,
+    masked_token_loss,
+    supervised_loss,
+)
 from synthetic.progress import Progress
 
 OBJECTIVES = ("spt", "supervised")

@@ -30,9 +30,8 @@ import time
 import traceback
 from pathlib import Path
 
-from spt_theory import checks, cli_args, records
+from spt_theory import checks, cli_args, evidence, records
 from spt_theory.claims import Claim, Context, Measurement, all_claims
-from spt_theory import evidence
 from spt_theory.evidence import EvidenceError
 from spt_theory.io import InputError, StorageError, write_json
 from synthetic.interrupts import interruptible

@@ -3,10 +3,27 @@
 import torch
 
 from spt_theory import cpu
-from spt_theory.bench import (BF16_DENSE_PEAK_TFLOPS, LISTOPS_GPU, LRA_CPU_MODELS, LRA_MODELS, MODELS,
-                              AttentionFreeEncoder, BenchSize, TorchLayerModel, UntabulatedEncoder,
-                              build_models, clock_for, compare, forward_flops, interleaved_times, main, make_batches,
-                              matmul_peak_gflops, train_step_flops, wall_clock)
+from spt_theory.bench import (
+    BF16_DENSE_PEAK_TFLOPS,
+    LISTOPS_GPU,
+    LRA_CPU_MODELS,
+    LRA_MODELS,
+    MODELS,
+    AttentionFreeEncoder,
+    BenchSize,
+    TorchLayerModel,
+    UntabulatedEncoder,
+    build_models,
+    clock_for,
+    compare,
+    forward_flops,
+    interleaved_times,
+    main,
+    make_batches,
+    matmul_peak_gflops,
+    train_step_flops,
+    wall_clock,
+)
 from spt_theory.model import Encoder
 
 TINY = BenchSize("tiny", n=8, d_model=16, n_heads=2, d_ff=32, batch=4, vocab=5)

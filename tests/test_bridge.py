@@ -11,7 +11,13 @@ import torch
 from spt_theory import per_token
 from spt_theory.baselines import diagonal_concentration_rule, pair_features
 from spt_theory.checks.bridge import (
-    VALUE_WEIGHT, departure, exact_marginals_uniform, factored_first_steps, label_parts, row_departure, tiny_model,
+    VALUE_WEIGHT,
+    departure,
+    exact_marginals_uniform,
+    factored_first_steps,
+    label_parts,
+    row_departure,
+    tiny_model,
     value_weight_identity,
 )
 from spt_theory.checks.harness import TOLERANCE, random_instances, sup_autograd

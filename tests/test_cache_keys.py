@@ -37,9 +37,9 @@ def test_lra_stage_keys_are_those_of_the_cached_runs(tmp_path, monkeypatch):
     ``test_lra_pipeline``: the stage folders it asks for, training replaced by a stub that writes
     the best checkpoint the finetune stage transplants from."""
     import torch
+    from test_lra_pipeline import _write_lra
 
     from spt_theory.lra import runner
-    from test_lra_pipeline import _write_lra
 
     asked = []
 

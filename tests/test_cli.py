@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from spt_theory import paper_runs, train as train_cli
-from spt_theory.figures import cli as figures_cli, context as figure_context
+from spt_theory import paper_runs
+from spt_theory import train as train_cli
+from spt_theory.figures import cli as figures_cli
+from spt_theory.figures import context as figure_context
 from spt_theory.io import InputError
 from spt_theory.lra.__main__ import main as lra_main
 from spt_theory.lra.sweep import AXES, RECIPES, cells

@@ -12,13 +12,20 @@ from spt_theory import experiments
 from spt_theory.checks import controls, synthetic
 from spt_theory.checks import theory as lemmas
 from spt_theory.claims import Context, Measurement
-from spt_theory.experiments import (Budget, PretrainData, RunSpec, WalkData, control_recipe,
-                                    initial_model, recipe, stage_key)
+from spt_theory.experiments import (
+    Budget,
+    PretrainData,
+    RunSpec,
+    WalkData,
+    control_recipe,
+    initial_model,
+    recipe,
+    stage_key,
+)
 from spt_theory.inits import proximity_init
-from synthetic.walk import symmetric_walk
 from spt_theory.model import Encoder
 from spt_theory.probes import attention_patterns, pe_score_block
-
+from synthetic.walk import symmetric_walk
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

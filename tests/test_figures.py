@@ -15,7 +15,8 @@ from spt_theory import paper_runs, probes
 from spt_theory.cache import config_hash
 from spt_theory.checks import controls
 from spt_theory.experiments import Budget, WalkData, initial_model
-from spt_theory.figures import ablations, cli, context as figure_context, lra_evidence, lra_table, paper_claims
+from spt_theory.figures import ablations, cli, lra_evidence, lra_table, paper_claims
+from spt_theory.figures import context as figure_context
 from spt_theory.figures.registry import FIGURES
 from spt_theory.io import InputError
 

@@ -23,8 +23,19 @@ import pytest
 
 from spt_theory.bench import BenchSize
 from spt_theory.lra import gpu_confirm
-from spt_theory.lra.gpu_confirm import (FULL, STAGES, TASKS, TINY, Rates, generate_data, main, merge_listops, plan,
-                                        shares, stage_flops)
+from spt_theory.lra.gpu_confirm import (
+    FULL,
+    STAGES,
+    TASKS,
+    TINY,
+    Rates,
+    generate_data,
+    main,
+    merge_listops,
+    plan,
+    shares,
+    stage_flops,
+)
 from spt_theory.lra.gpu_export import bench_numbers, export
 from spt_theory.lra.gpu_steps import run_step
 from spt_theory.training import stage_steps

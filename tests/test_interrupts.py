@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+from test_reliability import ENV, REPO, _files, _listops, _timeless
 
 from spt_theory import train as train_cli
 from spt_theory.cache import load_checkpoint
 from synthetic.interrupts import interrupted_line
-from test_reliability import ENV, REPO, _files, _listops, _timeless
 
 WALK = ["--vocab", "5", "--length", "12", "--p", "0.9", "--n-train", "32", "--n-test", "16", "--d-model", "16",
         "--heads", "2", "--batch-size", "8", "--mode", "scratch", "--epochs", "30", "--no-progress"]

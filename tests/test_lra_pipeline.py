@@ -3,11 +3,11 @@ best-checkpoint transplant, resume, the pair head, masking and DDP on CPU (the G
 test_gpu_confirm.py)."""
 
 import json
-from dataclasses import asdict
 import os
 import pickle
 import subprocess
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +15,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
+from spt_theory.cache import StageCache
 from spt_theory.lra import runner as runner_module
 from spt_theory.lra.__main__ import main
 from spt_theory.lra.configs import TASKS, config_for, one_layer, tiny
@@ -22,7 +23,6 @@ from spt_theory.lra.data import load_task_data
 from spt_theory.lra.readers import BYTE_VOCAB, LISTOPS_VOCAB, PIXEL_VOCAB
 from spt_theory.lra.task import LRATask
 from spt_theory.model import Encoder, ModelConfig
-from spt_theory.cache import StageCache
 from spt_theory.training import DatasetTask, Stage, train_stage
 from synthetic import listops, pathfinder
 

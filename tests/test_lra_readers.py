@@ -15,8 +15,17 @@ from PIL import Image
 from spt_theory.io import InputError
 from spt_theory.lra import readers
 from spt_theory.lra.configs import CONFIGS, TASKS, config_for, one_layer, tiny
-from spt_theory.lra.readers import (BYTE_VOCAB, LISTOPS_VOCAB, PIXEL_VOCAB, read_image, read_listops,
-                                    read_pathfinder, read_retrieval, read_text, split_validation)
+from spt_theory.lra.readers import (
+    BYTE_VOCAB,
+    LISTOPS_VOCAB,
+    PIXEL_VOCAB,
+    read_image,
+    read_listops,
+    read_pathfinder,
+    read_retrieval,
+    read_text,
+    split_validation,
+)
 
 
 def _write(path, content):
@@ -61,8 +70,8 @@ def test_listops_tokens_labels_and_padding(tmp_path):
     ids = {token: i for i, token in enumerate(LISTOPS_VOCAB.tokens)}
     assert LISTOPS_VOCAB.size == 17 and ids["<pad>"] == 0 and ids["<mask>"] == 1
     assert ids["0"] == 2 and ids["[MIN"] == 12 and ids["]"] == 16
-    expected_first = [ids[t] for t in "[MAX 2 9 ]".split()]
-    expected_second = [ids[t] for t in "[SM 4 [MIN 8 3 ] ]".split()]
+    expected_first = [ids[t] for t in ["[MAX", "2", "9", "]"]]
+    expected_second = [ids[t] for t in ["[SM", "4", "[MIN", "8", "3", "]", "]"]]
     assert split.inputs.dtype == torch.int64 and split.inputs.shape == (2, 7)
     assert split.inputs[0].tolist() == expected_first + [0, 0, 0]
     assert split.inputs[1].tolist() == expected_second
@@ -114,7 +123,7 @@ def test_text_reads_bytes_of_both_polarities(tmp_path):
     assert BYTE_VOCAB.size == 258 and split.vocab == BYTE_VOCAB
     assert split.labels.tolist() == [0, 0, 1]
     assert split.lengths.tolist() == [3, 10, 5]  # é is two UTF-8 bytes
-    assert split.inputs[2].tolist()[:5] == [b + 2 for b in "café".encode("utf-8")]
+    assert split.inputs[2].tolist()[:5] == [b + 2 for b in "café".encode()]
     assert split.inputs[0, 3:].eq(BYTE_VOCAB.pad_id).all()
     assert read_text(tmp_path, "train", max_len=4).inputs.shape == (3, 4)
 

@@ -11,11 +11,21 @@ import pytest
 import torch
 
 from spt_theory import paper_runs
+from spt_theory.cache import StageCache
 from spt_theory.checks import paper, synthetic
 from spt_theory.claims import Context, Measurement, all_claims
-from spt_theory.experiments import (Budget, PretrainData, RunResult, RunSpec, WalkData, initial_model, recipe, run,
-                                    stage_key, walk_metrics)
-from spt_theory.cache import StageCache
+from spt_theory.experiments import (
+    Budget,
+    PretrainData,
+    RunResult,
+    RunSpec,
+    WalkData,
+    initial_model,
+    recipe,
+    run,
+    stage_key,
+    walk_metrics,
+)
 from spt_theory.training import DatasetTask, train_stage
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -70,10 +70,9 @@ def test_scratch_run_is_cached_and_deterministic(tmp_path):
 
 
 def test_plateau_figure_draws_the_committed_grid(tmp_path):
-    from spt_theory.figures.context import FigureContext, FigureSkipped
-    from spt_theory.figures.plateau_law import plateau_law
-
     from spt_theory.evidence import EvidenceError
+    from spt_theory.figures.context import FigureContext
+    from spt_theory.figures.plateau_law import plateau_law
 
     with pytest.raises(EvidenceError, match="plateau_runs.json: missing"):
         plateau_law(FigureContext(out=tmp_path, evidence_root=tmp_path / "evidence"))

@@ -13,8 +13,7 @@ from spt_theory.experiments import PRETRAIN_SOURCES, WalkData, control_recipe, p
 from spt_theory.io import InputError
 from spt_theory.lra.runner import LRARun, RunOptions
 from spt_theory.model import PARAMETER_GROUPS
-from spt_theory.recipes import (Budget, Recipe, pretrain_only, scratch, spt_stage, spt_then_finetune,
-                                supervised_stage)
+from spt_theory.recipes import Budget, Recipe, pretrain_only, scratch, spt_stage, spt_then_finetune, supervised_stage
 from spt_theory.training import Stage
 
 BUDGET = Budget(scratch_epochs=6, pretrain_epochs=2, finetune_epochs=1, lr=3e-4, batch_size=16, mask_ratio=0.2)

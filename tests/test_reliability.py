@@ -30,10 +30,10 @@ from PIL import Image
 
 from spt_theory import train as train_cli
 from spt_theory import verify as verify_cli
+from spt_theory.cache import StageCache, StageState, load_checkpoint, save_checkpoint
 from spt_theory.experiments import Budget, initial_model, recipe, run, stage_key
 from spt_theory.io import InputError, write_json
 from spt_theory.lra import __main__ as lra_cli
-from spt_theory.cache import StageCache, StageState, load_checkpoint, save_checkpoint
 from spt_theory.training import DatasetTask, TrainingDiverged, make_optimizer, stage_loss, train_stage
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,22 +16,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from test_reliability import _files, _one_error_line, _stage_dirs
 
+from spt_theory import experiments
 from spt_theory import io as spt_io
 from spt_theory import train as train_cli
-from spt_theory import experiments
 from spt_theory import verify as verify_cli
+from spt_theory.cache import StageCache, load_checkpoint
 from spt_theory.experiments import Budget, recipe, run, stage_key
 from spt_theory.lra import __main__ as lra_cli
 from spt_theory.lra.readers import load_cifar_batch, read_listops
 from spt_theory.lra.task import LRATask
 from spt_theory.model import Encoder
 from spt_theory.probes import gradient_proximity_shares
-from spt_theory.cache import StageCache, load_checkpoint
 from spt_theory.training import DatasetTask, Stage, train_stage
 from synthetic import files, listops
 from synthetic.files import atomic_write, write_json
-from test_reliability import _files, _one_error_line, _stage_dirs
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}

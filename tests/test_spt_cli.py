@@ -9,14 +9,14 @@ import signal
 import subprocess
 import sys
 import time
-import tomllib
 import types
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from spt_theory import cli
-from synthetic.interrupts import interruptible, interrupted_line
+from synthetic.interrupts import interrupted_line, interruptible
 
 REPO = Path(__file__).resolve().parents[1]
 NAMES = ["verify", "train", "lra", "plateau", "figures", "bench", "paper-runs", "listops", "pathfinder"]

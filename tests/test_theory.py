@@ -11,13 +11,33 @@ import torch
 
 from spt_theory import theory
 from spt_theory.checks.harness import (
-    TOLERANCE, bilinear_autograd, random_instance, random_instances, readout_row, rec_autograd, relative_error,
-    row_autograd, row_bilinear_autograd, sup_autograd, uniform_bilinear_point,
+    TOLERANCE,
+    bilinear_autograd,
+    random_instance,
+    random_instances,
+    readout_row,
+    rec_autograd,
+    relative_error,
+    row_autograd,
+    row_bilinear_autograd,
+    sup_autograd,
+    uniform_bilinear_point,
 )
 from spt_theory.checks.theory import (
-    aligned_row, aligned_toeplitz, band_cosine_bound, blind_patterns, loss_after_attention_change, off_row_change,
-    off_uniform_growth, rank_counter_cases, rank_one_residual, toeplitz_boundary_cases, toeplitz_projection,
-    uniform_gradient_structure, walk_monte_carlo, with_unmasked_noise,
+    aligned_row,
+    aligned_toeplitz,
+    band_cosine_bound,
+    blind_patterns,
+    loss_after_attention_change,
+    off_row_change,
+    off_uniform_growth,
+    rank_counter_cases,
+    rank_one_residual,
+    toeplitz_boundary_cases,
+    toeplitz_projection,
+    uniform_gradient_structure,
+    walk_monte_carlo,
+    with_unmasked_noise,
 )
 from spt_theory.claims import Context
 

@@ -15,11 +15,23 @@ from hypothesis import strategies as st
 from spt_theory import per_token, theory
 from spt_theory.checks.bridge import label_parts, tiny_model
 from spt_theory.checks.harness import (
-    LOSS_KINDS, TOLERANCE, Instance, RowLoss, bilinear_autograd, random_instance, rec_autograd, relative_error,
-    row_autograd, sup_autograd, uniform_bilinear_point,
+    LOSS_KINDS,
+    TOLERANCE,
+    Instance,
+    RowLoss,
+    bilinear_autograd,
+    random_instance,
+    rec_autograd,
+    relative_error,
+    row_autograd,
+    sup_autograd,
+    uniform_bilinear_point,
 )
 from spt_theory.checks.theory import (
-    loss_after_attention_change, toeplitz_projection, uniform_gradient_structure, with_unmasked_noise,
+    loss_after_attention_change,
+    toeplitz_projection,
+    uniform_gradient_structure,
+    with_unmasked_noise,
 )
 
 F64 = torch.float64

@@ -5,10 +5,10 @@ from dataclasses import replace
 import pytest
 import torch
 
+from spt_theory.cache import StageCache, load_checkpoint
 from spt_theory.experiments import RunSpec, initial_model, recipe, run, stage_key
 from spt_theory.io import InputError
 from spt_theory.model import Encoder
-from spt_theory.cache import StageCache, load_checkpoint
 from spt_theory.training import DatasetTask, Stage, StageOptions, train_stage
 
 

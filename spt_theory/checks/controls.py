@@ -35,16 +35,25 @@ import torch
 from torch import Tensor
 
 from spt_theory import theory
+from spt_theory.cache import load_checkpoint
 from spt_theory.checks import synthetic
 from spt_theory.checks import theory as lemmas
 from spt_theory.checks.harness import single_threaded
 from spt_theory.checks.synthetic import summary
 from spt_theory.claims import Context, Measurement, claim
-from spt_theory.experiments import (Budget, RunResult, RunSpec, built_data, control_recipe, initial_model, run, stage_cache,
-                                    walk_metrics)
+from spt_theory.experiments import (
+    Budget,
+    RunResult,
+    RunSpec,
+    built_data,
+    control_recipe,
+    initial_model,
+    run,
+    stage_cache,
+    walk_metrics,
+)
 from spt_theory.model import Encoder
 from spt_theory.probes import diagonal_profile, pe_score_block, score_gradients, uniform_band_mass
-from spt_theory.cache import load_checkpoint
 from spt_theory.training import load_model_state
 
 BUDGET = Budget()
@@ -142,7 +151,7 @@ def check_x2(ctx: Context) -> Measurement:
                         "band_mass_ratio_at_init": summary([m["band_mass"] / uniform for m in at_init]),
                         "pe_peak_offsets_at_init": [pe_peak_offsets(initial_model(r.spec)) for r in results],
                         "spt_accuracy_same_supervised_budget": summary(synthetic.final_accuracies(ctx, "spt"))
-                        if BUDGET == Budget() else "n/a"})
+                        if Budget() == BUDGET else "n/a"})
 
 
 # ----------------------------------------------------------------------------- X3

@@ -52,12 +52,10 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from spt_theory.claims import Context, Measurement, claim
-from spt_theory.evidence import schema
-from spt_theory.evidence import require
-from spt_theory.lra.references import gap_closed
 from spt_theory.checks.intervals import at_least, difference, within
-from spt_theory.evidence import EvidenceError
+from spt_theory.claims import Context, Measurement, claim
+from spt_theory.evidence import EvidenceError, require, schema
+from spt_theory.lra.references import gap_closed
 from spt_theory.lra.steps import SELECTION_RULES, best_within
 from spt_theory.lra.sweep import DEFAULTS
 

@@ -41,14 +41,12 @@ on T) is INCONCLUSIVE; P3, P3b and P4 decide with capped runs where the lower bo
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 
-from spt_theory import plateau
-from spt_theory import evidence
-from spt_theory.evidence import schema
+from spt_theory import evidence, plateau
 from spt_theory.claims import Context, Measurement, claim, undecided
+from spt_theory.evidence import schema
 from spt_theory.per_token import pair_coupling_bound
 
 EXPONENT_TOL = 0.25

@@ -28,12 +28,26 @@ from torch import Tensor
 
 from spt_theory import symbolic, theory
 from spt_theory.checks import walk_law
-from spt_theory.checks.harness import (SYMBOLIC_NS, TOLERANCE, Instance, RowLoss, bilinear_autograd, random_instance,
-                                       random_instances, readout_row, rec_autograd, relative_error,
-                                       row_autograd, row_bilinear_autograd, single_threaded, sup_autograd,
-                                       uniform_bilinear_point)
+from spt_theory.checks.harness import (
+    SYMBOLIC_NS,
+    TOLERANCE,
+    Instance,
+    RowLoss,
+    bilinear_autograd,
+    random_instance,
+    random_instances,
+    readout_row,
+    rec_autograd,
+    relative_error,
+    row_autograd,
+    row_bilinear_autograd,
+    single_threaded,
+    sup_autograd,
+    uniform_bilinear_point,
+)
 from spt_theory.claims import Context, Measurement, claim
 from synthetic.walk import generate_walk, histogram_distributions, sequence_probability
+
 
 def _column_preserving_change(A: Tensor, gen: torch.Generator, keep_columns: bool) -> Tensor:
     r"""A small ``Delta`` with zero row sums (``A + Delta`` stays a positive attention matrix).

@@ -19,12 +19,21 @@ import matplotlib
 import numpy as np
 import torch
 
-from spt_theory import evidence
-from spt_theory import paper_runs
+from spt_theory import evidence, paper_runs
 from spt_theory.cache import config_hash
-from spt_theory.claims import Context
-from spt_theory.experiments import (Budget, RunResult, RunSpec, WalkData, built_data, initial_model, recipe, run, stage_cache,
-                                    stage_key, walk_metrics)
+from spt_theory.experiments import (
+    Budget,
+    RunResult,
+    RunSpec,
+    WalkData,
+    built_data,
+    initial_model,
+    recipe,
+    run,
+    stage_cache,
+    stage_key,
+    walk_metrics,
+)
 from spt_theory.figures.style import plt, save_figure
 from spt_theory.io import write_json
 from spt_theory.training import Dataset

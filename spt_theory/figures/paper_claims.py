@@ -30,15 +30,30 @@ import numpy as np
 import torch
 
 from spt_theory import paper_runs, probes, records
-from spt_theory.paper_runs import median_budget, point_label
 from spt_theory.checks.controls import chance_share, share_trajectory
 from spt_theory.experiments import Budget, RunResult, RunSpec, initial_model
 from spt_theory.figures.context import FigureContext, rounded, save, seeds_label, summary
 from spt_theory.figures.registry import figure
-from spt_theory.figures.style import (COLUMN_WIDTH, FONT_SIZE, OKABE_ITO, PAGE_WIDTH, RECIPE_COLOUR, STYLE,
-                                      new_figure, plt)
-from spt_theory.probes import (attention_patterns, offset_mass, pe_score_block, toeplitz_fit, toeplitz_part,
-                               uniform_band_mass, uniform_pattern)
+from spt_theory.figures.style import (
+    COLUMN_WIDTH,
+    FONT_SIZE,
+    OKABE_ITO,
+    PAGE_WIDTH,
+    RECIPE_COLOUR,
+    STYLE,
+    new_figure,
+    plt,
+)
+from spt_theory.paper_runs import median_budget, point_label
+from spt_theory.probes import (
+    attention_patterns,
+    offset_mass,
+    pe_score_block,
+    toeplitz_fit,
+    toeplitz_part,
+    uniform_band_mass,
+    uniform_pattern,
+)
 from spt_theory.theory import proximity_directions
 
 GREY = RECIPE_COLOUR["grey"]

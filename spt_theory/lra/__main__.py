@@ -53,17 +53,17 @@ from spt_theory import cli_args, cpu, evidence
 from spt_theory.io import InputError
 from spt_theory.lra.configs import TASKS
 from spt_theory.lra.controls import CONTROLS
-from spt_theory.lra.probe import format_probe, probe_files
 from spt_theory.lra.probe import __doc__ as probe_module_doc
-from spt_theory.lra.report import format_report, load_results
+from spt_theory.lra.probe import format_probe, probe_files
 from spt_theory.lra.race import NAME as RACE_NAME
 from spt_theory.lra.race import __doc__ as race_module_doc
 from spt_theory.lra.race import collect as race_collect
 from spt_theory.lra.race import write as race_write
-from spt_theory.lra.sweep import __doc__ as sweep_module_doc
-from spt_theory.lra.sweep import axes_help, cells, draw, format_summary, summary_path, sweep
+from spt_theory.lra.report import format_report, load_results
 from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, MODELS, LRARun, RunOptions
 from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
+from spt_theory.lra.sweep import __doc__ as sweep_module_doc
+from spt_theory.lra.sweep import axes_help, cells, draw, format_summary, summary_path, sweep
 from spt_theory.training import TrainingDiverged
 from synthetic.interrupts import interruptible
 from synthetic.prog import prog

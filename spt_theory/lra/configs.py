@@ -11,8 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from spt_theory.io import InputError
-from spt_theory.lra.readers import (BYTE_VOCAB, LISTOPS_MAX_LEN, LISTOPS_VOCAB, PIXEL_VOCAB, PIXELS,
-                                    RETRIEVAL_MAX_LEN, TEXT_MAX_LEN)
+from spt_theory.lra.readers import (
+    BYTE_VOCAB,
+    LISTOPS_MAX_LEN,
+    LISTOPS_VOCAB,
+    PIXEL_VOCAB,
+    PIXELS,
+    RETRIEVAL_MAX_LEN,
+    TEXT_MAX_LEN,
+)
 
 TASKS = ("listops", "text", "retrieval", "image", "pathfinder")
 HEADS = ("linear", "mlp", "pair_mlp")

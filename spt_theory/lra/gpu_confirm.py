@@ -363,8 +363,8 @@ def measure_cpu_rates(sizes: Sizes, trees: int = 48, images: int = 24) -> dict:
     """Rates per process of this CPU (a few seconds): ListOps trees and Pathfinder images drawn
     and written, and read back by the LRA readers.  Timed in this process's CPU time, so other
     load on the machine does not count (one generator process a core on the GPU machine)."""
-    from synthetic import listops, pathfinder
     from spt_theory.lra.data import load_task_data
+    from synthetic import listops, pathfinder
 
     low, high = sizes.listops_lengths
     counts = {"train": trees, "val": 4, "test": 4}

@@ -35,13 +35,13 @@ from pathlib import Path
 
 import torch
 
+from spt_theory.cache import StageCache, load_checkpoint
 from spt_theory.io import InputError, announce, read_json, write_json
 from spt_theory.lra.report import result_files, setting
 from spt_theory.lra.runner import LRARun, options_from_json
 from spt_theory.lra.task import LRATask
 from spt_theory.model import Encoder
 from spt_theory.probes import offset_mass, pe_toeplitz_fit, uniform_pattern
-from spt_theory.cache import StageCache, load_checkpoint
 from spt_theory.training import Runtime, load_model_state
 from synthetic.progress import Progress
 

@@ -47,8 +47,8 @@ import torch
 import spt_theory
 from spt_theory.cache import StageCache, load_checkpoint
 from spt_theory.io import InputError, write_json
-from spt_theory.lra.configs import LRAConfig, config_for, tiny
 from spt_theory.lra import controls
+from spt_theory.lra.configs import LRAConfig, config_for, tiny
 from spt_theory.lra.controls import ControlConfig, build, check_control
 from spt_theory.lra.data import LRAData, data_source, load_task_data, real_lengths
 from spt_theory.lra.references import references, token_types

@@ -28,8 +28,14 @@ from spt_theory.lra.configs import LRAConfig
 from spt_theory.lra.data import LRAData, real_lengths
 from spt_theory.lra.readers import Vocabulary
 from spt_theory.model import Encoder, ModelConfig
-from spt_theory.objectives import (bernoulli_mask, mask_continuous, mask_tokens, masked_l1_loss,
-                                   masked_token_loss, supervised_loss)
+from spt_theory.objectives import (
+    bernoulli_mask,
+    mask_continuous,
+    mask_tokens,
+    masked_l1_loss,
+    masked_token_loss,
+    supervised_loss,
+)
 from spt_theory.training import Runtime, Stage
 
 PIXEL_MAX = 255.0
