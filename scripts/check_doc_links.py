@@ -20,7 +20,8 @@ def anchors(md: Path) -> set[str]:
         out.add(text)
     return out
 
-bad = 0; n = 0
+bad = 0
+n = 0
 files = [ROOT / "README.md", ROOT / "figures" / "README.md", *sorted((ROOT / "docs").glob("*.md")),
          *sorted((ROOT / "docs" / "preregistration").glob("*.md"))]
 for f in files:
@@ -33,12 +34,17 @@ for f in files:
         dest = (f.parent / path).resolve() if path else f
         rel = dest.relative_to(ROOT).as_posix() if dest.is_relative_to(ROOT) else str(dest)
         if not dest.is_relative_to(ROOT):
-            print(f"{f.relative_to(ROOT)}: {target}: leaves the repository"); bad += 1; continue
+            print(f"{f.relative_to(ROOT)}: {target}: leaves the repository")
+            bad += 1
+            continue
         if not dest.exists():
             if rel in ALLOWED_MISSING:
                 continue
-            print(f"{f.relative_to(ROOT)}: {target}: no such file"); bad += 1; continue
+            print(f"{f.relative_to(ROOT)}: {target}: no such file")
+            bad += 1
+            continue
         if frag and dest.suffix == ".md" and frag not in anchors(dest):
-            print(f"{f.relative_to(ROOT)}: {target}: no heading for #{frag}"); bad += 1
+            print(f"{f.relative_to(ROOT)}: {target}: no heading for #{frag}")
+            bad += 1
 print(f"{n} links in {len(files)} files, {bad} broken")
 sys.exit(1 if bad else 0)

@@ -284,9 +284,9 @@ def matmul_peak_gflops(sizes: tuple[int, ...] = (512, 1024, 2048), repetitions: 
     peaks: dict[str, float] = {}
     for size in sizes:
         a, b = torch.randn(size, size), torch.randn(size, size)
-        kernels = {"torch_mm": lambda: a @ b}
+        kernels = {"torch_mm": lambda a=a, b=b: a @ b}
         if cpu.onednn_available():
-            kernels["onednn"] = lambda: cpu.linear(a, b)
+            kernels["onednn"] = lambda a=a, b=b: cpu.linear(a, b)
         for name, kernel in kernels.items():
             kernel()
             times = []

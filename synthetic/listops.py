@@ -22,7 +22,6 @@ import functools
 import random
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Union
 
 import numpy as np
 
@@ -46,7 +45,7 @@ COUNT_HORIZON = 200
 than ``10**15`` trees, so a window reaching past it holds more trees than anyone can ask for."""
 COUNT_CAP = 10**15
 
-Tree = Union[int, tuple[str, tuple["Tree", ...]]]
+Tree = int | tuple[str, tuple["Tree", ...]]
 """A digit, or ``(operator, arguments)``."""
 
 

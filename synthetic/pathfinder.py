@@ -199,7 +199,7 @@ def _try_sample(rng: np.random.Generator, label: int, style: PathfinderStyle,
     for index, (segments, marker_ends) in enumerate(plan):
         accept = None
         if target is not None and index == 1:  # label 0: path 1's marker at the target distance
-            accept = lambda path: abs(float(np.hypot(*(path[0] - markers[0]))) - target) <= tolerance  # noqa: E731
+            accept = lambda path, markers=markers: abs(float(np.hypot(*(path[0] - markers[0]))) - target) <= tolerance  # noqa: E731
         placed = _place(rng, segments, marker_ends, blocked, style, accept)
         if placed is None:
             return None
@@ -270,7 +270,7 @@ def write_dataset(out: str | Path, n: int, seed: int = 0, style: PathfinderStyle
                      f"{sample.marker_distance:.4f}\n")
         if i == per_folder - 1 or index == n - 1:
             text = "".join(lines)
-            atomic_write(root / f"metadata/{folder}.npy", lambda tmp: tmp.write_text(text))
+            atomic_write(root / f"metadata/{folder}.npy", lambda tmp, text=text: tmp.write_text(text))
             lines = []
     write_marker(root, "synthetic.pathfinder", {"n": n, "seed": seed, **asdict(style)})
     return root

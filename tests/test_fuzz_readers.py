@@ -226,7 +226,7 @@ def test_pathfinder_metadata(content, tmp_path, pathfinder_images):
         shutil.copytree(pathfinder_images, root / "imgs", copy_function=os.link)
         _write(root / "metadata/0.npy", content)
         for split in ("train", "val", "test"):
-            _outcome("Pathfinder metadata", data, lambda: read_pathfinder(data, split))
+            _outcome("Pathfinder metadata", data, lambda split=split: read_pathfinder(data, split))
 
 
 def _png_header(width: int, height: int) -> bytes:

@@ -502,8 +502,8 @@ def _fail_on(monkeypatch, name: str, error: OSError, after: int = 0):
             if count["n"] > after:
                 try:
                     raise error
-                except OSError:
-                    raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 704 vs 598")
+                except OSError:  # from None: the OSError stays the context (not the cause), as torch's
+                    raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 704 vs 598") from None
         return real(obj, f, *args, **kwargs)
 
     monkeypatch.setattr(torch, "save", failing)

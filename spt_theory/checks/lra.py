@@ -209,20 +209,6 @@ def setting_words(summary: dict, state: dict) -> str:
             + (f" (gap {state['gap_closed']:.0%})" if state["gap_closed"] is not None else "") + "]")
 
 
-def _pts(value: float | None) -> str:
-    return "none" if value is None else f"{value:.1f}%"
-
-
-def setting_words(summary: dict, state: dict) -> str:
-    """Which setting, and whether its control and SPT learned, in a few words."""
-    s = SETTINGS[summary["task"]]
-    return (f"[{summary['data']['n_train']} train, SPT {s['pretrain_epochs']} + ft {s['finetune_epochs']} vs "
-            f"scratch {s['scratch_epochs']} ep; {state['control']} "
-            f"{'learned' if state['control_learned'] else 'did not learn'} {_pts(state['control_accuracy'])}, "
-            f"SPT {'learned' if state['spt_learned'] else 'did not learn'}"
-            + (f" (gap {state['gap_closed']:.0%})" if state["gap_closed"] is not None else "") + "]")
-
-
 def headroom(summary: dict, c: dict, arms: dict[str, dict[int, float]]) -> str | None:
     """Rules (a) and (c) of an accuracy claim (module doc): why the task cannot tell, or None.
     ``arms``: the Transformer arms the claim reads, per seed (%)."""

@@ -328,7 +328,7 @@ def markdown_table(summary: dict, rms: dict) -> str:
         return f"{seeds} (mean {geometric_mean(cell['values']):.0f}" + "".join(f"; {x}" for x in notes) + ")"
 
     for n in sorted({n for r in rows.values() for n in r}):
-        def pred(key: str, label: str) -> list[str]:
+        def pred(key: str, label: str, n: int = n) -> list[str]:
             return [f"{label} {predicted[key][n]:.0f}"] if n in predicted.get(key, {}) else []
 
         out = [entry(rows["AdamW"].get(n), pred("adamw", "law")),

@@ -25,7 +25,7 @@ def attention_maps(ctx: FigureContext) -> list[Path]:
               ("pretrain", f"after SPT\n({ctx.budget.pretrain_epochs} ep, no labels)", "pretrain"),
               ("spt", f"SPT, then finetune\n({ctx.budget.finetune_epochs} supervised ep)", "spt")]
     maps, record_panels = [], []
-    for key, title, name in stages:
+    for key, _title, name in stages:
         model = initial_model(ctx.spec("scratch", seed)) if name is None else ctx.result(name, seed).model
         pattern = attention_patterns(model, x)[0][0]  # (heads, n, n)
         mean = pattern.mean(0)
@@ -41,7 +41,7 @@ def attention_maps(ctx: FigureContext) -> list[Path]:
     vmin = min(1e-3, 0.1 / n)
     fig, axes = new_figure(COLUMN_WIDTH, 3.75, 2, 2, sharex=True, sharey=True)
     with plt.rc_context(STYLE):
-        for ax, mean, (key, title, _), panel in zip(axes.flat, maps, stages, record_panels):
+        for ax, mean, (_key, title, _), panel in zip(axes.flat, maps, stages, record_panels):
             im = ax.imshow(mean.clamp_min(vmin).numpy(), norm=LogNorm(vmin=vmin, vmax=vmax), cmap="viridis",
                            interpolation="nearest", origin="upper")
             ax.set_title(title, pad=3)

@@ -67,7 +67,7 @@ def training_curves(ctx: FigureContext) -> list[Path]:
         bottom.legend(loc="upper left", fontsize=FONT_SIZE)
         top.set_title(f"mean over seeds {seeds_label(ctx)} (shaded: min to max)")
     record = {**ctx.header("training_curves", ["E2", "E3", "E4"]),
-              "x": "cumulative training epochs; 0 = init; SPT run: epochs 1..%d SPT, then finetune" % boundary,
+              "x": f"cumulative training epochs; 0 = init; SPT run: epochs 1..{boundary:d} SPT, then finetune",
               "uniform_band_mass": uniform, "curves": plotted, "per_seed": curves,
               "runs": ctx.sources("scratch", "spt")}
     return save(ctx, "training_curves", fig, record)

@@ -62,11 +62,11 @@ from pathlib import Path
 
 from spt_theory.bench import BF16_DENSE_PEAK_TFLOPS, LRA_SIZES, BenchSize, forward_flops
 from spt_theory.io import InputError, StorageError, atomic_write, make_dirs, prepare_output, write_json
-from synthetic.files import make_owned, owned_folder
 from spt_theory.lra import gpu_export
 from spt_theory.lra.configs import config_for, one_layer, tiny
 from spt_theory.lra.gpu_steps import Step, run_step, say
 from spt_theory.lra.report import format_report, load_results
+from synthetic.files import make_owned, owned_folder
 
 BUDGET_SECONDS = 300.0
 OVERRUN = 1.5

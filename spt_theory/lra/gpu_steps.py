@@ -85,10 +85,8 @@ def stop(process: subprocess.Popen) -> None:
         return
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(KILL_WAIT)
-    except subprocess.TimeoutExpired:
-        pass
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
@@ -116,7 +114,8 @@ def run_step(name: str, commands: dict[str, list[str]], timeout: float, logs: Pa
     try:
         for label, argv in commands.items():
             say(f"{label}: {shlex.join(argv)} (timeout {timeout:.0f} s)")
-            sink = open(logs / log_name(label), "wb", buffering=0)  # the log as it comes
+            # the log as it comes; outlives this loop (a thread writes it), closed in the finally below
+            sink = open(logs / log_name(label), "wb", buffering=0)  # noqa: SIM115
             sinks.append(sink)
             try:
                 process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,

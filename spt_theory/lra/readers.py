@@ -23,6 +23,7 @@ points at is never opened (:func:`inside`).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
@@ -494,10 +495,8 @@ def load_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
         raise InputError(f"{path}: field 'data' must be an N x {3 * PIXELS} uint8 array, got "
                          f"{type(data).__name__} {getattr(data, 'dtype', '')} shape {shape}")
     if isinstance(labels, (list, np.ndarray)):
-        try:
+        with contextlib.suppress(ValueError):  # a ragged nested list
             labels = np.asarray(labels)
-        except ValueError:  # a ragged nested list
-            pass
     if not (isinstance(labels, np.ndarray) and labels.shape == (len(data),)):
         got = f"shape {labels.shape}" if isinstance(labels, np.ndarray) else type(labels).__name__
         raise InputError(f"{path}: field 'labels' must list {len(data)} labels, got {got}")
