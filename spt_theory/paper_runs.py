@@ -230,12 +230,14 @@ def priority_queue(seeds: tuple[int, ...]) -> list[tuple[str, object]]:
 @interruptible
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog=prog("python -m spt_theory.paper_runs"),
-                                description="Train (or load) the runs of claims E5, E5b, E6, E6b, E9-E14, E11b and X5b ahead of "
+                                description="Train (or load) the runs of claims E5, E5b, E6, E6b, E9-E14, E11b and "
+                                            "X5b ahead of "
                                             "`verify --full`, cheapest and most needed first; cached in "
                                             "--cache-dir like verify's runs, so an interrupted call resumes.")
     cli_args.add_seeds(p, (0, 1, 2), "0 1 2")
     p.add_argument("--only", nargs="+", metavar="CLAIM",
-                   help="train only these claims' runs (E5 E5b E6 E6b E9 E10 E11 E11b E12 E13 X5b; E13 also serves E14)")
+                   help="train only these claims' runs (E5 E5b E6 E6b E9 E10 E11 E11b E12 E13 X5b; E13 also serves "
+                        "E14)")
     p.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR",
                    help="the run cache shared with verify (default: ./runs)")
     cli_args.add_threads(p)

@@ -435,7 +435,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.threads is not None:
             cpu.set_intra_op_threads(args.threads)
         if args.gradient_rms:
-            print(f"wrote {measure_gradient_rms(args.cache_dir / GRADIENT_RMS.name) and args.cache_dir / GRADIENT_RMS.name}")
+            print("wrote "
+                  f"{measure_gradient_rms(args.cache_dir / GRADIENT_RMS.name) and args.cache_dir / GRADIENT_RMS.name}")
             return 0
         for r in runs:
             out = run_spt(r, args.cache_dir) if r.kind == "spt" else run_scratch(r, args.cache_dir)

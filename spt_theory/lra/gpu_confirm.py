@@ -203,7 +203,8 @@ def plan(sizes: Sizes, rates: Rates, fixed_seconds: dict | None = None, budget: 
     rows.append(_row("data", f"ListOps {n_trees} trees ({sizes.listops_workers} x {rates.trees_per_second:.0f}/s) || "
                      f"Pathfinder {sizes.pathfinder_images} images ({sizes.workers} x {rates.images_per_second:.1f}/s)",
                      0.0, fixed_seconds.get("data", max(trees, images)),
-                     "measured" if "data" in fixed_seconds else "CPU rates measured here (CPU seconds), one process a core"))
+                     "measured" if "data" in fixed_seconds else "CPU rates measured here (CPU seconds), one process "
+                                                                "a core"))
     finish = _row("finish", "report, summary.json and the export, in this process", 0.0, FINISH_SECONDS,
                   "kept at the budget's end")
     costs = {task: task_costs(task, sizes, rates, slowdown) for task in TASKS if task not in fixed_seconds}

@@ -131,7 +131,8 @@ def gains(results: list[dict]) -> list[str]:
         base = scratch.get(_supervised_identity(r)) if r["kind"] == "spt" else None
         if base is not None:
             a, b = 100 * base["metrics"]["test_accuracy"], 100 * r["metrics"]["test_accuracy"]
-            lines.append(f"{r['task']} [{setting(r)}] seed {r['seed']}: scratch {a:.2f}% -> SPT {b:.2f}% ({b - a:+.2f})")
+            lines.append(f"{r['task']} [{setting(r)}] seed {r['seed']}: scratch {a:.2f}% -> SPT {b:.2f}% "
+                         f"({b - a:+.2f})")
     return sorted(lines)
 
 

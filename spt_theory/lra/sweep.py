@@ -71,7 +71,8 @@ DEFAULT_WORDS = {"finetune_epochs": "--finetune-epochs"}
 def axes_help() -> str:
     """The axes, their meanings and defaults, one per line (``sweep --help``)."""
     width = max(map(len, AXES))
-    return "\n".join(f"  {axis:<{width}}  {meaning} (default {DEFAULTS[axis] or DEFAULT_WORDS.get(axis, 'the task config')})"
+    return "\n".join(f"  {axis:<{width}}  {meaning} (default "
+                     f"{DEFAULTS[axis] or DEFAULT_WORDS.get(axis, 'the task config')})"
                      for axis, meaning in AXES.items())
 
 
