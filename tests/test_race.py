@@ -99,3 +99,16 @@ def test_the_stages_of_the_race_are_read_from_the_newest_checkpoint(tmp_path):
     stage("c", 0, "supervised", 7, [point], "epoch_1.pt")  # another run's stage: not the race's
     found = race.find_stages(tmp_path)
     assert set(found) == {(0, "scratch"), (0, "pretrain")} and len(found[0, "scratch"][1]) == 2
+
+
+def test_the_escape_race_figure_redraws_the_committed_race(tmp_path):
+    from spt_theory.figures.context import FigureContext
+    from spt_theory.figures.escape_race import escape_race
+
+    paths = escape_race(FigureContext(out=tmp_path, progress=False))
+    assert [p.suffix for p in paths] == [".png", ".pdf", ".json"]
+    record = json.loads(paths[2].read_text())
+    found = rules.load_race(FigureContext().evidence_root)
+    assert len(record["arms"]) == len(found["arms"]) and record["claims"] == ["L5"]
+    with pytest.raises(EvidenceError, match="pathfinder16.json: missing"):
+        escape_race(FigureContext(out=tmp_path, evidence_root=tmp_path / "none", progress=False))
