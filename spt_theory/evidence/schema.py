@@ -1,7 +1,8 @@
 """One schema for every evidence file, and one validating loader (:func:`load`).
 
 Each file format is a pydantic model: the LRA sweep summary (:class:`SweepSummary`), the plateau
-grid (:class:`PlateauRuns`), the gradient RMS (:class:`GradientRMS`), the escape race
+grid (:class:`PlateauRuns`), the gradient RMS (:class:`GradientRMS`), the n = 400 plateau
+prediction (:class:`PlateauPrediction`), the escape race
 (:class:`RaceEvidence`), the GPU run's summary (:class:`GPUSummary`).  Every file carries
 ``schema_version`` (:data:`SCHEMA_VERSION`).  A model refuses what cannot be right: a number that
 is not finite, an accuracy outside [0, 1], duplicated cells or rows, a seed twice, arms with
@@ -278,6 +279,61 @@ class GradientRMS(Versioned):
             for n, values in by_n.items():
                 if not n.isdigit() or len(values) != len(self.seeds):
                     raise ValueError(f"rms.{objective}.{n}: one value per seed expected")
+        return self
+
+
+class Alternative(Open):
+    law: str = Field(min_length=1)
+    steps: Positive
+    excluded: bool
+
+
+class Prediction(Open):
+    """One predicted step count at the target length: the law, the point, the single-seed interval,
+    the standard error (log space) and the alternatives, each with whether the interval excludes it."""
+
+    law: str = Field(min_length=1)
+    steps: Positive
+    interval: list[Positive] = Field(min_length=2, max_length=2)
+    log_standard_error: NonNegative
+    log_seed_sd: NonNegative
+    fit_values: dict[str, list[PositiveCount]]
+    alternatives: list[Alternative] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        lo, hi = self.interval
+        if not lo < self.steps < hi:
+            raise ValueError(f"interval [{lo:g}, {hi:g}] does not contain steps {self.steps:g}")
+        for i, alt in enumerate(self.alternatives):
+            if alt.excluded == (lo <= alt.steps <= hi):
+                raise ValueError(f"alternatives[{i}].excluded is {alt.excluded}, but {alt.steps:g} is "
+                                 f"{'inside' if lo <= alt.steps <= hi else 'outside'} the interval")
+        return self
+
+
+class PlateauPrediction(Versioned):
+    """The pre-registered prediction at n = 400 (``checks.plateau_prediction``), anchored on shorter runs."""
+
+    date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    registration_rule: str = Field(min_length=1)
+    target_length: PositiveCount
+    fit_lengths: list[PositiveCount] = Field(min_length=2)
+    seeds: list[Seed] = Field(min_length=1)
+    inputs: dict[str, Any]
+    predictions: dict[Literal["adamw_escape", "spt_steps_to_95"], Prediction]
+
+    @model_validator(mode="after")
+    def _out_of_sample(self):
+        _unique(self.seeds, "seed")
+        if max(self.fit_lengths) >= self.target_length:
+            raise ValueError(f"fit_lengths {self.fit_lengths} reach the target length {self.target_length}")
+        for name, prediction in self.predictions.items():
+            bad = [n for n in prediction.fit_values if int(n) not in self.fit_lengths]
+            if bad:
+                raise ValueError(f"predictions.{name}.fit_values: length {bad[0]} is not a fit length")
+        if set(self.predictions) != {"adamw_escape", "spt_steps_to_95"}:
+            raise ValueError("predictions: adamw_escape and spt_steps_to_95 expected")
         return self
 
 
