@@ -12,7 +12,7 @@ import importlib
 import sys
 from typing import NamedTuple
 
-from synthetic.prog import renamed
+from spt_theory.util.prog import renamed
 
 
 class Command(NamedTuple):
@@ -34,9 +34,9 @@ COMMANDS: dict[str, Command] = {
                        "the plateau law (T8): how long training sits at near-uniform attention"),
     "figures": Command("spt_theory.figures.cli", "python -m spt_theory.figures",
                        "regenerate the figures into figures/"),
-    "bench": Command("spt_theory.bench", "python -m spt_theory.bench",
+    "bench": Command("spt_theory.bench.run", "python -m spt_theory.bench",
                      "training throughput against torch's own Transformer layer"),
-    "paper-runs": Command("spt_theory.paper_runs", "python -m spt_theory.paper_runs",
+    "paper-runs": Command("spt_theory.walk.paper_runs", "python -m spt_theory.paper_runs",
                           "train ahead the runs behind the paper's claims (E5, E5b, E6b, E9-E14, X5b)"),
     "listops": Command("synthetic.listops", "python -m synthetic.listops",
                        "generate ListOps in the LRA release format"),

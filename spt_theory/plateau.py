@@ -14,14 +14,14 @@ Measured quantities, fixed before the runs (2026-12-01):
   (:func:`spt_search`), assuming the finetuned accuracy rises with s (E9 measures it at n = 100).
 
 The runs are the design's model and walk data (V = 16, p = 0.5, 8000 / 2000 sequences) at length n,
-batch 64, the batch order and masks of :func:`spt_theory.training.train_stage` with the stage seeds
-of :func:`spt_theory.experiments.run` (seed * 1000 + stage), so the AdamW scratch run at n = 100
+batch 64, the batch order and masks of :func:`spt_theory.training.loop.train_stage` with the stage seeds
+of :func:`spt_theory.walk.experiments.run` (seed * 1000 + stage), so the AdamW scratch run at n = 100
 follows the trajectory of E2 / E11b's ``scratch`` run of the same seed.  Optimisers
 (:data:`OPTIMISERS`): AdamW lr 1e-3, weight decay 0.01 (the recipe), and SGD with momentum 0.9 at
 :data:`SGD_LR`, no weight decay.  Init scale (``qk_scale``): the qk layer (W_Q, W_K and their
 biases) multiplied by it after the seeded default init.
 
-Each run is stored under ``<cache>/<key>/`` (:class:`~spt_theory.cache.StageCache`, key = hash of
+Each run is stored under ``<cache>/<key>/`` (:class:`~spt_theory.training.cache.StageCache`, key = hash of
 the :class:`PlateauRun` and the format): ``last.pt`` every :data:`CHECKPOINT_EVERY` steps (resume
 point), ``run.json`` when done.  ``python -m spt_theory.plateau`` trains the grid
 (:func:`grid`) and writes its summary (``CACHE_DIR/plateau_runs.json``; ``--promote`` copies a complete
@@ -42,15 +42,18 @@ from pathlib import Path
 
 import torch
 
-from spt_theory import cli_args, cpu, evidence, paper_runs
-from spt_theory.cache import StageCache, StageState, load_checkpoint, save_checkpoint
+from spt_theory import evidence
+from spt_theory.core import args as cli_args
+from spt_theory.core import cpu
+from spt_theory.core.model import Encoder
 from spt_theory.evidence import schema
-from spt_theory.experiments import WalkData, built_data
-from spt_theory.io import InputError, read_json, write_json
-from spt_theory.model import Encoder
-from spt_theory.training import Stage, _generator, accuracy, epoch_batches, load_model_state, stage_loss
-from synthetic.interrupts import interruptible
-from synthetic.prog import prog
+from spt_theory.training.cache import StageCache, StageState, load_checkpoint, save_checkpoint
+from spt_theory.training.loop import Stage, _generator, accuracy, epoch_batches, load_model_state, stage_loss
+from spt_theory.util.interrupts import interruptible
+from spt_theory.util.io import InputError, read_json, write_json
+from spt_theory.util.prog import prog
+from spt_theory.walk import paper_runs
+from spt_theory.walk.experiments import WalkData, built_data
 
 FORMAT = 1
 LENGTHS = (25, 50, 100, 200)
@@ -124,7 +127,7 @@ class PlateauRun:
 
 
 def make_optimiser(model: Encoder, optimiser: str, lr: float) -> torch.optim.Optimizer:
-    """AdamW(lr, weight decay 0.01) as :func:`spt_theory.training.make_optimizer`, or SGD with
+    """AdamW(lr, weight decay 0.01) as :func:`spt_theory.training.loop.make_optimizer`, or SGD with
     momentum :data:`SGD_MOMENTUM`, no decay."""
     if optimiser == "adamw":
         return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
@@ -134,7 +137,7 @@ def make_optimiser(model: Encoder, optimiser: str, lr: float) -> torch.optim.Opt
 
 
 def initial_model(run: PlateauRun) -> Encoder:
-    """The seeded default init (as :func:`spt_theory.experiments.initial_model`), the qk layer
+    """The seeded default init (as :func:`spt_theory.walk.experiments.initial_model`), the qk layer
     (W_Q, W_K, b_Q, b_K) times ``qk_scale``."""
     torch.manual_seed(run.seed)
     model = Encoder(run.data.model_config())

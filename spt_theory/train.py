@@ -22,13 +22,14 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from spt_theory import cli_args, cpu
-from spt_theory.experiments import RunSpec, WalkData, run, run_spec, stage_cache
-from spt_theory.io import InputError, write_json
-from spt_theory.recipes import Budget, pretrain_only, scratch, spt_stage, spt_then_finetune, supervised_stage
-from spt_theory.training import TrainingDiverged, epoch_figures
-from synthetic.interrupts import interruptible
-from synthetic.prog import prog
+from spt_theory.core import args as cli_args
+from spt_theory.core import cpu
+from spt_theory.training.loop import TrainingDiverged, epoch_figures
+from spt_theory.training.recipes import Budget, pretrain_only, scratch, spt_stage, spt_then_finetune, supervised_stage
+from spt_theory.util.interrupts import interruptible
+from spt_theory.util.io import InputError, write_json
+from spt_theory.util.prog import prog
+from spt_theory.walk.experiments import RunSpec, WalkData, run, run_spec, stage_cache
 
 MODES = {"scratch": "supervised only, for --epochs",
          "spt": "SPT for --epochs, then supervised finetuning for --finetune-epochs",

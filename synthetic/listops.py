@@ -25,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from synthetic.files import InputError, announce, atomic_write, prepare_output
-from synthetic.interrupts import interruptible
-from synthetic.prog import prog
-from synthetic.progress import Progress
-from synthetic.provenance import MARKER, write_marker
+from spt_theory.util.files import InputError, announce, atomic_write, prepare_output
+from spt_theory.util.interrupts import interruptible
+from spt_theory.util.prog import prog
+from spt_theory.util.progress import Progress
+from spt_theory.util.provenance import MARKER, write_marker
 
 OPERATORS = ("[MIN", "[MAX", "[MED", "[SM")
 CLOSE = "]"

@@ -36,11 +36,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from synthetic.files import InputError, announce, atomic_write, prepare_output, refuse_links
-from synthetic.interrupts import interruptible
-from synthetic.prog import prog
-from synthetic.progress import Progress
-from synthetic.provenance import MARKER, write_marker
+from spt_theory.util.files import InputError, announce, atomic_write, prepare_output, refuse_links
+from spt_theory.util.interrupts import interruptible
+from spt_theory.util.prog import prog
+from spt_theory.util.progress import Progress
+from spt_theory.util.provenance import MARKER, write_marker
 
 SUPERSAMPLE = 4
 MAX_ATTEMPTS = 1000

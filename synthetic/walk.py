@@ -39,7 +39,7 @@ class WalkData:
     """The walk-direction data set (the design's defaults): task parameters ``vocab`` (V),
     ``length`` (n), ``p``, and split sizes.  The training split is drawn with seed
     ``2 data_seed``, the test split with ``2 data_seed + 1``.  Its fields enter the cache keys of
-    every walk run (:func:`spt_theory.experiments.stage_key`): never rename one."""
+    every walk run (:func:`spt_theory.walk.experiments.stage_key`): never rename one."""
 
     vocab: int = 16
     length: int = 100

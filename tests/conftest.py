@@ -6,7 +6,7 @@ import pytest
 from hypothesis import settings
 
 from spt_theory.checks.harness import single_threaded
-from spt_theory.experiments import WalkData
+from spt_theory.walk.experiments import WalkData
 
 settings.register_profile("spt", max_examples=60, deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "spt"))

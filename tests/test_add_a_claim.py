@@ -17,7 +17,7 @@ ROW = '''    Row("E99",
         Registration("post", FIRST_CHECKS, FIRST_CHECKS),
         Record("holds", "2026-12-02", "toy evidence")),
 '''
-CHECK = '''from spt_theory.claims import Context, Measurement, at_least, claim
+CHECK = '''from spt_theory.claims.registry import Context, Measurement, at_least, claim
 
 
 @claim("E99", section="Toy", method="a constant")
@@ -32,7 +32,7 @@ def test_adding_a_claim_as_the_guide_says_touches_three_files(tmp_path):
     for part in ("spt_theory", "synthetic", "docs", "tests"):
         shutil.copytree(REPO / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
     before = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file()}
-    records = copy / "spt_theory" / "records.py"
+    records = copy / "spt_theory" / "claims" / "records.py"
     text = records.read_text()
     marker = '\n)\n"""Every claim verify checks'
     assert marker in text, "records.TABLE's closing line moved: update this test and the guide"
@@ -53,4 +53,4 @@ def test_adding_a_claim_as_the_guide_says_touches_three_files(tmp_path):
     assert table.returncode == 0, table.stdout[-2000:]
     after = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file() and "__pycache__" not in str(p)}
     changed = {p for p in after if before.get(p) != after[p]}
-    assert changed == {Path("spt_theory/records.py"), Path("spt_theory/checks/toy.py"), Path("docs/claims.md")}
+    assert changed == {Path("spt_theory/claims/records.py"), Path("spt_theory/checks/toy.py"), Path("docs/claims.md")}

@@ -2,29 +2,21 @@
 
 import torch
 
-from spt_theory import cpu
-from spt_theory.bench import (
-    BF16_DENSE_PEAK_TFLOPS,
-    LISTOPS_GPU,
+from spt_theory.bench.cases import BF16_DENSE_PEAK_TFLOPS, LISTOPS_GPU, BenchSize, forward_flops, train_step_flops
+from spt_theory.bench.models import (
     LRA_CPU_MODELS,
     LRA_MODELS,
     MODELS,
     AttentionFreeEncoder,
-    BenchSize,
     TorchLayerModel,
     UntabulatedEncoder,
     build_models,
-    clock_for,
-    compare,
-    forward_flops,
-    interleaved_times,
-    main,
     make_batches,
-    matmul_peak_gflops,
-    train_step_flops,
-    wall_clock,
 )
-from spt_theory.model import Encoder
+from spt_theory.bench.run import compare, main
+from spt_theory.bench.timing import clock_for, interleaved_times, matmul_peak_gflops, wall_clock
+from spt_theory.core import cpu
+from spt_theory.core.model import Encoder
 
 TINY = BenchSize("tiny", n=8, d_model=16, n_heads=2, d_ff=32, batch=4, vocab=5)
 TINY_MASKED = BenchSize("tiny_masked", n=40, min_len=5, d_model=16, n_heads=2, d_ff=32, batch=4, batches=3,

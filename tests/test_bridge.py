@@ -1,5 +1,5 @@
 """T2b, T4b, T7 and E1b: the real model at uniform attention (``spt_theory.checks.bridge``,
-``spt_theory.per_token``) and the bag-of-pairs baseline (``spt_theory.baselines``)."""
+``spt_theory.theory.per_token``) and the bag-of-pairs baseline (``spt_theory.analysis.baselines``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import itertools
 import pytest
 import torch
 
-from spt_theory import per_token
-from spt_theory.baselines import diagonal_concentration_rule, pair_features
+from spt_theory.analysis.baselines import diagonal_concentration_rule, pair_features
 from spt_theory.checks.bridge import (
     VALUE_WEIGHT,
     departure,
@@ -22,6 +21,7 @@ from spt_theory.checks.bridge import (
 )
 from spt_theory.checks.harness import TOLERANCE, random_instances, sup_autograd
 from spt_theory.checks.walk_law import exact_law
+from spt_theory.theory import per_token
 from synthetic.walk import generate_walk
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

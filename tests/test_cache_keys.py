@@ -9,7 +9,7 @@ the training semantics bumps the cache format instead, and then updates this tab
 
 import pytest
 
-from spt_theory.experiments import Budget, WalkData, control_recipe, stage_key
+from spt_theory.walk.experiments import Budget, WalkData, control_recipe, stage_key
 
 PINNED = [
     ("scratch", WalkData(), 0, {}, ["299a8896e63a955e"]),

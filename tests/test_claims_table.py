@@ -1,4 +1,4 @@
-"""The one table of claims (spt_theory.records.TABLE): every registered claim has exactly one row, the
+"""The one table of claims (spt_theory.claims.records.TABLE): every registered claim has exactly one row, the
 decorators take their statement from it, docs/claims.md is generated from it, the thresholds it
 states are the ones the checks print, and every commit it names exists in the history."""
 
@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from spt_theory import claims, records, verify
-from spt_theory.claims import Context, all_claims
+from spt_theory import verify
+from spt_theory.claims import records
+from spt_theory.claims import registry as claims
+from spt_theory.claims.registry import Context, all_claims
 
 REPO = Path(__file__).resolve().parents[1]
 HASH = re.compile(r"\b[0-9a-f]{7,40}\b")
@@ -24,7 +26,7 @@ def test_every_registered_claim_has_one_row_and_takes_its_statement_from_it():
 
 
 def test_the_decorator_refuses_a_second_statement_and_a_claim_without_a_row():
-    with pytest.raises(ValueError, match="lives in spt_theory.records.TABLE"):
+    with pytest.raises(ValueError, match="lives in spt_theory.claims.records.TABLE"):
         claims.claim("T1", "another statement", section="x", method="x")
     with pytest.raises(ValueError, match="has no row"):
         claims.claim("Z9", section="x", method="x")

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from spt_theory import paper_runs
 from spt_theory import train as train_cli
 from spt_theory.figures import cli as figures_cli
 from spt_theory.figures import context as figure_context
-from spt_theory.io import InputError
 from spt_theory.lra.__main__ import main as lra_main
 from spt_theory.lra.sweep import AXES, RECIPES, cells
+from spt_theory.util.io import InputError
+from spt_theory.walk import paper_runs
 from synthetic import listops
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,7 +44,7 @@ def _error_line(err: str, *words: str) -> str:
 # ------------------------------------------------------------------------------------ progress
 
 def test_progress_is_lines_in_a_log_a_bar_on_a_terminal_and_nothing_when_off():
-    from synthetic.progress import Progress
+    from spt_theory.util.progress import Progress
 
     log = io.StringIO()
     with Progress("spt (2 epochs)", 4, "steps", stream=log) as shown:
@@ -165,7 +165,7 @@ def test_seeds_threads_and_groups_have_one_syntax_everywhere(main, argv, words, 
 
 
 def test_the_group_reader_takes_none_all_and_plus():
-    from spt_theory import cli_args
+    from spt_theory.core import args as cli_args
 
     assert cli_args.parse_groups(["qk+vo"], "--freeze") == ("qk", "vo")
     assert cli_args.parse_groups("none", "freeze", none="none") == ()

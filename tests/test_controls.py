@@ -8,11 +8,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from spt_theory import experiments
+from spt_theory.analysis.probes import attention_patterns, pe_score_block
 from spt_theory.checks import controls, synthetic
 from spt_theory.checks import theory as lemmas
-from spt_theory.claims import Context, Measurement
-from spt_theory.experiments import (
+from spt_theory.claims.registry import Context, Measurement
+from spt_theory.core.inits import proximity_init
+from spt_theory.core.model import Encoder
+from spt_theory.walk import experiments
+from spt_theory.walk.experiments import (
     Budget,
     PretrainData,
     RunSpec,
@@ -22,9 +25,6 @@ from spt_theory.experiments import (
     recipe,
     stage_key,
 )
-from spt_theory.inits import proximity_init
-from spt_theory.model import Encoder
-from spt_theory.probes import attention_patterns, pe_score_block
 from synthetic.walk import symmetric_walk
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -145,7 +145,7 @@ def test_every_control_check_runs_on_tiny_data(tiny_walk, tmp_path, monkeypatch)
 
 
 def test_controls_are_registered():
-    from spt_theory.claims import all_claims
+    from spt_theory.claims.registry import all_claims
     ids = [c.id for c in all_claims()]
     assert [i for i in ids if i.startswith("X")] == ["X1", "X2", "X3", "X4", "X5", "X5b", "X6"]
     assert all(len(c.statement) <= 58 for c in all_claims() if c.id.startswith("X"))

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spt_theory import cpu
+from spt_theory.core import cpu
 
 pytestmark = pytest.mark.skipif(not cpu.onednn_available(), reason="torch built without oneDNN")
 

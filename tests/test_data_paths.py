@@ -17,10 +17,10 @@ import pytest
 from PIL import Image
 from test_reliability import _files, _listops, _one_error_line, _pathfinder
 
-from spt_theory.io import InputError
 from spt_theory.lra import __main__ as lra_cli
 from spt_theory.lra import readers
 from spt_theory.lra.readers import read_text
+from spt_theory.util.io import InputError
 
 
 def _outside(tmp_path: Path) -> Path:

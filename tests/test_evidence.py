@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from spt_theory import evidence, plateau
+from spt_theory.core.model import ModelConfig
 from spt_theory.evidence import EvidenceError, schema
-from spt_theory.model import ModelConfig
 from spt_theory.verify import main
 
 REPO = Path(__file__).resolve().parents[1]

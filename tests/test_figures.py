@@ -11,14 +11,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from spt_theory import paper_runs, probes
-from spt_theory.cache import config_hash
+from spt_theory.analysis import probes
 from spt_theory.checks import controls
-from spt_theory.experiments import Budget, WalkData, initial_model
 from spt_theory.figures import ablations, cli, lra_evidence, lra_table, paper_claims
 from spt_theory.figures import context as figure_context
 from spt_theory.figures.registry import FIGURES
-from spt_theory.io import InputError
+from spt_theory.training.cache import config_hash
+from spt_theory.util.io import InputError
+from spt_theory.walk import paper_runs
+from spt_theory.walk.experiments import Budget, WalkData, initial_model
 
 REPO = Path(__file__).resolve().parents[1]
 

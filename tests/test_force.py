@@ -1,4 +1,4 @@
-"""The exact label force on M (lemma T9, :mod:`spt_theory.force`): recursion against float64
+"""The exact label force on M (lemma T9, :mod:`spt_theory.theory.force`): recursion against float64
 enumeration of every walk, against sampled walks, and what it says about the real model.
 
 Tolerance of the exact comparisons: 1e-12 relative to the largest entry of the enumerated E[F | y]
@@ -10,8 +10,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spt_theory import force
 from spt_theory.checks.force import tiny_model
+from spt_theory.theory import force
 
 TOL = 1e-12
 

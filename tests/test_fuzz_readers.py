@@ -35,11 +35,11 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from spt_theory.checks import lra as lra_checks
-from spt_theory.claims import Context
+from spt_theory.claims.registry import Context
 from spt_theory.figures.context import FigureContext
 from spt_theory.figures.lra_evidence import lra_evidence
-from spt_theory.io import InputError
 from spt_theory.lra.readers import read_image, read_listops, read_pathfinder, read_png, read_retrieval, read_text
+from spt_theory.util.io import InputError
 
 FUZZ_EXAMPLES = int(os.environ.get("SPT_FUZZ_EXAMPLES", "60"))
 HANG_S = 20.0

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from spt_theory.bench import BenchSize
+from spt_theory.bench.cases import BenchSize
 from spt_theory.lra import gpu_confirm
 from spt_theory.lra.gpu_confirm import (
     FULL,
@@ -38,9 +38,9 @@ from spt_theory.lra.gpu_confirm import (
 )
 from spt_theory.lra.gpu_export import bench_numbers, export
 from spt_theory.lra.gpu_steps import run_step
-from spt_theory.training import stage_steps
+from spt_theory.training.loop import stage_steps
+from spt_theory.util.provenance import read_marker
 from synthetic import listops
-from synthetic.provenance import read_marker
 
 REPO = Path(__file__).resolve().parents[1]
 needs_bash = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
@@ -283,7 +283,7 @@ def test_the_data_step_never_removes_a_folder_it_did_not_make(tmp_path):
 def test_the_data_step_never_writes_through_a_link_to_a_users_data(marked, tmp_path):
     """RUN/data/listops-1000 a link to the user's own ListOps folder (marked by the generator or
     not): refused in one line, the user's four files untouched."""
-    from synthetic.provenance import write_marker
+    from spt_theory.util.provenance import write_marker
 
     user = tmp_path / "user-listops"
     user.mkdir()
@@ -311,8 +311,8 @@ def test_a_claim_file_naming_a_users_folder_does_not_make_it_ours(tmp_path):
 
 
 def test_the_data_step_replaces_folders_it_made_or_its_generators_marked(tmp_path):
-    from synthetic.files import OWNED
-    from synthetic.provenance import write_marker
+    from spt_theory.util.files import OWNED
+    from spt_theory.util.provenance import write_marker
 
     data = tmp_path / "data"
     (data / "listops-1000").mkdir(parents=True)

@@ -23,8 +23,8 @@ from PIL import Image
 from test_reliability import ENV, REPO, _files, _listops, _timeless
 
 from spt_theory import train as train_cli
-from spt_theory.cache import load_checkpoint
-from synthetic.interrupts import interrupted_line
+from spt_theory.training.cache import load_checkpoint
+from spt_theory.util.interrupts import interrupted_line
 
 WALK = ["--vocab", "5", "--length", "12", "--p", "0.9", "--n-train", "32", "--n-test", "16", "--d-model", "16",
         "--heads", "2", "--batch-size", "8", "--mode", "scratch", "--epochs", "30", "--no-progress"]
@@ -59,7 +59,7 @@ def _commands(root: Path) -> dict[str, tuple[list[str], int, Callable[[], bool]]
         "figures": (["-m", "spt_theory.figures", "--only", "training_curves", "--train", "--seeds", "0", "--cache-dir",
                      str(cache["figures"]), "--out", str(root / "figures/out"), "--threads", "1", "--no-progress"],
                     signal.SIGTERM, _anything(cache["figures"], ".*.lock")),
-        "paper_runs": (["-m", "spt_theory.paper_runs", "--only", "E10", "--seeds", "0", "--cache-dir",
+        "paper_runs": (["-m", "spt_theory.walk.paper_runs", "--only", "E10", "--seeds", "0", "--cache-dir",
                         str(cache["paper_runs"]), "--threads", "1", "--no-progress"],
                        signal.SIGINT, _anything(cache["paper_runs"], ".*.lock")),
         "lra": (["-m", "spt_theory.lra", "scratch", "--task", "listops", "--tiny", "--finetune-epochs", "1000",

@@ -1,11 +1,14 @@
-"""The data flows one way: ``synthetic/`` (the generators and the file primitives) imports nothing
-of ``spt_theory/``, which builds on it.  Read from the import statements themselves (``ast``), so a
-mention of ``spt_theory`` in a docstring or comment is not an import, and an import inside a
-function is."""
+"""The data generators (``synthetic/``) import nothing of the toolkit but its bottom layer,
+``spt_theory.util`` (files, progress, interrupts), and so load without torch.  Read from the import
+statements themselves (``ast``), so a mention of ``spt_theory`` in a docstring or comment is not an
+import, and an import inside a function is.  The other layers are held by the import-linter
+contracts in ``pyproject.toml`` (tests/test_lint.py)."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,25 +29,36 @@ def imported_modules(source: str) -> set[str]:
 
 
 def imports_spt_theory(source: str) -> bool:
-    return any(name == "spt_theory" or name.startswith("spt_theory.") for name in imported_modules(source))
+    """Whether ``source`` imports any of the toolkit but its util layer."""
+    return any((name == "spt_theory" or name.startswith("spt_theory.")) and not
+               (name == "spt_theory.util" or name.startswith("spt_theory.util."))
+               for name in imported_modules(source))
 
 
 @pytest.mark.parametrize("path", sorted(SYNTHETIC.rglob("*.py")), ids=lambda p: p.name)
-def test_synthetic_imports_nothing_from_spt_theory(path):
-    assert not imports_spt_theory(path.read_text()), f"{path.name} imports spt_theory"
+def test_synthetic_imports_nothing_from_spt_theory_but_util(path):
+    assert not imports_spt_theory(path.read_text()), f"{path.name} imports spt_theory beyond spt_theory.util"
+
+
+@pytest.mark.parametrize("module", ["synthetic.listops", "synthetic.pathfinder"])
+def test_the_lra_generators_load_without_torch(module):
+    code = f"import sys, {module}; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
 
 
 def test_the_import_reader_sees_imports_and_not_mentions():
-    assert imports_spt_theory("from spt_theory.io import InputError")
-    assert imports_spt_theory("def f():\n    import spt_theory.experiments as e\n")
+    assert imports_spt_theory("from spt_theory.core.model import Encoder")
+    assert not imports_spt_theory("from spt_theory.util.io import InputError")
+    assert imports_spt_theory("def f():\n    import spt_theory.walk.experiments as e\n")
     assert imports_spt_theory("import numpy, spt_theory")
-    assert not imports_spt_theory('"""Keys: :func:`spt_theory.experiments.stage_key`."""\n# import spt_theory\n')
-    assert not imports_spt_theory("from synthetic.files import atomic_write\nimport spt_theory_extra")
+    assert not imports_spt_theory('"""Keys: :func:`spt_theory.walk.experiments.stage_key`."""\n# import spt_theory\n')
+    assert not imports_spt_theory("from spt_theory.util.files import atomic_write\nimport spt_theory_extra")
+    assert imports_spt_theory("from spt_theory.utility import x")
     assert not imports_spt_theory("from . import walk")
 
 
 def test_one_input_error_for_the_generators_and_the_toolkit():
-    from spt_theory import io
-    from synthetic import files
+    from spt_theory.util import files, io
 
     assert io.InputError is files.InputError and io.StorageError is files.StorageError

@@ -10,7 +10,7 @@ import pytest
 from spt_theory.checks import lra
 from spt_theory.checks.intervals import Z, difference
 from spt_theory.checks.lra import check_l1, check_l2, check_l3, check_l4
-from spt_theory.claims import Context
+from spt_theory.claims.registry import Context
 from spt_theory.evidence import EvidenceError
 from spt_theory.evidence.schema import model_defaults
 

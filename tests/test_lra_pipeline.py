@@ -15,15 +15,15 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from spt_theory.cache import StageCache
+from spt_theory.core.model import Encoder, ModelConfig
 from spt_theory.lra import runner as runner_module
 from spt_theory.lra.__main__ import main
 from spt_theory.lra.configs import TASKS, config_for, one_layer, tiny
 from spt_theory.lra.data import load_task_data
 from spt_theory.lra.readers import BYTE_VOCAB, LISTOPS_VOCAB, PIXEL_VOCAB
 from spt_theory.lra.task import LRATask
-from spt_theory.model import Encoder, ModelConfig
-from spt_theory.training import DatasetTask, Stage, train_stage
+from spt_theory.training.cache import StageCache
+from spt_theory.training.loop import DatasetTask, Stage, train_stage
 from synthetic import listops, pathfinder
 
 REPO = Path(__file__).resolve().parents[1]

@@ -12,7 +12,6 @@ import pytest
 import torch
 from PIL import Image
 
-from spt_theory.io import InputError
 from spt_theory.lra import readers
 from spt_theory.lra.configs import CONFIGS, TASKS, config_for, one_layer, tiny
 from spt_theory.lra.readers import (
@@ -26,6 +25,7 @@ from spt_theory.lra.readers import (
     read_text,
     split_validation,
 )
+from spt_theory.util.io import InputError
 
 
 def _write(path, content):

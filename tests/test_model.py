@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from spt_theory.model import PARAMETER_GROUPS, Encoder, ModelConfig, sinusoidal_table
+from spt_theory.core.model import PARAMETER_GROUPS, Encoder, ModelConfig, sinusoidal_table
 
 CFG = ModelConfig(vocab_size=6, recon_classes=5, n_classes=3, max_len=12, d_model=16, n_heads=4, d_ff=32)
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from spt_theory.objectives import bernoulli_mask, mask_continuous, mask_tokens, masked_l1_loss, masked_token_loss
+from spt_theory.core.objectives import bernoulli_mask, mask_continuous, mask_tokens, masked_l1_loss, masked_token_loss
 
 
 def test_bernoulli_mask_rate():

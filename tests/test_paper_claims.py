@@ -1,5 +1,5 @@
 """Claims E5, E6b, E9-E14, X5b (``spt_theory.checks.paper``, ``checks.synthetic``) and the runs of
-``spt_theory.paper_runs``: SPT step caps, the negative pretraining sources, training accuracy per
+``spt_theory.walk.paper_runs``: SPT step caps, the negative pretraining sources, training accuracy per
 epoch, every check on tiny data, and each claim's decision on made-up histories (pass and fail)."""
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ from dataclasses import replace
 import pytest
 import torch
 
-from spt_theory import paper_runs
-from spt_theory.cache import StageCache
 from spt_theory.checks import paper, synthetic
-from spt_theory.claims import Context, Measurement, all_claims
-from spt_theory.experiments import (
+from spt_theory.claims.registry import Context, Measurement, all_claims
+from spt_theory.training.cache import StageCache
+from spt_theory.training.loop import DatasetTask, train_stage
+from spt_theory.walk import paper_runs
+from spt_theory.walk.experiments import (
     Budget,
     PretrainData,
     RunResult,
@@ -26,7 +27,6 @@ from spt_theory.experiments import (
     stage_key,
     walk_metrics,
 )
-from spt_theory.training import DatasetTask, train_stage
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -9,7 +9,7 @@ import pytest
 
 from spt_theory import plateau
 from spt_theory.checks import plateau as law
-from spt_theory.per_token import pair_coupling_bound
+from spt_theory.theory.per_token import pair_coupling_bound
 
 
 @pytest.mark.parametrize("least", [None, *plateau.SPT_GRID])

@@ -10,10 +10,11 @@ import math
 import pytest
 import torch
 
-from spt_theory import force, plateau
+from spt_theory import plateau
 from spt_theory.checks import plateau as law
 from spt_theory.checks import plateau_prediction as pp
 from spt_theory.evidence import EvidenceError, schema
+from spt_theory.theory import force
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +49,7 @@ def test_the_committed_prediction_is_what_the_module_computes(committed):
 
 
 def test_the_inputs_at_init_are_the_force_and_the_gradient_rms(committed):
-    """sigma_1 recomputed by spt_theory.force at every n and seed; s(400) of seed 0 by plateau.gradient_rms."""
+    """sigma_1 recomputed by spt_theory.theory.force at every n and seed; s(400) of seed 0 by plateau.gradient_rms."""
     torch.set_num_threads(1)
     for seed, by_n in committed["inputs"]["sigma_1"].items():
         for n, value in by_n.items():

@@ -7,12 +7,12 @@ import json
 import pytest
 import torch
 
-from spt_theory.cache import StageState, save_checkpoint
 from spt_theory.checks import race as rules
-from spt_theory.claims import Context
+from spt_theory.claims.registry import Context
 from spt_theory.evidence import EvidenceError, schema
 from spt_theory.lra import race
 from spt_theory.lra.runner import RunOptions, options_json
+from spt_theory.training.cache import StageState, save_checkpoint
 
 
 def _arm(seed, arm, escape_at=None, level=0.5, end=race.TOTAL_STEPS, finished=True):
@@ -112,3 +112,33 @@ def test_the_escape_race_figure_redraws_the_committed_race(tmp_path):
     assert len(record["arms"]) == len(found["arms"]) and record["claims"] == ["L5"]
     with pytest.raises(EvidenceError, match="pathfinder16.json: missing"):
         escape_race(FigureContext(out=tmp_path, evidence_root=tmp_path / "none", progress=False))
+
+
+def _versioned(arms, platform="machine A"):
+    return {**_evidence(arms), "versions": {"torch": "2.13.0", "platform": platform}}
+
+
+def test_promoting_a_seed_run_elsewhere_keeps_the_committed_seeds():
+    committed = _versioned([_arm(0, "scratch"), _arm(0, "spt"), _arm(1, "scratch", end=5000, finished=False)])
+    found = _versioned([_arm(1, "scratch"), _arm(1, "spt"), _arm(2, "scratch", end=1000, finished=False)], "machine B")
+    merged = race.merge(found, committed)
+    got = {(a["seed"], a["arm"]): a for a in merged["arms"]}
+    assert sorted(got) == [(0, "scratch"), (0, "spt"), (1, "scratch"), (1, "spt"), (2, "scratch")]
+    assert got[1, "scratch"]["finished"] and got[1, "scratch"]["curve"][-1]["step"] == race.TOTAL_STEPS
+    assert got[0, "scratch"]["versions"]["platform"] == "machine A"  # kept arms say where they ran
+    assert "versions" not in got[1, "spt"] and merged["versions"]["platform"] == "machine B"
+
+
+def test_an_arm_that_ran_less_far_here_does_not_replace_the_committed_one():
+    committed = _versioned([_arm(0, "scratch")])
+    found = _versioned([_arm(0, "scratch", end=1500, finished=False)])
+    assert race.merge(found, committed)["arms"][0]["curve"][-1]["step"] == race.TOTAL_STEPS
+
+
+@pytest.mark.parametrize("field", ["config", "data", "rules", "seeds"])
+def test_evidence_of_another_race_is_never_merged(field):
+    committed = _versioned([_arm(0, "scratch")])
+    found = _versioned([_arm(1, "scratch")])
+    found[field] = [0, 1] if field == "seeds" else {**found[field], "other": 1}
+    with pytest.raises(race.InputError, match=field):
+        race.merge(found, committed)

@@ -1,4 +1,4 @@
-"""Recipes as data (``spt_theory.recipes``): the stage constructors from a budget, the recipe
+"""Recipes as data (``spt_theory.training.recipes``): the stage constructors from a budget, the recipe
 constructors, the one parser of recipe names, and the walk CLI and the LRA runner building their
 stages with the same constructors."""
 
@@ -9,12 +9,20 @@ from pathlib import Path
 import pytest
 
 from spt_theory import train as train_cli
-from spt_theory.experiments import PRETRAIN_SOURCES, WalkData, control_recipe, parse_recipe, recipe, run_spec
-from spt_theory.io import InputError
+from spt_theory.core.model import PARAMETER_GROUPS
 from spt_theory.lra.runner import LRARun, RunOptions
-from spt_theory.model import PARAMETER_GROUPS
-from spt_theory.recipes import Budget, Recipe, pretrain_only, scratch, spt_stage, spt_then_finetune, supervised_stage
-from spt_theory.training import Stage
+from spt_theory.training.loop import Stage
+from spt_theory.training.recipes import (
+    Budget,
+    Recipe,
+    pretrain_only,
+    scratch,
+    spt_stage,
+    spt_then_finetune,
+    supervised_stage,
+)
+from spt_theory.util.io import InputError
+from spt_theory.walk.experiments import PRETRAIN_SOURCES, WalkData, control_recipe, parse_recipe, recipe, run_spec
 
 BUDGET = Budget(scratch_epochs=6, pretrain_epochs=2, finetune_epochs=1, lr=3e-4, batch_size=16, mask_ratio=0.2)
 

@@ -30,11 +30,11 @@ from PIL import Image
 
 from spt_theory import train as train_cli
 from spt_theory import verify as verify_cli
-from spt_theory.cache import StageCache, StageState, load_checkpoint, save_checkpoint
-from spt_theory.experiments import Budget, initial_model, recipe, run, stage_key
-from spt_theory.io import InputError, write_json
 from spt_theory.lra import __main__ as lra_cli
-from spt_theory.training import DatasetTask, TrainingDiverged, make_optimizer, stage_loss, train_stage
+from spt_theory.training.cache import StageCache, StageState, load_checkpoint, save_checkpoint
+from spt_theory.training.loop import DatasetTask, TrainingDiverged, make_optimizer, stage_loss, train_stage
+from spt_theory.util.io import InputError, write_json
+from spt_theory.walk.experiments import Budget, initial_model, recipe, run, stage_key
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -214,9 +214,9 @@ import sys
 from pathlib import Path
 import torch
 torch.set_num_threads(1)
-from spt_theory.experiments import Budget, WalkData, initial_model, recipe
-from spt_theory.cache import StageCache
-from spt_theory.training import DatasetTask, train_stage
+from spt_theory.walk.experiments import Budget, WalkData, initial_model, recipe
+from spt_theory.training.cache import StageCache
+from spt_theory.training.loop import DatasetTask, train_stage
 walk = WalkData(vocab=5, length=12, p=0.9, n_train=192, n_test=32)
 spec = recipe("scratch", walk, 0, Budget(scratch_epochs=2, batch_size=4), d_model=16, n_heads=2, d_ff=32)
 train_stage(initial_model(spec), DatasetTask(walk.build()), spec.stages[0], 0, StageCache.folder(Path(sys.argv[1])),
@@ -226,7 +226,7 @@ train_stage(initial_model(spec), DatasetTask(walk.build()), spec.stages[0], 0, S
 
 def test_kill_during_step_checkpoints_resumes_bit_identically(tmp_path, one_torch_thread):
     """``last.pt`` rewritten after every step: the kill usually lands inside a checkpoint write."""
-    from spt_theory.experiments import WalkData
+    from spt_theory.walk.experiments import WalkData
     walk = WalkData(vocab=5, length=12, p=0.9, n_train=192, n_test=32)  # 48 steps per epoch
     spec = recipe("scratch", walk, 0, Budget(scratch_epochs=2, batch_size=4), d_model=16, n_heads=2, d_ff=32)
     data, stage = walk.build(), spec.stages[0]
@@ -261,7 +261,7 @@ def test_kill_during_step_checkpoints_resumes_bit_identically(tmp_path, one_torc
 _DIE_INSIDE_ATOMIC_WRITE = """
 import os, signal, sys
 from pathlib import Path
-from synthetic.files import atomic_write
+from spt_theory.util.files import atomic_write
 new = Path(sys.argv[2]).read_bytes()
 def write(tmp):
     with open(tmp, "wb") as file:

@@ -18,20 +18,21 @@ import pytest
 import torch
 from test_reliability import _files, _one_error_line, _stage_dirs
 
-from spt_theory import experiments
-from spt_theory import io as spt_io
 from spt_theory import train as train_cli
 from spt_theory import verify as verify_cli
-from spt_theory.cache import StageCache, load_checkpoint
-from spt_theory.experiments import Budget, recipe, run, stage_key
+from spt_theory.analysis.probes import gradient_proximity_shares
+from spt_theory.core.model import Encoder
 from spt_theory.lra import __main__ as lra_cli
 from spt_theory.lra.readers import load_cifar_batch, read_listops
 from spt_theory.lra.task import LRATask
-from spt_theory.model import Encoder
-from spt_theory.probes import gradient_proximity_shares
-from spt_theory.training import DatasetTask, Stage, train_stage
-from synthetic import files, listops
-from synthetic.files import atomic_write, write_json
+from spt_theory.training.cache import StageCache, load_checkpoint
+from spt_theory.training.loop import DatasetTask, Stage, train_stage
+from spt_theory.util import files
+from spt_theory.util import io as spt_io
+from spt_theory.util.files import atomic_write, write_json
+from spt_theory.walk import experiments
+from spt_theory.walk.experiments import Budget, recipe, run, stage_key
+from synthetic import listops
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -237,7 +238,7 @@ def test_cifar_loader_refuses_misused_allowed_globals(call, tmp_path):
 _PEAK_MEMORY = """
 import resource, sys
 from pathlib import Path
-from spt_theory.io import InputError
+from spt_theory.util.io import InputError
 from spt_theory.lra.readers import load_cifar_batch
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
@@ -285,7 +286,7 @@ def test_gradient_shares_are_finite_when_an_example_has_no_masked_token(tiny_wal
 
 def test_train_and_verify_take_threads(monkeypatch, tmp_path, capsys):
     calls = []
-    monkeypatch.setattr("spt_theory.cpu.set_intra_op_threads", calls.append)
+    monkeypatch.setattr("spt_theory.core.cpu.set_intra_op_threads", calls.append)
     assert verify_cli.main(["--list", "--threads", "1"]) == 0
     assert train_cli.main([*WALK, "--mode", "scratch", "--epochs", "1", "--threads", "2",
                            "--cache-dir", str(tmp_path / "c")]) == 0
@@ -393,7 +394,7 @@ def test_lra_finetunes_from_the_best_epoch_which_is_kept(tmp_path, monkeypatch, 
 def test_directory_lock_excludes_a_second_process_and_is_released_on_kill(tmp_path):
     folder = tmp_path / "stage"
     holder = subprocess.Popen([sys.executable, "-c",
-                               "import sys, time; from spt_theory.io import directory_lock\n"
+                               "import sys, time; from spt_theory.util.io import directory_lock\n"
                                f"with directory_lock({str(folder)!r}):\n"
                                "    print('held', flush=True); time.sleep(600)\n"],
                               cwd=REPO, env=ENV, stdout=subprocess.PIPE, text=True)
@@ -446,7 +447,7 @@ def test_directory_lock_admits_one_holder_at_a_time_while_holders_remove_the_fil
 def test_two_cli_runs_on_one_cache_train_each_stage_once(tmp_path):
     """Two `train` processes started together on one cache: one trains, the other waits and reloads."""
     argv = [*WALK, "--mode", "spt", "--epochs", "2", "--finetune-epochs", "2", "--cache-dir", str(tmp_path / "c")]
-    trace = ("import sys, spt_theory.cache as t\n"  # print every checkpoint written
+    trace = ("import sys, spt_theory.training.cache as t\n"  # print every checkpoint written
              "real = t.save_checkpoint\n"
              "def traced(path, *args):\n"
              "    print('SAVED', path.parent.name, path.name, flush=True)\n"
@@ -479,10 +480,10 @@ def test_train_stage_takes_the_lock_and_a_waiter_reloads_the_finished_stage(tiny
         seen.append(Path(directory))
         return real_lock(directory, **kwargs)
 
-    monkeypatch.setattr("spt_theory.cache.directory_lock", recording_lock)
+    monkeypatch.setattr("spt_theory.training.cache.directory_lock", recording_lock)
     first, model1 = _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "s", epochs=2)
     calls = []
-    monkeypatch.setattr("spt_theory.cache.save_checkpoint", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr("spt_theory.training.cache.save_checkpoint", lambda *a, **k: calls.append(a))
     second, model2 = _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "s", epochs=2)
     assert seen == [tmp_path / "s"] * 2 and calls == [] and second == first
     assert all(torch.equal(a, b) for a, b in zip(model1.state_dict().values(), model2.state_dict().values()))
@@ -588,8 +589,8 @@ def test_figures_full_disk_one_line_exit_2(tmp_path, monkeypatch, capsys):
 
 
 def _training_claim(tmp_path):
-    from spt_theory.claims import Claim, Measurement
-    from spt_theory.experiments import WalkData
+    from spt_theory.claims.registry import Claim, Measurement
+    from spt_theory.walk.experiments import WalkData
 
     def check(ctx):
         data = WalkData(vocab=5, length=12, p=0.9, n_train=48, n_test=16)
@@ -639,7 +640,7 @@ def test_a_signal_while_the_temporary_file_is_created_leaves_no_file_behind(tmp_
     import signal
     import tempfile
 
-    from synthetic import files
+    from spt_theory.util import files
 
     made = tempfile.mkstemp
 

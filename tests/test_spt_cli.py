@@ -16,7 +16,7 @@ import pytest
 import tomllib
 
 from spt_theory import cli
-from synthetic.interrupts import interrupted_line, interruptible
+from spt_theory.util.interrupts import interrupted_line, interruptible
 
 REPO = Path(__file__).resolve().parents[1]
 NAMES = ["verify", "train", "lra", "plateau", "figures", "bench", "paper-runs", "listops", "pathfinder"]

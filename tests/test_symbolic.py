@@ -1,4 +1,4 @@
-"""Sympy derivations of T1-T5 and X4 (``spt_theory.symbolic``): residuals are exactly 0, and the same
+"""Sympy derivations of T1-T5 and X4 (``spt_theory.theory.symbolic``): residuals are exactly 0, and the same
 machinery gives non-zero residuals where the lemma does not apply."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from spt_theory import symbolic
+from spt_theory.theory import symbolic
 
 SMALL_N = [2, 3, 4, 5]
 

@@ -1,5 +1,5 @@
 """Lemmas T1-T5 and X4 (single-token readout): float64 autograd against the closed forms of
-``spt_theory.theory``, and the negative controls showing each comparison can fail.  Tolerance: ``TOLERANCE`` (1e-10) relative
+``spt_theory.theory.lemmas``, and the negative controls showing each comparison can fail.  Tolerance: ``TOLERANCE`` (1e-10) relative
 to the softmax-backward scale, see ``spt_theory.checks.theory``."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import math
 import pytest
 import torch
 
-from spt_theory import theory
 from spt_theory.checks.harness import (
     TOLERANCE,
     bilinear_autograd,
@@ -39,7 +38,8 @@ from spt_theory.checks.theory import (
     walk_monte_carlo,
     with_unmasked_noise,
 )
-from spt_theory.claims import Context
+from spt_theory.claims.registry import Context
+from spt_theory.theory import lemmas as theory
 
 F64 = torch.float64
 

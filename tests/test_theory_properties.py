@@ -12,7 +12,6 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spt_theory import per_token, theory
 from spt_theory.checks.bridge import label_parts, tiny_model
 from spt_theory.checks.harness import (
     LOSS_KINDS,
@@ -33,6 +32,8 @@ from spt_theory.checks.theory import (
     uniform_gradient_structure,
     with_unmasked_noise,
 )
+from spt_theory.theory import lemmas as theory
+from spt_theory.theory import per_token
 
 F64 = torch.float64
 PROFILE = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])

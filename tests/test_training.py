@@ -5,15 +5,15 @@ from dataclasses import replace
 import pytest
 import torch
 
-from spt_theory.cache import StageCache, load_checkpoint
-from spt_theory.experiments import RunSpec, initial_model, recipe, run, stage_key
-from spt_theory.io import InputError
-from spt_theory.model import Encoder
-from spt_theory.training import DatasetTask, Stage, StageOptions, train_stage
+from spt_theory.core.model import Encoder
+from spt_theory.training.cache import StageCache, load_checkpoint
+from spt_theory.training.loop import DatasetTask, Stage, StageOptions, train_stage
+from spt_theory.util.io import InputError
+from spt_theory.walk.experiments import RunSpec, initial_model, recipe, run, stage_key
 
 
 def spec_for(name, walk, overrides, seed=0, **budget):
-    from spt_theory.experiments import Budget
+    from spt_theory.walk.experiments import Budget
     b = Budget(scratch_epochs=2, pretrain_epochs=2, finetune_epochs=1, batch_size=16, **budget)
     return recipe(name, walk, seed, b, **overrides)
 
@@ -102,7 +102,7 @@ def test_cache_reuses_trained_epochs(tiny_walk, tiny_model_overrides, tmp_path):
 
 
 def test_non_finite_loss_stops_with_the_step_named(tiny_walk, tiny_model_overrides, tmp_path):
-    from spt_theory.training import TrainingDiverged
+    from spt_theory.training.loop import TrainingDiverged
     spec = spec_for("scratch", tiny_walk, tiny_model_overrides, lr=1e30)
     with pytest.raises(TrainingDiverged, match=r"at step \d+"):
         run(spec, tmp_path, progress=False)

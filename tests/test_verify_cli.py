@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from spt_theory.claims import all_claims
+from spt_theory.claims.registry import all_claims
 from spt_theory.verify import main, select
 
 
@@ -53,7 +53,7 @@ def test_help_describes_the_command(capsys):
 @pytest.fixture
 def registry_with_slow_and_failing_claims(monkeypatch):
     """A registry of three toy claims: a quick pass, a slow (quick=False) pass, a quick fail."""
-    from spt_theory import claims
+    from spt_theory.claims import registry as claims
 
     toy: dict = {}
     monkeypatch.setattr(claims, "REGISTRY", toy)
@@ -79,7 +79,8 @@ def test_quick_mode_skips_slow_claims_and_a_failure_exits_1(registry_with_slow_a
 def registry_with_paper_claims(monkeypatch):
     """Toy paper claims: Y1 passes and is recorded as holding, Y2 fails and is recorded as not
     holding, Y3 is undecided and recorded as inconclusive; Q1 is a passing project claim."""
-    from spt_theory import claims, records
+    from spt_theory.claims import records
+    from spt_theory.claims import registry as claims
 
     toy: dict = {}
     monkeypatch.setattr(claims, "REGISTRY", toy)
@@ -122,7 +123,7 @@ def test_a_failing_project_claim_exits_1_even_without_strict(registry_with_slow_
 
 
 def test_the_real_e5_record_is_does_not_hold():
-    from spt_theory.records import RECORDS, kind
+    from spt_theory.claims.records import RECORDS, kind
 
     assert RECORDS["E5"].verdict == "does not hold" and kind("E5") == "paper" and kind("T1") == "project"
     assert kind("X1") == "hypothesis"
@@ -157,7 +158,7 @@ def test_help_lists_exactly_the_claims_quick_mode_skips(capsys):
 
 
 def test_every_claim_has_a_registration_and_every_record_a_claim():
-    from spt_theory.records import RECORD_OF_VERDICT, RECORDS, REGISTRATIONS
+    from spt_theory.claims.records import RECORD_OF_VERDICT, RECORDS, REGISTRATIONS
 
     ids = {c.id for c in all_claims()}
     assert set(REGISTRATIONS) == ids
@@ -179,7 +180,7 @@ def test_a_row_shows_its_registration_and_the_json_names_the_original_threshold(
 
 
 def test_record_words_are_checked():
-    from spt_theory.records import Record, Registration
+    from spt_theory.claims.records import Record, Registration
 
     with pytest.raises(ValueError):
         Record("passes", "2026-12-01", "x")

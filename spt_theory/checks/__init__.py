@@ -1,4 +1,4 @@
-"""Check modules: each registers its claims with :mod:`spt_theory.claims` when imported.
+"""Check modules: each registers its claims with :mod:`spt_theory.claims.registry` when imported.
 
 theory.py T1-T6 and X4's lemma (harness.py: their random instances and autograd), bridge.py T2b, T4b,
 T7 (the real model), walk_law.py (the generator's exact law, for T6 / T7), synthetic.py E1-E9,

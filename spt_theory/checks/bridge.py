@@ -9,7 +9,7 @@ a GELU MLP and a final LayerNorm between attention and pooling.  These claims me
 - **T4b** what holds for the factored scores ``S = (H W_Q^T + b_Q)(H W_K^T + b_K)^T / sqrt(d_h)``
   (``dL/dW_Q = 0``; after one step all queries are equal; ``M = 0`` is a saddle; a second AdamW
   step leaves the lemma), and that T4's rank-one ``dL/dM`` does not carry over;
-- **T7** per-token blindness: exact enumeration on a tiny real model (:mod:`spt_theory.per_token`).
+- **T7** per-token blindness: exact enumeration on a tiny real model (:mod:`spt_theory.theory.per_token`).
 """
 
 from __future__ import annotations
@@ -21,13 +21,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from spt_theory import per_token, theory
+from spt_theory.analysis.probes import score_gradients
 from spt_theory.checks import walk_law
 from spt_theory.checks.harness import TOLERANCE, random_instances, single_threaded, sup_autograd
-from spt_theory.claims import Context, Measurement, claim
-from spt_theory.experiments import WalkData, initial_model, recipe
-from spt_theory.model import Encoder, ModelConfig
-from spt_theory.probes import score_gradients
+from spt_theory.claims.registry import Context, Measurement, claim
+from spt_theory.core.model import Encoder, ModelConfig
+from spt_theory.theory import lemmas as theory
+from spt_theory.theory import per_token
+from spt_theory.walk.experiments import WalkData, initial_model, recipe
 from synthetic.walk import generate_walk, sequence_probability
 
 WALK = WalkData()

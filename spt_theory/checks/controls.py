@@ -7,7 +7,7 @@ control changes one ingredient and says what the explanation predicts:
 
 - X1  a built-in proximity bias (ALiBi) makes attention non-uniform from the start: supervised
       training from scratch should then learn the task without SPT;
-- X2  the same proximity put into W_Q, W_K by hand (:func:`spt_theory.inits.proximity_init`)
+- X2  the same proximity put into W_Q, W_K by hand (:func:`spt_theory.core.inits.proximity_init`)
       should stand in for SPT;
 - X3  without positional encoding there is no proximity for SPT to create (band mass stays near
       uniform) and the task stays unsolved after SPT then finetune;
@@ -20,7 +20,7 @@ control changes one ingredient and says what the explanation predicts:
       scratch and SPT trajectories (per-epoch checkpoints): blind while attention is uniform,
       not once SPT has made it local.
 
-Runs come from :func:`spt_theory.experiments.run` (cached by config hash, shared with E1-E9: X6
+Runs come from :func:`spt_theory.walk.experiments.run` (cached by config hash, shared with E1-E9: X6
 and the comparisons read the ``scratch`` and ``spt`` runs of claims E2/E3).  Every figure is the
 mean over ``ctx.seeds`` with per-seed values and spread in ``details``.  Quick mode runs the
 cheapest run that still tests each prediction; ``--full`` adds the rest (see each claim).
@@ -34,14 +34,17 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from spt_theory import theory
-from spt_theory.cache import load_checkpoint
+from spt_theory.analysis.probes import diagonal_profile, pe_score_block, score_gradients, uniform_band_mass
 from spt_theory.checks import synthetic
 from spt_theory.checks import theory as lemmas
 from spt_theory.checks.harness import single_threaded
 from spt_theory.checks.synthetic import summary
-from spt_theory.claims import Context, Measurement, claim
-from spt_theory.experiments import (
+from spt_theory.claims.registry import Context, Measurement, claim
+from spt_theory.core.model import Encoder
+from spt_theory.theory import lemmas as theory
+from spt_theory.training.cache import load_checkpoint
+from spt_theory.training.loop import load_model_state
+from spt_theory.walk.experiments import (
     Budget,
     RunResult,
     RunSpec,
@@ -52,9 +55,6 @@ from spt_theory.experiments import (
     stage_cache,
     walk_metrics,
 )
-from spt_theory.model import Encoder
-from spt_theory.probes import diagonal_profile, pe_score_block, score_gradients, uniform_band_mass
-from spt_theory.training import load_model_state
 
 BUDGET = Budget()
 """The epoch budget of every control run (the design's: scratch 8, SPT 4, finetune 3)."""
@@ -82,7 +82,7 @@ X6_SPT_MIN = 3.0          # SPT trajectory, mean share / chance over the finetun
 
 
 def control_spec(name: str, seed: int) -> RunSpec:
-    """A control run (:data:`spt_theory.experiments.CONTROL_RUNS`) or any recipe, on the walk data."""
+    """A control run (:data:`spt_theory.walk.experiments.CONTROL_RUNS`) or any recipe, on the walk data."""
     return control_recipe(name, synthetic.WALK, seed, BUDGET)
 
 

@@ -2,7 +2,7 @@ r"""Claim T9: the exact first-order label force on M for the real model (``proof
 
 T8 (a) bounds the label force on ``M^h = W_Q^h^T W_K^h / sqrt(d_h)`` (with the bias entries) by
 ``C beta_n(p)``, ``beta_n ~ 4p / ((1-p) n)``, and the escape-time law uses that bound as the rate's
-n-dependence.  :mod:`spt_theory.force` computes the force itself, exactly, for ``model.py`` at
+n-dependence.  :mod:`spt_theory.theory.force` computes the force itself, exactly, for ``model.py`` at
 uniform attention (W_Q = W_K = 0, every other parameter at its seeded init; the Jacobian after
 attention frozen at the mean value-path output o_0, the one simplification).  This claim:
 
@@ -27,12 +27,12 @@ import time
 
 import torch
 
-from spt_theory import force
 from spt_theory.checks.harness import single_threaded
-from spt_theory.claims import Context, Measurement, claim
-from spt_theory.experiments import WalkData, initial_model, recipe
-from spt_theory.model import Encoder, ModelConfig
-from spt_theory.per_token import pair_coupling_bound
+from spt_theory.claims.registry import Context, Measurement, claim
+from spt_theory.core.model import Encoder, ModelConfig
+from spt_theory.theory import force
+from spt_theory.theory.per_token import pair_coupling_bound
+from spt_theory.walk.experiments import WalkData, initial_model, recipe
 
 LENGTHS = (25, 50, 100, 200, 400)
 SEEDS = (0, 1, 2)
@@ -122,7 +122,7 @@ def exponents(readout: str, seeds: tuple[int, ...]) -> dict:
        method="Markov-chain cumulants vs float64 enumeration + Monte Carlo")
 @single_threaded()
 def check_t9(ctx: Context) -> Measurement:
-    r"""The exact force (:mod:`spt_theory.force`) against enumeration and sampling; measured: its n-exponent."""
+    r"""The exact force (:mod:`spt_theory.theory.force`) against enumeration and sampling; measured: its n-exponent."""
     start = time.perf_counter()
     enum = enumeration_errors()
     mc = monte_carlo()

@@ -7,7 +7,7 @@ error of a linear read-out) and a mask of reconstructed rows.  :func:`sup_autogr
 reconstruction loss ``sum_{i masked} l_i(y_i)``, ``Y = A V``, and :func:`row_autograd` of a
 single-token readout ``l(y_r)`` (lemma X4), by float64 autograd, for the lemmas T1-T5 and X4
 (:mod:`spt_theory.checks.theory`), T2b, T4b (:mod:`spt_theory.checks.bridge`) and the tests
-``tests/test_theory*.py`` to hold against the closed forms of :mod:`spt_theory.theory`.
+``tests/test_theory*.py`` to hold against the closed forms of :mod:`spt_theory.theory.lemmas`.
 
 Error measure.  A score gradient comes out of the softmax backward
 ``dL/dS = A o U - A o ((A o U) 1) 1^T`` (``U = dL/dA``), whose float64 rounding error is a few
@@ -27,8 +27,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from spt_theory import theory
-from spt_theory.cpu import intra_op_threads
+from spt_theory.core.cpu import intra_op_threads
+from spt_theory.theory import lemmas as theory
 
 TOLERANCE = 1e-10
 """Largest float64 relative error accepted (see module docstring)."""
@@ -44,7 +44,7 @@ def single_threaded():
 
     The theory checks use tensors of at most a few thousand entries, for which intra-op threads
     only add synchronisation: on a busy 2-core machine they made these checks ~60x slower.
-    (Through :func:`spt_theory.cpu.intra_op_threads`, so later training keeps its speed.)
+    (Through :func:`spt_theory.core.cpu.intra_op_threads`, so later training keeps its speed.)
     """
     return intra_op_threads(1)
 

@@ -53,7 +53,7 @@ import statistics
 from pathlib import Path
 
 from spt_theory.checks.intervals import at_least, difference, within
-from spt_theory.claims import Context, Measurement, claim
+from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.evidence import EvidenceError, require, schema
 from spt_theory.lra.references import gap_closed
 from spt_theory.lra.steps import SELECTION_RULES, best_within

@@ -16,10 +16,10 @@ r"""Claims E5b, E6b, E10-E14 and X5b: the paper's statements tested as it makes 
 - X5b  SPT on sequences without neighbour structure (i.i.d. tokens; the walk with its positions
        shuffled) does not help: the negative side of X5.
 
-The runs are those of :mod:`spt_theory.paper_runs` (``python -m spt_theory.paper_runs`` trains them
+The runs are those of :mod:`spt_theory.walk.paper_runs` (``python -m spt_theory.paper_runs`` trains them
 ahead), cached like every run.  Thresholds were written before the runs they judge, except E6b's
 (its data were committed about 12 hours before it) and E5b's scratch guard (see
-:data:`spt_theory.records.REGISTRATIONS`); "at chance" is E2's bar (accuracy <= 0.6), "solved" E3's (>= 0.95).  All but E10 need long extra training and run
+:data:`spt_theory.claims.records.REGISTRATIONS`); "at chance" is E2's bar (accuracy <= 0.6), "solved" E3's (>= 0.95).  All but E10 need long extra training and run
 with ``--full`` or ``--only``.
 """
 
@@ -29,11 +29,11 @@ import math
 import statistics
 from collections.abc import Callable
 
-from spt_theory import paper_runs
+from spt_theory.analysis.probes import uniform_band_mass
 from spt_theory.checks.synthetic import frozen_vs_trained, runs, summary
-from spt_theory.claims import Context, Measurement, claim
-from spt_theory.experiments import RunResult, RunSpec, recipe
-from spt_theory.probes import uniform_band_mass
+from spt_theory.claims.registry import Context, Measurement, claim
+from spt_theory.walk import paper_runs
+from spt_theory.walk.experiments import RunResult, RunSpec, recipe
 
 CHANCE_MAX = 0.6
 """Accuracy at or below this is "at chance" (E2's bar)."""

@@ -45,9 +45,9 @@ import math
 import statistics
 
 from spt_theory import evidence, plateau
-from spt_theory.claims import Context, Measurement, claim, undecided
+from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import schema
-from spt_theory.per_token import pair_coupling_bound
+from spt_theory.theory.per_token import pair_coupling_bound
 
 EXPONENT_TOL = 0.25
 INIT_TOL = 0.3

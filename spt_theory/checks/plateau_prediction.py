@@ -9,7 +9,7 @@ so the escape step is
 and SPT's steps to 95% follow T8 (d), T_SPT(n) = C' n s_rec(n) (T9 does not compute the
 reconstruction force; (A0) is kept for it).  :func:`predict` computes both from the committed grid
 (only the lengths of :data:`FIT_LENGTHS`) and the quantities measured at init
-(:func:`measure_inputs`: sigma_1 by ``spt_theory.force`` at every n, seeds 0-2; the gradient RMS
+(:func:`measure_inputs`: sigma_1 by ``spt_theory.theory.force`` at every n, seeds 0-2; the gradient RMS
 at n = 400, the same measurement as ``gradient_rms.json``'s): no run at n = 400 enters it.
 
 Anchor, spread and interval, per law L(n) (s / sigma_1, or n s_rec):
@@ -42,11 +42,12 @@ import statistics
 import sys
 from pathlib import Path
 
-from spt_theory import evidence, force, plateau
+from spt_theory import evidence, plateau
 from spt_theory.checks import plateau as law
 from spt_theory.checks.force import VOCAB, P, design_model
 from spt_theory.evidence import schema
-from spt_theory.per_token import pair_coupling_bound
+from spt_theory.theory import force
+from spt_theory.theory.per_token import pair_coupling_bound
 
 FIT_LENGTHS = (25, 50, 100, 200)
 """The lengths the laws are anchored on (the committed grid; nothing at n = 400)."""
@@ -200,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"refused: the committed grid already has runs at n = {TARGET}", file=sys.stderr)
         return 2
     out = record(summary, law.load(plateau.GRADIENT_RMS), measure_inputs())
-    from spt_theory.io import write_json
+    from spt_theory.util.io import write_json
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_json(args.out, out)

@@ -20,7 +20,7 @@ FLOPs scratch had spent by then.
 
 from __future__ import annotations
 
-from spt_theory.claims import Context, Measurement, claim
+from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.evidence import RACE, schema
 from spt_theory.lra import race
 

@@ -1,12 +1,12 @@
 """Claims E1-E9: the synthetic experiments on the walk-direction task.
 
-Every trained run comes from :func:`spt_theory.experiments.run` and is cached by config hash, so
+Every trained run comes from :func:`spt_theory.walk.experiments.run` and is cached by config hash, so
 the claims share runs (E3, E4, E6 and E9 all reuse one SPT pretraining per seed) and a second
 verify only reloads.  Each figure is the mean over ``ctx.seeds``; ``details`` has every seed's
 value and the spread (sample standard deviation).  Thresholds were set from measurements over
 seeds 0-2 of the design's budget (E8: seeds 0-9; see the comment beside each) and are printed
 with the figure; which were written before their data and which were moved is in
-:data:`spt_theory.records.REGISTRATIONS` (E6, E7, E8 moved after their first results).
+:data:`spt_theory.claims.records.REGISTRATIONS` (E6, E7, E8 moved after their first results).
 
 Quick mode runs E1-E4 and E7-E10 (about 2250 training steps: E9 reads E3's SPT length only); E5 and E6 (2000 steps each) run
 with ``--full`` or ``--only E5 E6``.
@@ -17,10 +17,10 @@ from __future__ import annotations
 import math
 import statistics
 
-from spt_theory.baselines import diagonal_concentration_rule, train_bag_of_pairs, train_bag_of_tokens
-from spt_theory.claims import Context, Measurement, at_least, at_most, claim
-from spt_theory.experiments import RunResult, WalkData, built_data, initial_model, recipe, run
-from spt_theory.probes import gradient_proximity_shares, pe_toeplitz_fit, uniform_band_mass
+from spt_theory.analysis.baselines import diagonal_concentration_rule, train_bag_of_pairs, train_bag_of_tokens
+from spt_theory.analysis.probes import gradient_proximity_shares, pe_toeplitz_fit, uniform_band_mass
+from spt_theory.claims.registry import Context, Measurement, at_least, at_most, claim
+from spt_theory.walk.experiments import RunResult, WalkData, built_data, initial_model, recipe, run
 from synthetic.walk import generate_walk
 
 WALK = WalkData()
@@ -118,7 +118,7 @@ E5_MIN_SCRATCH = 0.6
 """The setting must be one where supervised training partly learns (else frozen = scratch is a tie
 at chance, which cannot fail: the mean-pooled model's 0.487 / 0.488 of the earlier E5).  Set when
 the last-token scratch accuracy (0.74, X4's run) was already known: E5 is "post"
-(:data:`spt_theory.records.REGISTRATIONS`)."""
+(:data:`spt_theory.claims.records.REGISTRATIONS`)."""
 
 
 @claim("E5", section="Paper: frozen attention",
@@ -127,7 +127,7 @@ def check_e5(ctx: Context) -> Measurement:
     """The paper: frozen random attention is about as good as trained attention, sometimes better.
     Tested where supervised training partly learns: the last-token readout (X4), whose scratch
     runs reach about 0.74.  Two-sided: the gap frozen - scratch must lie in [-0.05, 0.05]."""
-    from spt_theory.paper_runs import last_token_spec
+    from spt_theory.walk.paper_runs import last_token_spec
 
     frozen, scratch = ([run(last_token_spec(name, seed, WALK), ctx.cache_dir, progress=ctx.progress
                             ).final["test_accuracy"] for seed in ctx.seeds]
@@ -205,12 +205,12 @@ E9_PAPER_EPOCHS = 10
        method="SPT 1/4-8 ep (log grid; quick: 4), ft 3")
 def check_e9(ctx: Context) -> Measurement:
     """Finetuned accuracy (3 supervised epochs) against SPT length on a log grid of optimizer steps
-    (:data:`spt_theory.paper_runs.SPT_LENGTH_STEPS`; quick mode only E3's 4 epochs, which decide the
+    (:data:`spt_theory.walk.paper_runs.SPT_LENGTH_STEPS`; quick mode only E3's 4 epochs, which decide the
     threshold at no extra training; ``--full`` the whole grid).  Measured: the
     shortest SPT length (epochs) whose mean finetuned accuracy reaches 0.95.  Passes iff that is at
     most the paper's ~10 epochs; ``details`` say where the step lies (last length at chance, first
     solved) and whether one epoch is enough (the paper's "sometimes one")."""
-    from spt_theory.paper_runs import BUDGET, spt_length_spec, spt_length_steps, steps_per_epoch
+    from spt_theory.walk.paper_runs import BUDGET, spt_length_spec, spt_length_steps, steps_per_epoch
 
     per_epoch = steps_per_epoch(WALK)
     grid = spt_length_steps(WALK) if ctx.full else (BUDGET.pretrain_epochs * per_epoch,)

@@ -4,8 +4,8 @@ the lemma of claim X4 (:func:`x4_theory`, ``proofs/X4_readout_blindness.md``: a 
 readout ``l(y_r)`` sees ``S`` only through row ``r``), whose claim row, with the training it also
 needs, is in :mod:`spt_theory.checks.controls`.
 
-Each check runs (i) the sympy derivation for small ``n`` (:mod:`spt_theory.symbolic`), (ii) torch
-autograd in float64 against the closed form of :mod:`spt_theory.theory` over many random
+Each check runs (i) the sympy derivation for small ``n`` (:mod:`spt_theory.theory.symbolic`), (ii) torch
+autograd in float64 against the closed form of :mod:`spt_theory.theory.lemmas` over many random
 instances, and (iii) a negative control showing the check can see a violation.  All figures go
 into the claim's ``details``.
 
@@ -26,7 +26,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from spt_theory import symbolic, theory
 from spt_theory.checks import walk_law
 from spt_theory.checks.harness import (
     SYMBOLIC_NS,
@@ -45,7 +44,9 @@ from spt_theory.checks.harness import (
     sup_autograd,
     uniform_bilinear_point,
 )
-from spt_theory.claims import Context, Measurement, claim
+from spt_theory.claims.registry import Context, Measurement, claim
+from spt_theory.theory import lemmas as theory
+from spt_theory.theory import symbolic
 from synthetic.walk import generate_walk, histogram_distributions, sequence_probability
 
 

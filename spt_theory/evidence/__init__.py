@@ -26,7 +26,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from synthetic.files import InputError
+from spt_theory.util.files import InputError
 
 
 class EvidenceError(InputError):
@@ -102,7 +102,7 @@ def promote(source: Path, *parts: str) -> Path:
     ``--promote`` calls this: no writer writes into the evidence otherwise."""
     import json
 
-    from synthetic.files import write_json
+    from spt_theory.util.files import write_json
 
     target = path(*parts)
     write_json(target, scrub_paths(json.loads(Path(source).read_text())))

@@ -435,7 +435,7 @@ def model_defaults() -> dict:
     """The model settings the code uses now where a run sets none (``ModelConfig``'s defaults)."""
     import dataclasses
 
-    from spt_theory.model import ModelConfig
+    from spt_theory.core.model import ModelConfig
 
     return dataclasses.asdict(ModelConfig())
 

@@ -1,6 +1,6 @@
 """``python -m spt_theory.figures``: regenerate the figures of spt-theory into ``figures/``.
 
-Every figure is drawn from runs trained by :func:`spt_theory.experiments.run` (the same recipes,
+Every figure is drawn from runs trained by :func:`spt_theory.walk.experiments.run` (the same recipes,
 data and cache as ``python -m spt_theory.verify``): a run whose config hash is already in the
 cache is only reloaded; a missing one is trained with ``--train`` (with progress), and without it
 the figure is not drawn and the runs it would train are named, with about how long.  Each figure is written as

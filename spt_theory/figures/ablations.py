@@ -7,10 +7,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from spt_theory.experiments import Budget, RunSpec, control_recipe
 from spt_theory.figures.context import FigureContext, save, seeds_label, summary
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, OKABE_ITO, RECIPE_COLOUR, STYLE, new_figure
+from spt_theory.walk.experiments import Budget, RunSpec, control_recipe
 
 
 def ablation_entries(budget: Budget) -> list[tuple[str, str]]:
@@ -39,7 +39,7 @@ def control_entries(ctx: FigureContext) -> list[tuple[str, str]]:
 
 def control_spec(ctx: FigureContext, name: str, seed: int) -> RunSpec:
     """A control run as :func:`spt_theory.checks.controls.control_spec` builds it
-    (:func:`spt_theory.experiments.control_recipe`), on ``ctx``'s
+    (:func:`spt_theory.walk.experiments.control_recipe`), on ``ctx``'s
     data, budget and model (identical spec, hence cache key, for the default context)."""
     return control_recipe(name, ctx.data, seed, ctx.budget, **ctx.model)
 

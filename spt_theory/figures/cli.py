@@ -8,13 +8,13 @@ import time
 from pathlib import Path
 
 import spt_theory.figures
-from spt_theory import cli_args
-from spt_theory.cpu import set_intra_op_threads
+from spt_theory.core import args as cli_args
+from spt_theory.core.cpu import set_intra_op_threads
 from spt_theory.figures import context
 from spt_theory.figures.registry import FIGURES
-from spt_theory.io import InputError, StorageError
-from synthetic.interrupts import interruptible
-from synthetic.prog import prog
+from spt_theory.util.interrupts import interruptible
+from spt_theory.util.io import InputError, StorageError
+from spt_theory.util.prog import prog
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -19,9 +19,13 @@ import matplotlib
 import numpy as np
 import torch
 
-from spt_theory import evidence, paper_runs
-from spt_theory.cache import config_hash
-from spt_theory.experiments import (
+from spt_theory import evidence
+from spt_theory.figures.style import plt, save_figure
+from spt_theory.training.cache import config_hash
+from spt_theory.training.loop import Dataset
+from spt_theory.util.io import write_json
+from spt_theory.walk import paper_runs
+from spt_theory.walk.experiments import (
     Budget,
     RunResult,
     RunSpec,
@@ -34,9 +38,6 @@ from spt_theory.experiments import (
     stage_key,
     walk_metrics,
 )
-from spt_theory.figures.style import plt, save_figure
-from spt_theory.io import write_json
-from spt_theory.training import Dataset
 
 DEFAULT_DATA = WalkData()
 DEFAULT_BUDGET = Budget()
@@ -79,7 +80,7 @@ class FigureContext:
     """Where figures read their runs and write their files; runs are memoised by config hash.
 
     ``spt_lengths`` (epochs), ``data_scales`` and ``depths``: the grids of the paper figures
-    ``spt_length`` and ``paper_checks`` (default: :mod:`spt_theory.paper_runs`'s; tests use shorter ones).
+    ``spt_length`` and ``paper_checks`` (default: :mod:`spt_theory.walk.paper_runs`'s; tests use shorter ones).
     """
 
     data: WalkData = DEFAULT_DATA

@@ -4,7 +4,7 @@ one registered function per figure (they share the run helpers below).
 Each function takes a :class:`~spt_theory.figures.context.FigureContext` and writes ``NAME.png``,
 ``NAME.pdf`` and ``NAME.json`` (every number drawn, and the recipe or spec label, seed, config
 hash and stage keys of every run used) through :func:`spt_theory.figures.context.save`.  The runs are
-the specs of :mod:`spt_theory.paper_runs` and of the recipes, built on the context's data,
+the specs of :mod:`spt_theory.walk.paper_runs` and of the recipes, built on the context's data,
 budget and model, so at the default context they are the very runs (same cache keys) of
 ``verify --full`` and ``python -m spt_theory.paper_runs``; a missing run is trained.
 
@@ -29,9 +29,18 @@ import matplotlib
 import numpy as np
 import torch
 
-from spt_theory import paper_runs, probes, records
+from spt_theory.analysis import probes
+from spt_theory.analysis.probes import (
+    attention_patterns,
+    offset_mass,
+    pe_score_block,
+    toeplitz_fit,
+    toeplitz_part,
+    uniform_band_mass,
+    uniform_pattern,
+)
 from spt_theory.checks.controls import chance_share, share_trajectory
-from spt_theory.experiments import Budget, RunResult, RunSpec, initial_model
+from spt_theory.claims import records
 from spt_theory.figures.context import FigureContext, rounded, save, seeds_label, summary
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import (
@@ -44,17 +53,10 @@ from spt_theory.figures.style import (
     new_figure,
     plt,
 )
-from spt_theory.paper_runs import median_budget, point_label
-from spt_theory.probes import (
-    attention_patterns,
-    offset_mass,
-    pe_score_block,
-    toeplitz_fit,
-    toeplitz_part,
-    uniform_band_mass,
-    uniform_pattern,
-)
-from spt_theory.theory import proximity_directions
+from spt_theory.theory.lemmas import proximity_directions
+from spt_theory.walk import paper_runs
+from spt_theory.walk.experiments import Budget, RunResult, RunSpec, initial_model
+from spt_theory.walk.paper_runs import median_budget, point_label
 
 GREY = RECIPE_COLOUR["grey"]
 DIVERGING = "RdBu_r"
@@ -248,7 +250,7 @@ def pe_scores(ctx: FigureContext) -> list[Path]:
 # ----------------------------------------------------------------------------- offset profile
 def offset_shares(model, x: torch.Tensor) -> torch.Tensor:
     """Attention share at offset i - j = -(n-1)..(n-1) per head, (heads, 2n - 1), mean over the
-    queries of ``x`` (:func:`spt_theory.probes.offset_mass` is indexed by j - i, hence the flip)."""
+    queries of ``x`` (:func:`spt_theory.analysis.probes.offset_mass` is indexed by j - i, hence the flip)."""
     sums, queries = offset_mass(attention_patterns(model, x)[0])
     return (sums / queries).flip(-1).double()
 
@@ -314,7 +316,7 @@ def offset_profile(ctx: FigureContext) -> list[Path]:
 def supervised_curves(ctx: FigureContext) -> list[Path]:
     """Test accuracy, training accuracy (first 2000 training sequences) and training loss (mean
     over the epoch's steps) after every supervised epoch: scratch vs SPT then finetune for the
-    scratch budget (:data:`spt_theory.paper_runs.FULL_SPT_KEEP`); mean over seeds, shaded min to max."""
+    scratch budget (:data:`spt_theory.walk.paper_runs.FULL_SPT_KEEP`); mean over seeds, shaded min to max."""
     b = ctx.budget
     names = (("scratch", "scratch"), (paper_runs.FULL_SPT_KEEP, f"SPT {b.pretrain_epochs} ep, then finetune"))
     colours = {"scratch": RECIPE_COLOUR["scratch"], paper_runs.FULL_SPT_KEEP: RECIPE_COLOUR["spt"]}
@@ -409,7 +411,7 @@ def scratch_steps(ctx: FigureContext) -> list[Path]:
 def spt_length(ctx: FigureContext) -> list[Path]:
     """Finetuned test accuracy (``finetune_epochs`` supervised epochs) and band mass at the end of
     SPT against the SPT length ``ctx.spt_lengths`` (epochs, run in optimizer steps by
-    :func:`spt_theory.paper_runs.spt_length_spec`), log axis; dots: seeds, line: mean."""
+    :func:`spt_theory.walk.paper_runs.spt_length_spec`), log axis; dots: seeds, line: mean."""
     per_epoch = paper_runs.steps_per_epoch(ctx.data, ctx.budget)
     steps = tuple(dict.fromkeys(paper_runs.spt_length_steps(ctx.data, ctx.budget, ctx.spt_lengths)))
     points, sources = [], []
@@ -455,7 +457,7 @@ FACTORS = (("p", "p", "step probability p"), ("n", "length", "length n"), ("V", 
 
 
 def phase_points(ctx: FigureContext) -> dict[str, dict]:
-    """Per phase point of ``ctx.data`` (:func:`spt_theory.paper_runs.phase_map`): scratch accuracy,
+    """Per phase point of ``ctx.data`` (:func:`spt_theory.walk.paper_runs.phase_map`): scratch accuracy,
     the SPT epochs needed per seed (None: not solved by the largest) and every run's provenance."""
     sources: dict[str, list[dict]] = {}
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from spt_theory.experiments import initial_model
+from spt_theory.analysis.probes import diagonal_profile, pe_score_block, toeplitz_fit
 from spt_theory.figures.context import FigureContext, rounded, save, seeds_label, summary
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, PALETTE, RECIPE_COLOUR, STYLE, new_figure
-from spt_theory.probes import diagonal_profile, pe_score_block, toeplitz_fit
+from spt_theory.walk.experiments import initial_model
 
 
 def pe_profiles(model) -> dict:
@@ -53,7 +53,7 @@ def pe_toeplitz(ctx: FigureContext) -> list[Path]:
             ax.set_ylim(lo, hi + 0.45 * (hi - lo))
     record = {**ctx.header("pe_toeplitz", ["E7"]),
               "what": "diagonal means f(d) of T_h = (P g) W_Q^h W_K^h^T (P g)^T / sqrt(d_h) per head "
-                      "(spt_theory.probes.pe_score_block, diagonal_profile, toeplitz_fit)",
+                      "(spt_theory.analysis.probes.pe_score_block, diagonal_profile, toeplitz_fit)",
               "seed_plotted": seed,
               "r2_mean_at_init": summary([p["r2_mean"] for p in before.values()]),
               "r2_mean_after_spt": summary([p["r2_mean"] for p in after.values()]),

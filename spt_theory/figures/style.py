@@ -8,7 +8,7 @@ import functools
 
 import matplotlib
 
-from spt_theory.plotting import FIXED_METADATA, plt, save_figure  # noqa: F401  (matplotlib on Agg)
+from spt_theory.util.plotting import FIXED_METADATA, plt, save_figure  # noqa: F401  (matplotlib on Agg)
 
 OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73",
              "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7"}

@@ -8,10 +8,10 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 
+from spt_theory.analysis.probes import uniform_band_mass
 from spt_theory.figures.context import FigureContext, save, seeds_label
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, RECIPE_COLOUR, STYLE, new_figure
-from spt_theory.probes import uniform_band_mass
 
 
 def _curves(ctx: FigureContext) -> dict:

@@ -49,8 +49,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from spt_theory import cli_args, cpu, evidence
-from spt_theory.io import InputError
+from spt_theory import evidence
+from spt_theory.core import args as cli_args
+from spt_theory.core import cpu
+from spt_theory.evidence import schema
 from spt_theory.lra.configs import TASKS
 from spt_theory.lra.controls import CONTROLS
 from spt_theory.lra.probe import __doc__ as probe_module_doc
@@ -58,15 +60,17 @@ from spt_theory.lra.probe import format_probe, probe_files
 from spt_theory.lra.race import NAME as RACE_NAME
 from spt_theory.lra.race import __doc__ as race_module_doc
 from spt_theory.lra.race import collect as race_collect
+from spt_theory.lra.race import merge as race_merge
 from spt_theory.lra.race import write as race_write
 from spt_theory.lra.report import format_report, load_results
 from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, MODELS, LRARun, RunOptions
 from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
 from spt_theory.lra.sweep import __doc__ as sweep_module_doc
 from spt_theory.lra.sweep import axes_help, cells, draw, format_summary, summary_path, sweep
-from spt_theory.training import TrainingDiverged
-from synthetic.interrupts import interruptible
-from synthetic.prog import prog
+from spt_theory.training.loop import TrainingDiverged
+from spt_theory.util.interrupts import interruptible
+from spt_theory.util.io import InputError
+from spt_theory.util.prog import prog
 
 COMMANDS = {
     "confirm": "scratch vs SPT then finetune, same supervised stage",
@@ -183,7 +187,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                       help="the race's run folder (scripts/escape_race.sh's OUT; default runs/race)")
     race.add_argument("--data-dir", type=Path, required=True, help="root holding pathfinder16/ (the registered data)")
     race.add_argument("--promote", action="store_true",
-                      help="also copy the evidence into the committed evidence (package data race/)")
+                      help="also copy the evidence into the committed evidence (package data race/), completed by the committed arms of seeds run elsewhere (an arm that ran further here replaces its own)")
     report = commands.add_parser("report", help="table of result JSONs against the LRA reference numbers",
                                  description="Table of result JSONs against the LRA reference numbers.")
     report.add_argument("--results", type=Path, default=Path("runs/lra/results"),
@@ -222,7 +226,11 @@ def execute(args: argparse.Namespace) -> None:
             raise InputError(f"{args.out / 'cache'}: no stage of the race (run scripts/escape_race.sh)")
         cli_args.announce(race_write(found, args.out))
         if args.promote:
-            cli_args.announce(evidence.promote(args.out / "race" / RACE_NAME, evidence.RACE, RACE_NAME))
+            committed = evidence.path(evidence.RACE, RACE_NAME)
+            if committed.is_file():  # seeds run elsewhere stay; an arm that ran further here replaces its own
+                found = race_merge(evidence.scrub_paths(found), schema.load(committed, schema.RaceEvidence))
+            promoted = race_write(found, args.out, "promoted-" + RACE_NAME)
+            cli_args.announce(evidence.promote(promoted, evidence.RACE, RACE_NAME))
         return
     if args.command == "probe":
         if args.limit is not None and args.limit < 1:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from spt_theory.io import InputError
+from spt_theory.core.model import HEADS
+from spt_theory.core.model import POOLINGS as MODEL_POOLINGS
 from spt_theory.lra.readers import (
     BYTE_VOCAB,
     LISTOPS_MAX_LEN,
@@ -20,16 +21,15 @@ from spt_theory.lra.readers import (
     RETRIEVAL_MAX_LEN,
     TEXT_MAX_LEN,
 )
-from spt_theory.model import HEADS
-from spt_theory.model import POOLINGS as MODEL_POOLINGS
+from spt_theory.util.io import InputError
 
 TASKS = ("listops", "text", "retrieval", "image", "pathfinder")
 POOLINGS = tuple(p for p in MODEL_POOLINGS if p != "last")
-"""The model's readouts (:data:`spt_theory.model.POOLINGS`) but ``last``, which no LRA model uses:
+"""The model's readouts (:data:`spt_theory.core.model.POOLINGS`) but ``last``, which no LRA model uses:
 ``mean``: over the real tokens (Amos et al.; the theory's readout); ``mean_all``: over every
 position, padding included (the official LRA Pathfinder head); ``max``; ``cls``: a prepended token
 (the official LRA ListOps, Text, Image and Retrieval heads).  The heads are the model's
-(:data:`spt_theory.model.HEADS`: ``linear``; ``mlp``; ``pair_mlp``, Retrieval's [u, v, u-v, u*v])."""
+(:data:`spt_theory.core.model.HEADS`: ``linear``; ``mlp``; ``pair_mlp``, Retrieval's [u, v, u-v, u*v])."""
 MASKINGS = ("token", "pixel")
 """``token``: a masked id becomes ``<mask>``; ``pixel``: input becomes [value*(1-m), m]."""
 PRETRAIN_LOSSES = ("ce", "l1")

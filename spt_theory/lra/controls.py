@@ -3,7 +3,7 @@
 A Transformer arm stuck at chance says nothing about the paper unless the setting is learnable at
 all in the same budget.  The controls answer that, trained on the same data with the same
 supervised stage (learning rate, batch, warm-up, epochs) as the Transformer runs, through the same
-loop (:func:`spt_theory.training.train_stage`, cached and resumable like every LRA run):
+loop (:func:`spt_theory.training.loop.train_stage`, cached and resumable like every LRA run):
 
 - ``cnn`` (pixel tasks): a small 2-D CNN on the side x side image, channels [value, mask]:
   ``[conv3x3-GELU] x 2, max-pool 2, [conv3x3-GELU] x 2, max-pool 2, conv3x3-GELU``, global mean
@@ -40,7 +40,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from spt_theory.io import InputError
+from spt_theory.util.io import InputError
 
 TRAINED = ("cnn", "lstm", "bag")
 BASELINES = ("majority", "shortcut")

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 from spt_theory.lra.configs import LRAConfig
 from spt_theory.lra.readers import READERS, LRAPairSplit, LRASplit, Vocabulary, split_validation
-from synthetic.provenance import read_marker
+from spt_theory.util.provenance import read_marker
 
 HELD_OUT_VALIDATION = {"text": 0.1, "image": 0.1}
 """Tasks without a validation split: the share of train held out for validation."""

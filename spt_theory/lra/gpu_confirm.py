@@ -34,7 +34,7 @@ steps: what is left of the budget after the measured start, bench and data steps
 estimated fixed costs (process starts, data reading, probes, the finish) is multiplied by
 ``SAFETY`` and split evenly over the training stages (4 for ListOps, 3 for Pathfinder); a task's
 cap is the most steps whose training, per-epoch evaluations and checkpoints fit its share.
-Seconds per step are FLOPs per step (:func:`spt_theory.bench.train_step_flops`; SPT adds the
+Seconds per step are FLOPs per step (:func:`spt_theory.bench.cases.train_step_flops`; SPT adds the
 decoder) over the achieved FLOP/s the bench measured for our model at that task's shape.  The
 plan is redone before each sweep with the time actually left; a sweep slower than planned slows
 the next task's steps by the same factor.  ``--dry-run`` makes the same plan on the CPU with an
@@ -60,13 +60,13 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from spt_theory.bench import BF16_DENSE_PEAK_TFLOPS, LRA_SIZES, BenchSize, forward_flops
-from spt_theory.io import InputError, StorageError, atomic_write, make_dirs, prepare_output, write_json
+from spt_theory.bench.cases import BF16_DENSE_PEAK_TFLOPS, LRA_SIZES, BenchSize, forward_flops
 from spt_theory.lra import gpu_export
 from spt_theory.lra.configs import config_for, one_layer, tiny
 from spt_theory.lra.gpu_steps import Step, run_step, say
 from spt_theory.lra.report import format_report, load_results
-from synthetic.files import make_owned, owned_folder
+from spt_theory.util.io import InputError, StorageError, atomic_write, make_dirs, prepare_output, write_json
+from spt_theory.util.provenance import make_owned, owned_folder
 
 BUDGET_SECONDS = 300.0
 OVERRUN = 1.5
@@ -310,9 +310,9 @@ def checkpoint_bytes(task: str, tiny_sizes: bool) -> int:
     two moments."""
     import torch
 
+    from spt_theory.core.model import Encoder
     from spt_theory.lra.readers import LISTOPS_VOCAB, PIXEL_VOCAB
     from spt_theory.lra.task import LRATask
-    from spt_theory.model import Encoder
 
     config = one_layer(tiny(config_for(task)) if tiny_sizes else config_for(task))
     vocab = LISTOPS_VOCAB if task == "listops" else PIXEL_VOCAB
@@ -424,8 +424,8 @@ GENERATORS = ("synthetic.listops", "synthetic.pathfinder")
 
 def made_here(data: Path, folder: Path) -> str | None:
     """None if the data step may replace ``folder``, else why not (one line): the confined-write
-    rule of :func:`synthetic.files.owned_folder` from the run folder down (no link on the way; a
-    folder this step made, marked :data:`~synthetic.files.OWNED`, an empty one, or one the
+    rule of :func:`spt_theory.util.provenance.owned_folder` from the run folder down (no link on the way; a
+    folder this step made, marked :data:`~spt_theory.util.files.OWNED`, an empty one, or one the
     project's generators marked).  A user's own data, or a link to it, is never touched."""
     return owned_folder(folder, data.parent, GENERATORS)
 
@@ -469,8 +469,8 @@ def generate_data(python: str, data: Path, sizes: Sizes, timeout: float, logs: P
 def merge_listops(parts: list[Path], target: Path) -> Path:
     """Concatenate each split of the parts into ``target`` (trees distinct across all splits: a
     tree drawn by two processes is kept once, where it came first) with one provenance marker."""
+    from spt_theory.util.provenance import read_marker, write_marker
     from synthetic.listops import SPLITS, write_split
-    from synthetic.provenance import read_marker, write_marker
 
     seen, dropped, seeds, settings = set(), 0, [], {}
     rows = {split: [] for split in SPLITS}
@@ -500,7 +500,7 @@ def merge_listops(parts: list[Path], target: Path) -> Path:
 def merge_pathfinder(parts: list[Path], target: Path) -> Path:
     """Move each part's ``imgs/0`` to ``imgs/<k>`` of one release layout, rewrite its metadata
     lines, and leave one provenance marker listing every part's seed."""
-    from synthetic.provenance import read_marker, write_marker
+    from spt_theory.util.provenance import read_marker, write_marker
 
     root = target / "curv_contour_length_14"
     (root / "imgs").mkdir(parents=True, exist_ok=True)

@@ -21,8 +21,8 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from spt_theory.io import InputError, atomic_write, make_dirs, write_json
-from spt_theory.training import stage_steps
+from spt_theory.training.loop import stage_steps
+from spt_theory.util.io import InputError, atomic_write, make_dirs, write_json
 
 MIB = 2**20
 LIMITS = {"files": 8, "bytes_per_file": 16 * MIB, "bytes": 64 * MIB, "folders_down": 2,
@@ -80,7 +80,7 @@ def device_info() -> dict:
 
     import torch
 
-    from spt_theory.bench import device_peak_gflops
+    from spt_theory.bench.timing import device_peak_gflops
 
     if not torch.cuda.is_available():
         return {"kind": "cpu", "name": platform.processor() or platform.machine(), "count": os.cpu_count(),

@@ -10,15 +10,15 @@ loads the checkpoints the run went through, at the epochs its metrics were read:
 - ``finetuned``: the supervised checkpoint of an ``spt`` run at its best validation epoch;
 
 and measures over the test split (padding masked as in training), per layer, with the probes of
-:mod:`spt_theory.probes`:
+:mod:`spt_theory.analysis.probes`:
 
 - the attention share by offset, s_h(delta) = mean over real queries i of A_h[i, i + delta]
-  (:func:`~spt_theory.probes.offset_mass`), kept for |delta| <= ``MAX_OFFSET``;
+  (:func:`~spt_theory.analysis.probes.offset_mass`), kept for |delta| <= ``MAX_OFFSET``;
 - band mass, sum_{|delta| <= 2} s(delta), against its value under uniform attention over the
   real keys (the ratio is 1 for attention blind to position);
 - for pixel tasks also the 2-D neighbour share, s(-1) + s(1) + s(-W) + s(W) for an image of
   width W in raster order (the pixel's left, right, upper and lower neighbours), against uniform;
-- the Toeplitz fit of the PE-PE score block (:func:`~spt_theory.probes.pe_toeplitz_fit`).
+- the Toeplitz fit of the PE-PE score block (:func:`~spt_theory.analysis.probes.pe_toeplitz_fit`).
 
 The checkpoints are read from ``<out>/cache`` and the results go to
 ``<out>/probes/<task>/<kind>-<cache key>.json`` (recomputed only when missing or unreadable), a
@@ -35,15 +35,15 @@ from pathlib import Path
 
 import torch
 
-from spt_theory.cache import StageCache, load_checkpoint
-from spt_theory.io import InputError, announce, read_json, write_json
+from spt_theory.analysis.probes import offset_mass, pe_toeplitz_fit, uniform_pattern
+from spt_theory.core.model import Encoder
 from spt_theory.lra.report import result_files, setting
 from spt_theory.lra.runner import LRARun, options_from_json
 from spt_theory.lra.task import LRATask
-from spt_theory.model import Encoder
-from spt_theory.probes import offset_mass, pe_toeplitz_fit, uniform_pattern
-from spt_theory.training import Runtime, load_model_state
-from synthetic.progress import Progress
+from spt_theory.training.cache import StageCache, load_checkpoint
+from spt_theory.training.loop import Runtime, load_model_state
+from spt_theory.util.io import InputError, announce, read_json, write_json
+from spt_theory.util.progress import Progress
 
 MAX_OFFSET = 40
 BAND = 2

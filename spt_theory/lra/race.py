@@ -23,12 +23,12 @@ import math
 import re
 from pathlib import Path
 
-from spt_theory.bench import train_step_flops
-from spt_theory.cache import load_checkpoint
+from spt_theory.bench.cases import train_step_flops
 from spt_theory.evidence import schema
-from spt_theory.io import InputError, write_json
 from spt_theory.lra.runner import LRARun, RunOptions, options_json, versions
 from spt_theory.lra.steps import best_within
+from spt_theory.training.cache import load_checkpoint
+from spt_theory.util.io import InputError, write_json
 
 TASK = "pathfinder"
 SEEDS = (0, 1, 2)
@@ -201,5 +201,37 @@ def secondary(scratch: dict, spt: dict, budgets=BUDGETS) -> dict:
     return gains
 
 
-def write(evidence: dict, out: Path) -> Path:
-    return write_json(Path(out) / "race" / NAME, evidence)
+def write(evidence: dict, out: Path, name: str = NAME) -> Path:
+    return write_json(Path(out) / "race" / name, evidence)
+
+
+SAME_RACE = ("schema_version", "task", "seeds", "rules", "options", "config", "data", "flops_per_step",
+             "model_defaults")
+"""The fields two pieces of race evidence must share to be one race (all but the arms and versions)."""
+
+
+def merge(found: dict, committed: dict) -> dict:
+    """The race evidence ``found`` in a run folder, completed by the ``committed`` evidence: each
+    arm (seed, scratch | spt) is taken from whichever ran further (``found``'s on a tie), so a race
+    whose seeds ran in different sessions or on different machines is promoted whole.  An arm kept
+    from ``committed`` carries its own ``versions`` where they differ from ``found``'s.  InputError,
+    naming the field, unless both are the same race (:data:`SAME_RACE`)."""
+    def plain(value):
+        return json.loads(json.dumps(value))
+
+    for field in SAME_RACE:
+        if plain(found.get(field)) != plain(committed.get(field)):
+            raise InputError(f"race evidence: {field} differs from the committed race's: not the same race, "
+                             "nothing was promoted")
+    arms = {(a["seed"], a["arm"]): {**a, "versions": a.get("versions", committed["versions"])}
+            for a in plain(committed["arms"])}
+    for arm in plain(found["arms"]):
+        old = arms.get((arm["seed"], arm["arm"]))
+        if old is None or arm["curve"][-1]["step"] >= old["curve"][-1]["step"]:
+            arms[arm["seed"], arm["arm"]] = arm
+    for arm in arms.values():
+        if arm.get("versions") == found["versions"]:
+            arm.pop("versions")
+    merged = {**plain(found), "arms": [arms[key] for key in sorted(arms)]}
+    schema.parse(json.dumps(merged), schema.RaceEvidence, "merged race evidence")
+    return merged

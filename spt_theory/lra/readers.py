@@ -37,7 +37,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from spt_theory.io import InputError, read_json
+from spt_theory.util.io import InputError, read_json
 
 try:  # numpy >= 2
     from numpy._core.multiarray import _reconstruct

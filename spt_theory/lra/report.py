@@ -16,14 +16,14 @@ import json
 import re
 from pathlib import Path
 
-from spt_theory.io import InputError, read_json
 from spt_theory.lra.configs import TASKS, config_for
+from spt_theory.util.io import InputError, read_json
 
 REFERENCE = {"listops": 36.37, "text": 64.27, "retrieval": 57.46, "image": 42.44, "pathfinder": 71.40}
 """Test accuracy (%) of the Transformer trained from scratch, LRA paper (Tay et al.)."""
 RECIPES = ("scratch", "spt", "control")
 CACHE_KEY = re.compile(r"[0-9a-f]{16}")
-"""A run's ``cache`` field: the name of its stage folder under OUT/cache (:func:`spt_theory.cache.config_hash`)."""
+"""A run's ``cache`` field: the name of its stage folder under OUT/cache (:func:`spt_theory.training.cache.config_hash`)."""
 COLUMNS = ("task", "recipe", "setting", "seed", "epochs", "data", "n test", "test acc %", "LRA ref %", "vs ref")
 
 

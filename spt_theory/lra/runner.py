@@ -1,9 +1,9 @@
 """Scratch, SPT and finetuning runs on one LRA task: cached, resumable, written as result JSON.
 
 An :class:`LRARun` holds the options of a command line (:class:`RunOptions`) and trains through
-:func:`spt_theory.training.train_stage` with the task's :class:`~spt_theory.lra.task.LRATask` as
+:func:`spt_theory.training.loop.train_stage` with the task's :class:`~spt_theory.lra.task.LRATask` as
 the loss.  Its recipes (:meth:`LRARun.recipe`, built with the constructors of
-:mod:`spt_theory.recipes` from the task config's :func:`recipe_budget`):
+:mod:`spt_theory.training.recipes` from the task config's :func:`recipe_budget`):
 
 - ``scratch``: supervised training from the random init of ``seed`` for ``finetune_epochs``.
 - ``pretrain``: SPT on the pretraining task's train split (``pretrain_task``, default the task
@@ -26,7 +26,7 @@ during supervised training: ``qk`` in a scratch run is attention frozen at rando
 A stage is cached in ``out/cache/<key>/`` where the key hashes everything it depends on (the
 data's content, the model, the seed, the stage without its epoch count, the step cap, and for
 finetuning the pretraining key and best epoch), so a rerun reloads, a killed run resumes and a
-shorter pretraining reuses the epochs of a longer one, as in :mod:`spt_theory.experiments`.
+shorter pretraining reuses the epochs of a longer one, as in :mod:`spt_theory.walk.experiments`.
 Each finished recipe writes ``out/results/<task>/<recipe>-<key>.json``: options, configs, seed,
 versions, runtime, per-epoch history and the metrics (test accuracy at the best validation epoch).
 """
@@ -45,17 +45,17 @@ import numpy as np
 import torch
 
 import spt_theory
-from spt_theory.cache import StageCache, load_checkpoint
-from spt_theory.io import InputError, write_json
+from spt_theory.core.model import Encoder
 from spt_theory.lra import controls
 from spt_theory.lra.configs import LRAConfig, config_for, tiny
 from spt_theory.lra.controls import ControlConfig, build, check_control
 from spt_theory.lra.data import LRAData, data_source, load_task_data, real_lengths
 from spt_theory.lra.references import references, token_types
 from spt_theory.lra.task import LRATask, LRATraining
-from spt_theory.model import Encoder
-from spt_theory.recipes import Budget, Recipe, scratch, spt_stage, spt_then_finetune, supervised_stage
-from spt_theory.training import Runtime, Stage, StageOptions, load_groups, stage_steps, train_stage
+from spt_theory.training.cache import StageCache, load_checkpoint
+from spt_theory.training.loop import Runtime, Stage, StageOptions, load_groups, stage_steps, train_stage
+from spt_theory.training.recipes import Budget, Recipe, scratch, spt_stage, spt_then_finetune, supervised_stage
+from spt_theory.util.io import InputError, write_json
 
 ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
 """What finetuning takes from the SPT checkpoint by default (the head is never trained by SPT)."""
@@ -156,7 +156,7 @@ def padding(config: LRAConfig) -> dict:
 
 
 def recipe_budget(config: LRAConfig, finetune_epochs: int) -> Budget:
-    """The task config's training settings as a recipe :class:`~spt_theory.recipes.Budget`:
+    """The task config's training settings as a recipe :class:`~spt_theory.training.recipes.Budget`:
     SPT at ``lr_pretrain``, supervised training (scratch and finetuning alike) at ``lr_finetune``
     for ``finetune_epochs``, both with the config's batch size and warm-up."""
     return Budget(scratch_epochs=finetune_epochs, pretrain_epochs=config.pretrain_epochs,

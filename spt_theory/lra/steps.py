@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from spt_theory.cache import StageCache, load_checkpoint
-from spt_theory.io import is_number, require, write_json
-from spt_theory.training import load_model_state, stage_steps
+from spt_theory.training.cache import StageCache, load_checkpoint
+from spt_theory.training.loop import load_model_state, stage_steps
+from spt_theory.util.io import is_number, require, write_json
 
 STEPS_VERSION = 1
 
@@ -136,7 +136,7 @@ def draw(summaries: list[dict], path: Path) -> list[Path]:
     steps, the shaded span) and the trained controls; dotted: majority class, dashed: the other
     baselines.  Below, the proximity of the attention (band mass or 2-D neighbour share over
     uniform; mean over the seeds whose checkpoint at that step was kept) along the same steps.  Writes ``path`` as PNG and PDF."""
-    from spt_theory.plotting import plt, save_figure  # matplotlib on the Agg backend
+    from spt_theory.util.plotting import plt, save_figure  # matplotlib on the Agg backend
 
     fig, axes = plt.subplots(2, len(summaries), figsize=(6 * len(summaries), 7), sharex="col", squeeze=False)
     for column, summary in enumerate(summaries):

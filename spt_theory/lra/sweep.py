@@ -42,13 +42,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from spt_theory import cli_args
-from spt_theory.io import InputError, directory_lock, write_json
+from spt_theory.core import args as cli_args
 from spt_theory.lra.configs import TASKS
 from spt_theory.lra.controls import TRAINED
 from spt_theory.lra.probe import probe_result
 from spt_theory.lra.runner import ENCODER_GROUPS, LRARun, RunOptions, options_json, versions
 from spt_theory.lra.steps import run_steps
+from spt_theory.util.io import InputError, directory_lock, write_json
 
 RECIPES = {"scratch": "supervised from init", "spt": "SPT, then finetuning"}
 """The values of the ``recipe`` axis and what each trains."""
@@ -352,7 +352,7 @@ def draw(summary: dict, path: Path) -> list[Path]:
     unchanged summary redrawn gives the same bytes)."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
-    from spt_theory.plotting import plt, save_figure  # matplotlib on the Agg backend
+    from spt_theory.util.plotting import plt, save_figure  # matplotlib on the Agg backend
 
     rows = summary["cells"]
     proximity = proximity_of(rows)

@@ -12,7 +12,7 @@ p_i.  Retrieval's pairs (batch, 2, n) are classified by the ``pair_mlp`` head; f
 document is a sequence of its own.  Supervised training: CE(head(pool(h)), y).
 
 Padding (token tasks): the model gets ``valid = x != <pad>`` so padded keys are masked and the
-readout ignores them (:mod:`spt_theory.model`), unless ``mask_padding`` is off.  When that leaves
+readout ignores them (:mod:`spt_theory.core.model`), unless ``mask_padding`` is off.  When that leaves
 every output unchanged (``LRAConfig.trims_padding``) a batch is first cut to its longest real
 example, and evaluation runs in length order, so no step computes over padding it does not need.
 """
@@ -24,11 +24,8 @@ from dataclasses import dataclass
 
 import torch
 
-from spt_theory.lra.configs import LRAConfig
-from spt_theory.lra.data import LRAData, real_lengths
-from spt_theory.lra.readers import Vocabulary
-from spt_theory.model import Encoder, ModelConfig
-from spt_theory.objectives import (
+from spt_theory.core.model import Encoder, ModelConfig
+from spt_theory.core.objectives import (
     bernoulli_mask,
     mask_continuous,
     mask_tokens,
@@ -36,7 +33,10 @@ from spt_theory.objectives import (
     masked_token_loss,
     supervised_loss,
 )
-from spt_theory.training import Runtime, Stage
+from spt_theory.lra.configs import LRAConfig
+from spt_theory.lra.data import LRAData, real_lengths
+from spt_theory.lra.readers import Vocabulary
+from spt_theory.training.loop import Runtime, Stage
 
 PIXEL_MAX = 255.0
 PIXEL_CHANNELS = 2
@@ -141,7 +141,7 @@ class LRATask:
 
 @dataclass
 class LRATraining:
-    """One LRA task's loaded data as a :class:`~spt_theory.training.Task`.
+    """One LRA task's loaded data as a :class:`~spt_theory.training.loop.Task`.
 
     The loss is :meth:`LRATask.loss`; after every epoch it records the masked validation loss
     (SPT, one fixed mask draw: :meth:`LRATask.reconstruction_loss`) or the validation and test

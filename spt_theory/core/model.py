@@ -20,10 +20,10 @@ so padded queries stay finite and never reach a real position) and the pooled ve
 the last real position; ``mean_all`` is the mean over all n positions, padding included (the
 official LRA Pathfinder readout).  A padded batch thus gives the outputs of its unpadded examples.
 
-Speed (:mod:`spt_theory.cpu`): linear layers are :class:`spt_theory.cpu.Linear` (``nn.Linear``
-computed by oneDNN on the CPU), embeddings are read with :func:`spt_theory.cpu.gather_rows`, and
+Speed (:mod:`spt_theory.core.cpu`): linear layers are :class:`spt_theory.core.cpu.Linear` (``nn.Linear``
+computed by oneDNN on the CPU), embeddings are read with :func:`spt_theory.core.cpu.gather_rows`, and
 for token input the first block's Q, K, V, LN(E_v + P_t) W_QKV^T, depends only on the token v and
-the position t, so it is computed once per (v, t) and gathered (:func:`spt_theory.cpu.tabulated`,
+the position t, so it is computed once per (v, t) and gathered (:func:`spt_theory.core.cpu.tabulated`,
 ``Encoder.first_qkv``) when that pays.
 
 Layout of W_Q, W_K: the ``qk`` layer's weight is [W_Q; W_K] (2 d x d), and rows h d_h .. (h+1) d_h
@@ -50,7 +50,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from spt_theory.cpu import Linear, gather_rows, linear, table_pays, tabulated
+from spt_theory.core.cpu import Linear, gather_rows, linear, table_pays, tabulated
 
 PARAMETER_GROUPS = ("qk", "vo", "mlp", "norm", "embed", "head", "decoder")
 POOLINGS = ("mean", "mean_all", "max", "cls", "last")

@@ -5,7 +5,7 @@
 the threshold was committed before the first result it judges, ``post`` if after; the original
 threshold where it moved since) and, for a claim under test, its :class:`Record` (the verdict it
 gave when last measured in full, the date and the evidence).  The claim decorators
-(:func:`spt_theory.claims.claim`), ``verify --list`` and ``docs/claims.md`` (``verify --list
+(:func:`spt_theory.claims.registry.claim`), ``verify --list`` and ``docs/claims.md`` (``verify --list
 --markdown``) all read it; a check module adds only the measurement.
 
 Kinds (:attr:`Row.kind`): ``project`` (no record: the toolkit's own statements, the lemmas T*,

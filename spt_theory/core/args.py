@@ -6,22 +6,22 @@ One syntax across ``train``, ``verify``, ``figures``, ``paper_runs``, ``lra`` an
 - threads: ``--threads N`` (N >= 1; torch's intra-op threads);
 - parameter groups: one word, groups joined by ``+`` (``--freeze qk+vo``, ``--grid freeze=none,qk+vo``,
   where the comma separates a grid's values); ``none`` for no group where the option allows it;
-- progress: ``--no-progress`` (:class:`synthetic.progress.Progress` otherwise);
+- progress: ``--no-progress`` (:class:`spt_theory.util.progress.Progress` otherwise);
 - an output file or folder is checked before any work (:func:`prepare_output`, a created folder
   said), and every file written is announced once (:func:`announce`), on stderr (both from
-  :mod:`spt_theory.io`, defined in :mod:`synthetic.files` so that the generators do the same).
+  :mod:`spt_theory.util.io`, defined in :mod:`spt_theory.util.files` so that the generators do the same).
 
 The ``add_*`` functions declare an option; the parsing functions check what argparse collected
 (as text, so that another spelling is refused with a line that shows this one) and raise
-:class:`~spt_theory.io.InputError`, which every command prints as one ``error:`` line, exit 2.
+:class:`~spt_theory.util.io.InputError`, which every command prints as one ``error:`` line, exit 2.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spt_theory.io import InputError, announce, prepare_output  # noqa: F401 (the commands' output helpers)
-from spt_theory.model import PARAMETER_GROUPS
+from spt_theory.core.model import PARAMETER_GROUPS
+from spt_theory.util.io import InputError, announce, prepare_output  # noqa: F401 (the commands' output helpers)
 
 GROUP_JOIN = "+"
 

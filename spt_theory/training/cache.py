@@ -9,7 +9,7 @@ A :class:`StageCache` is the only place that knows how a stage is stored:
 
 ``key = config_hash(fields)``: the first 16 hex digits of the sha256 of the canonical JSON
 (``sort_keys=True``) of the fields, so any change of a field is another folder and equal fields
-find the same one.  Callers choose the fields (:func:`spt_theory.experiments.stage_key` for the
+find the same one.  Callers choose the fields (:func:`spt_theory.walk.experiments.stage_key` for the
 walk runs, :meth:`spt_theory.lra.runner.LRARun.stage_cache` for LRA); the fields exclude the
 stage's epoch count, so a longer run of a stage extends the same folder and ``epoch_<e>.pt`` of it
 is a run of ``e`` epochs (constant learning rate after warm-up).
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import torch
 
-from spt_theory.io import InputError, atomic_write, directory_lock, write_json
+from spt_theory.util.io import InputError, atomic_write, directory_lock, write_json
 
 
 def config_hash(obj) -> str:

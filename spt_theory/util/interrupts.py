@@ -2,7 +2,7 @@
 
 While a main decorated with :func:`interruptible` runs, SIGINT (Ctrl-C) and SIGTERM raise
 :class:`Interrupted`, a ``KeyboardInterrupt``, in the main thread, so the program unwinds as after
-Ctrl-C: :func:`synthetic.files.atomic_write` removes its own temporary file and keeps the previous
+Ctrl-C: :func:`spt_theory.util.files.atomic_write` removes its own temporary file and keeps the previous
 version of the file it was writing, so every checkpoint and output on disk is whole, and a rerun
 resumes from the last checkpoint.  The command then prints one line on stderr and returns 130
 (SIGINT) or 143 (SIGTERM), the shell's ``128 + signal number``, without a traceback.
@@ -12,7 +12,7 @@ file being written may then stay behind, as after SIGKILL, and the previous file
 signal the process was started with ignored (``nohup``, a background job) stays ignored.  The
 handlers are those of the caller again once ``main`` returns.
 
-It lives in :mod:`synthetic` beside :mod:`synthetic.files` so that the generators use it too
+It lives in :mod:`synthetic` beside :mod:`spt_theory.util.files` so that the generators use it too
 without depending on :mod:`spt_theory`.
 """
 

@@ -10,7 +10,7 @@ after every epoch.  The walk task is a :class:`DatasetTask`; each LRA task is a
 :func:`train_stage` is resumable and deterministic: the batch order of epoch ``e`` and the mask
 of global step ``t`` come from generators seeded by ``(seed, e)`` and ``(seed, t)``, so a run
 resumed from any checkpoint replays exactly the batches an uninterrupted run would see.  Where
-the stage is stored (its :class:`~spt_theory.cache.StageCache`: an ``epoch_<e>.pt`` after every
+the stage is stored (its :class:`~spt_theory.training.cache.StageCache`: an ``epoch_<e>.pt`` after every
 epoch, ``last.pt`` every ``checkpoint_every`` steps, which epochs are kept, the lock that lets one
 process at a time train a stage) is the cache's business.
 
@@ -38,11 +38,9 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from spt_theory.cache import StageCache, StageState, keep_policy, load_checkpoint
-from spt_theory.cpu import tune_allocator
-from spt_theory.io import InputError, make_dirs
-from spt_theory.model import PARAMETER_GROUPS, Encoder
-from spt_theory.objectives import (
+from spt_theory.core.cpu import tune_allocator
+from spt_theory.core.model import PARAMETER_GROUPS, Encoder
+from spt_theory.core.objectives import (
     bernoulli_mask,
     mask_continuous,
     mask_tokens,
@@ -50,7 +48,9 @@ from spt_theory.objectives import (
     masked_token_loss,
     supervised_loss,
 )
-from synthetic.progress import Progress
+from spt_theory.training.cache import StageCache, StageState, keep_policy, load_checkpoint
+from spt_theory.util.io import InputError, make_dirs
+from spt_theory.util.progress import Progress
 
 OBJECTIVES = ("spt", "supervised")
 
@@ -332,7 +332,7 @@ class StageOptions:
     holds.
 
     ``meta``: stored with every checkpoint (the run's config).  ``progress``: show progress
-    (:class:`synthetic.progress.Progress`: a bar on a terminal, one line per epoch otherwise).
+    (:class:`spt_theory.util.progress.Progress`: a bar on a terminal, one line per epoch otherwise).
     ``checkpoint_every``: ``last.pt`` after every that many steps of an epoch.  ``keep_checkpoints``:
     the epoch checkpoints kept, ``last+best`` (see :meth:`StageCache.prune`) or ``all``; None: the
     environment's ``SPT_KEEP_CHECKPOINTS``.  ``stop_after_steps``: end the call after that many
@@ -366,7 +366,7 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
     keyword arguments named like its fields replace them for this call (``progress=False``).  The
     main rank holds the stage's lock while it trains; a process that had to wait resumes from (or
     returns) what the other finished.  The process's allocator is tuned for training
-    (:func:`spt_theory.cpu.tune_allocator`).
+    (:func:`spt_theory.core.cpu.tune_allocator`).
     """
     options = replace(options, **changes)
     runtime, meta = options.runtime, options.meta

@@ -12,7 +12,7 @@ figure and compares it with a threshold.  Layers register their claims with :fun
 Claim ids start with a letter naming the family (:data:`FAMILIES`: ``T`` theory, ``E`` walk-task
 experiments, ``X`` mechanism controls beyond the paper, ``P`` plateau law, ``L`` LRA evidence).
 A claim's statement, threshold, registration and record are its row in the one table of claims,
-:data:`spt_theory.records.TABLE`.  Check modules live in
+:data:`spt_theory.claims.records.TABLE`.  Check modules live in
 :mod:`spt_theory.checks`; this module imports none of them (it is a plain registry):
 :mod:`spt_theory.verify` imports them all.
 """
@@ -24,7 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spt_theory import evidence, records
+from spt_theory import evidence
+from spt_theory.claims import records
 
 
 @dataclass(frozen=True)
@@ -113,13 +114,13 @@ REGISTRY: dict[str, Claim] = {}
 def claim(id: str, statement: str | None = None, *, section: str, method: str, quick: bool = True):
     """Decorator: register ``check(ctx) -> Measurement`` as the check of claim ``id``.
 
-    The statement is the claim's row in the one table of claims (:data:`spt_theory.records.TABLE`);
+    The statement is the claim's row in the one table of claims (:data:`spt_theory.claims.records.TABLE`);
     ``statement`` is only for a claim that has no row (a toy registry in a test)."""
     row = records.TABLE.get(id)
     if row is not None and statement is not None:
-        raise ValueError(f"claim {id}: its statement lives in spt_theory.records.TABLE, not in the decorator")
+        raise ValueError(f"claim {id}: its statement lives in spt_theory.claims.records.TABLE, not in the decorator")
     if row is None and statement is None:
-        raise ValueError(f"claim {id} has no row in spt_theory.records.TABLE (docs/add-a-claim.md)")
+        raise ValueError(f"claim {id} has no row in spt_theory.claims.records.TABLE (docs/add-a-claim.md)")
     statement = row.statement if row is not None else statement
 
     def register(check: Callable[[Context], Measurement]) -> Callable[[Context], Measurement]:

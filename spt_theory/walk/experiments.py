@@ -2,7 +2,7 @@
 
 A run is a :class:`RunSpec`: the data (:class:`WalkData`, the spec of :mod:`synthetic.walk`), the
 model (:class:`ModelConfig`), the seed and a sequence of training stages.  Stage ``k`` is cached in
-the :class:`~spt_theory.cache.StageCache` ``cache_dir/<key_k>/`` (:func:`stage_cache`) where
+the :class:`~spt_theory.training.cache.StageCache` ``cache_dir/<key_k>/`` (:func:`stage_cache`) where
 ``key_k`` (:func:`stage_key`) hashes everything it depends on: data, model, seed, the full stages
 before it, and the stage itself *without its epoch count*.  Its directory keeps ``epoch_<e>.pt`` for every epoch
 (``keep_checkpoints="all"``: E9 reuses epochs 1, 2, 4, 8 of one pretraining, X6 reads every epoch), so
@@ -10,8 +10,8 @@ the same stage run for fewer epochs (the pretraining-length sweep) or resumed af
 what was trained.  With a constant learning rate after warm-up, epoch ``e`` of a longer run is
 exactly a run of ``e`` epochs.
 
-A run's training is a :class:`~spt_theory.recipes.Recipe` (its stages, init hook, SPT step cap,
-SPT data source and required architecture: :mod:`spt_theory.recipes`).  The claims and figures name
+A run's training is a :class:`~spt_theory.training.recipes.Recipe` (its stages, init hook, SPT step cap,
+SPT data source and required architecture: :mod:`spt_theory.training.recipes`).  The claims and figures name
 their runs; :func:`parse_recipe` is the one place where those names are read, :func:`run_spec` puts
 a recipe on the walk data with a seed, and :func:`recipe` / :func:`control_recipe` do both.  The
 design's runs: ``scratch``, ``spt`` (SPT then finetune), ``pretrain`` (SPT only), ``frozen``
@@ -38,12 +38,20 @@ from pathlib import Path
 
 import torch
 
-from spt_theory.cache import StageCache, config_hash
-from spt_theory.inits import INIT_HOOKS
-from spt_theory.model import PARAMETER_GROUPS, Encoder, ModelConfig
-from spt_theory.probes import attention_patterns, band_mass, mean_attention_distance
-from spt_theory.recipes import Budget, Recipe, pretrain_only, scratch, spt_stage, spt_then_finetune, supervised_stage
-from spt_theory.training import Dataset, DatasetTask, Stage, StageOptions, accuracy, load_model_state, train_stage
+from spt_theory.analysis.probes import attention_patterns, band_mass, mean_attention_distance
+from spt_theory.core.inits import INIT_HOOKS
+from spt_theory.core.model import PARAMETER_GROUPS, Encoder, ModelConfig
+from spt_theory.training.cache import StageCache, config_hash
+from spt_theory.training.loop import Dataset, DatasetTask, Stage, StageOptions, accuracy, load_model_state, train_stage
+from spt_theory.training.recipes import (
+    Budget,
+    Recipe,
+    pretrain_only,
+    scratch,
+    spt_stage,
+    spt_then_finetune,
+    supervised_stage,
+)
 from synthetic import walk
 
 

@@ -1,4 +1,4 @@
-"""Initialisation hooks: set parameters of a freshly initialised :class:`~spt_theory.model.Encoder`.
+"""Initialisation hooks: set parameters of a freshly initialised :class:`~spt_theory.core.model.Encoder`.
 
 :func:`proximity_init` puts proximity into W_Q, W_K by hand (claim X2: it should stand in for
 SPT); :data:`INIT_HOOKS` names the hooks a run spec can ask for.
@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from spt_theory.model import Encoder
+from spt_theory.core.model import Encoder
 
 PROXINIT_OFFSETS = (1, -1)
 """Offsets delta_h of the proximity init, cycled over heads: head h peaks at j = i + delta_h."""
@@ -69,5 +69,5 @@ def proximity_init(model: Encoder, offsets: tuple[int, ...] = PROXINIT_OFFSETS, 
 
 
 INIT_HOOKS = {"proxinit": proximity_init}
-"""Named initialisation hooks of :class:`spt_theory.experiments.RunSpec` (applied after the seeded
+"""Named initialisation hooks of :class:`spt_theory.walk.experiments.RunSpec` (applied after the seeded
 default init)."""

@@ -29,7 +29,7 @@ parallelism reads, so code that needs one thread for a while leaves training at 
 the table ``T[v n + t] = f(E_v + P_t)`` over every (token, position) pair, gathered at row
 ``x_bt n + t``: exact, and V n rows of work instead of B n, which pays when the batch B is at
 least twice the vocabulary V (:func:`table_pays`).  The encoder computes its first block's Q, K, V
-so (``spt_theory.model.Encoder.first_qkv``).
+so (``spt_theory.core.model.Encoder.first_qkv``).
 
 **Allocator.**  glibc returns freed blocks of more than a few MiB to the kernel and page-faults
 them back in on the next allocation; a training step allocates tens of such activations.

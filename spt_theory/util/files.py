@@ -14,7 +14,7 @@ A write that fails for lack of space or permission raises :class:`StorageError`,
 :class:`InputError` that names the path and the system's reason (printed as one line, exit 2).
 
 They live here, at the bottom of the data flow, so that the generators depend on nothing in
-:mod:`spt_theory`; :mod:`spt_theory.io` re-exports them, so :class:`InputError` is one class that
+:mod:`spt_theory`; :mod:`spt_theory.util.io` re-exports them, so :class:`InputError` is one class that
 every command line of the project catches.
 """
 
@@ -89,7 +89,7 @@ def _temporary_beside(path: Path) -> str:
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
     """In the main thread, a SIGINT or SIGTERM arriving in the block runs its Python handler (the
-    interrupt of :mod:`synthetic.interrupts`, or ``KeyboardInterrupt``) only when the block ends, so
+    interrupt of :mod:`spt_theory.util.interrupts`, or ``KeyboardInterrupt``) only when the block ends, so
     that a temporary file is created and its name bound in one step as far as the handler sees: a
     signal cannot leave behind a file that no one has the name of.  (Blocking the signals with
     ``pthread_sigmask`` would not do: the kernel hands a process's signal to any thread that does
@@ -235,46 +235,6 @@ def links_between(root: str | os.PathLike, path: str | os.PathLike) -> Path | No
         if current.is_symlink():
             return current
     return None
-
-
-def owned_folder(folder: str | os.PathLike, root: str | os.PathLike, generators: tuple[str, ...] = ()) -> str | None:
-    """None if a writer working in ``root`` may replace ``folder``: it is absent, or a real folder
-    reached from ``root`` without a link that is empty, holds :data:`OWNED`, or holds (or holds one
-    level down) the provenance marker of one of ``generators``.  Otherwise why not, in one line
-    ending "nothing was changed"."""
-    from synthetic.provenance import read_marker  # provenance writes through this module
-
-    folder = Path(folder)
-    link = links_between(root, folder)
-    if link is not None:
-        return f"{link} is a link (or lies outside {root}): nothing was changed"
-    if not folder.exists():
-        return None
-    if not folder.is_dir():
-        return f"{folder} is not a folder: nothing was changed"
-    if (folder / OWNED).is_file() or not any(folder.iterdir()):
-        return None
-    markers = [read_marker(folder)] + [read_marker(sub) for sub in folder.iterdir() if sub.is_dir()
-                                       and not sub.is_symlink()]
-    if any(m is not None and m.get("generator") in generators for m in markers):
-        return None
-    return f"{folder} was not made here (no {OWNED} marker, no generator marker): nothing was changed"
-
-
-def make_owned(folder: str | os.PathLike, root: str | os.PathLike, generators: tuple[str, ...] = ()) -> Path:
-    """Replace ``folder`` (inside ``root``) by an empty folder marked :data:`OWNED`; InputError,
-    with nothing changed, unless :func:`owned_folder` allows it."""
-    import shutil
-
-    folder = Path(folder)
-    why = owned_folder(folder, root, generators)
-    if why is not None:
-        raise InputError(why)
-    if folder.exists():
-        shutil.rmtree(folder)  # never follows a link inside: rmtree removes links, not their targets
-    make_dirs(folder)
-    atomic_write(folder / OWNED, lambda tmp: tmp.write_text("made by spt-theory; may be replaced by it\n"))
-    return folder
 
 
 def refuse_links(folder: str | os.PathLike, root: str | os.PathLike) -> None:

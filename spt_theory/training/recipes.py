@@ -1,10 +1,10 @@
 """Recipes as data: how a run trains, as a value built by small named constructors.
 
-A :class:`Recipe` is the sequence of training :class:`~spt_theory.training.Stage` s (stage ``k > 0``
+A :class:`Recipe` is the sequence of training :class:`~spt_theory.training.loop.Stage` s (stage ``k > 0``
 starts from stage ``k - 1``'s weights for the groups in its ``keep``, the others fresh: hybrid
 initialisation) plus how the model starts and what the SPT stages read:
 
-- ``init``: a hook of :data:`spt_theory.inits.INIT_HOOKS` applied to the seed's random init
+- ``init``: a hook of :data:`spt_theory.core.inits.INIT_HOOKS` applied to the seed's random init
   (``proxinit``: W_Q, W_K set so that the PE-PE scores peak at offsets +-1), or ``default``;
 - ``spt_steps``: a cap on the optimizer steps of the SPT stages (fractional SPT lengths);
 - ``pretrain_data``: another sequence source for the SPT stages (the walk's X5 sources);
@@ -14,7 +14,7 @@ initialisation) plus how the model starts and what the SPT stages read:
 The stages come from a :class:`Budget` (epochs, learning rates, batch size, masking, warm-up):
 :func:`spt_stage` (masked reconstruction) and :func:`supervised_stage` (label CE).  The recipes
 from stages: :func:`scratch` (one supervised stage from the init), :func:`pretrain_only` (one SPT
-stage) and :func:`spt_then_finetune`.  The walk runs (:mod:`spt_theory.experiments`, which reads
+stage) and :func:`spt_then_finetune`.  The walk runs (:mod:`spt_theory.walk.experiments`, which reads
 the recipe names of the claims and figures), ``python -m spt_theory.train`` and the LRA runner
 (:mod:`spt_theory.lra.runner`) all build their stages with these constructors.
 """
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spt_theory.model import PARAMETER_GROUPS
-from spt_theory.training import Stage
+from spt_theory.core.model import PARAMETER_GROUPS
+from spt_theory.training.loop import Stage
 from synthetic.walk import PretrainData
 
 

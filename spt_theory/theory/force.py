@@ -49,8 +49,8 @@ import math
 import torch
 from torch import Tensor
 
-from spt_theory import per_token
-from spt_theory.model import Encoder
+from spt_theory.core.model import Encoder
+from spt_theory.theory import per_token
 from synthetic.walk import sequence_probability
 
 READOUTS = ("model", "linear")

@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from spt_theory.model import Encoder
+from spt_theory.core.model import Encoder
 
 Law = Callable[[tuple[int, ...], int], float]
 """``(x, y) -> P(x | y)``."""

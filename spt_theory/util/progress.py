@@ -9,7 +9,7 @@ probe's batches, verify's claims) towards its total.  Where it is shown depends 
   :data:`LINE_INTERVAL_S` seconds while it counts, and one when it ends;
 - with ``enabled=False`` (``--no-progress``), nothing.
 
-It lives here, at the bottom of the data flow beside :mod:`synthetic.files`, so that the
+It lives here, at the bottom of the data flow beside :mod:`spt_theory.util.files`, so that the
 generators, which import nothing of :mod:`spt_theory`, show progress as the toolkit does.
 """
 

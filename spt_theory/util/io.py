@@ -1,4 +1,4 @@
-"""Run-directory locks, and the project's file primitives (:mod:`synthetic.files`) under the toolkit's name.
+"""Run-directory locks, and the project's file primitives (:mod:`spt_theory.util.files`) under the toolkit's name.
 
 :func:`directory_lock` serialises the processes that train into one run directory (``flock``:
 released by the kernel when its holder exits or is killed, so a lock is never left stale).
@@ -6,7 +6,7 @@ released by the kernel when its holder exits or is killed, so a lock is never le
 Atomic writes (:func:`atomic_write`, :func:`write_json`), :func:`read_json`, the check that an
 output can be written before any work (:func:`check_output`; :func:`prepare_output` says the
 folders it created, :func:`announce` a file written), and the errors :class:`InputError` (bad
-input: one line, exit 2) and :class:`StorageError` are defined in :mod:`synthetic.files` (the
+input: one line, exit 2) and :class:`StorageError` are defined in :mod:`spt_theory.util.files` (the
 generators write through them and depend on nothing here) and re-exported from this module for
 the toolkit's code.
 
@@ -25,7 +25,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from synthetic.files import (
+from spt_theory.util.files import (
     InputError,
     StorageError,
     announce,

@@ -1,0 +1,2 @@
+"""Layer training: the one training loop (``loop``), its run cache (``cache``) and recipes as data
+(``recipes``)."""

@@ -1,0 +1,1 @@
+"""Task walk: the walk-task runs (``experiments``) and the paper-sized runs (``paper_runs``)."""
