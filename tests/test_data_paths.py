@@ -18,8 +18,8 @@ from PIL import Image
 from test_reliability import _files, _listops, _one_error_line, _pathfinder
 
 from spt_theory.lra import __main__ as lra_cli
-from spt_theory.lra import readers
-from spt_theory.lra.readers import read_text
+from spt_theory.lra.readers import pathfinder as pathfinder_reader
+from spt_theory.lra.readers.text import read_text
 from spt_theory.util.io import InputError
 
 
@@ -35,8 +35,8 @@ def _outside(tmp_path: Path) -> Path:
 def _opened(monkeypatch) -> list[Path]:
     """The paths the readers open as images or read as reviews, from now on."""
     opened = []
-    real_open, real_read = readers.Image.open, Path.read_bytes
-    monkeypatch.setattr(readers.Image, "open", lambda path, *a, **k: (opened.append(Path(path)), real_open(path, *a, **k))[1])
+    real_open, real_read = pathfinder_reader.Image.open, Path.read_bytes
+    monkeypatch.setattr(pathfinder_reader.Image, "open", lambda path, *a, **k: (opened.append(Path(path)), real_open(path, *a, **k))[1])
     monkeypatch.setattr(Path, "read_bytes", lambda self: (opened.append(self), real_read(self))[1])
     return opened
 

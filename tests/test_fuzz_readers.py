@@ -38,7 +38,11 @@ from spt_theory.checks import lra as lra_checks
 from spt_theory.claims.registry import Context
 from spt_theory.figures.context import FigureContext
 from spt_theory.figures.lra_evidence import lra_evidence
-from spt_theory.lra.readers import read_image, read_listops, read_pathfinder, read_png, read_retrieval, read_text
+from spt_theory.lra.readers.image import read_image
+from spt_theory.lra.readers.listops import read_listops
+from spt_theory.lra.readers.pathfinder import read_pathfinder, read_png
+from spt_theory.lra.readers.retrieval import read_retrieval
+from spt_theory.lra.readers.text import read_text
 from spt_theory.util.io import InputError
 
 FUZZ_EXAMPLES = int(os.environ.get("SPT_FUZZ_EXAMPLES", "60"))

@@ -22,21 +22,11 @@ from pathlib import Path
 import pytest
 
 from spt_theory.bench.cases import BenchSize
-from spt_theory.lra import gpu_confirm
-from spt_theory.lra.gpu_confirm import (
-    FULL,
-    STAGES,
-    TASKS,
-    TINY,
-    Rates,
-    generate_data,
-    main,
-    merge_listops,
-    plan,
-    shares,
-    stage_flops,
-)
+from spt_theory.lra import gpu_data, gpu_plan, gpu_run
+from spt_theory.lra.gpu_confirm import main
+from spt_theory.lra.gpu_data import generate_data, merge_listops, shares
 from spt_theory.lra.gpu_export import bench_numbers, export
+from spt_theory.lra.gpu_plan import FULL, STAGES, TASKS, TINY, Rates, plan, stage_flops
 from spt_theory.lra.gpu_steps import run_step
 from spt_theory.training.loop import stage_steps
 from spt_theory.util.provenance import read_marker
@@ -128,7 +118,7 @@ def test_the_tiny_pipeline_runs_from_a_copy_without_install_and_exports_within_t
     for task in TASKS:
         assert summary["bench"][task]["spt_theory"]["tflops"] > 0
         assert 0 < summary["bench"][task]["spt_theory"]["share_of_peak"] < 1
-        assert len(summary["sweeps"][task]["cells"]) == len(gpu_confirm.CELLS[task])
+        assert len(summary["sweeps"][task]["cells"]) == len(gpu_plan.CELLS[task])
     stages = summary["stages"]
     assert sorted((s["task"], s["kind"]) for s in stages) == sorted(
         [("listops", k) for k in ("scratch", "pretrain", "spt", "spt")] + [("pathfinder", k) for k in
@@ -196,7 +186,7 @@ def test_a_fault_of_the_script_itself_still_leaves_the_summary_and_the_export(tm
     def broken(sizes):
         raise RuntimeError("a bug in the plan")
 
-    monkeypatch.setattr(gpu_confirm, "measure_cpu_rates", broken)
+    monkeypatch.setattr(gpu_run, "measure_cpu_rates", broken)
     (tmp_path / "run/results/listops").mkdir(parents=True)
     (tmp_path / "run/results/listops/scratch-0.json").write_text("{\"kind\": \"scratch\"}")  # half a result
     assert main(["--tiny", str(tmp_path / "run"), "--export", str(tmp_path / "OUT")]) == 2
@@ -319,7 +309,7 @@ def test_the_data_step_replaces_folders_it_made_or_its_generators_marked(tmp_pat
     write_marker(data / "listops-1000", "synthetic.listops", {"seed": 0})
     (data / ".parts" / "listops-0").mkdir(parents=True)  # left by an interrupted run, which had marked it
     (data / ".parts" / OWNED).write_text("made\n")
-    assert gpu_confirm.made_here(data, data / "listops-1000") is None and gpu_confirm.made_here(data, data / ".parts") is None
+    assert gpu_data.made_here(data, data / "listops-1000") is None and gpu_data.made_here(data, data / ".parts") is None
     step = generate_data(_failing_python(tmp_path, "synthetic.pathfinder"), data, TINY, 60, tmp_path / "logs")
     assert step.message.startswith("data pathfinder ")  # it went on to generate (and the stub failed)
     assert not (data / "listops-1000" / "GENERATED.json").exists()
@@ -342,7 +332,7 @@ def test_the_export_leaves_out_a_file_over_the_size_limit_and_stale_files(tmp_pa
         big.truncate(16 * 2**20 + 1)
     folder.mkdir()
     (folder / "pathfinder-gpu.pdf").write_text("from an earlier export")
-    figures = [run / "sweeps" / name for name in gpu_confirm.FIGURES]
+    figures = [run / "sweeps" / name for name in gpu_plan.FIGURES]
     entry = export(run, folder, {"complete": True}, figures)
     assert entry["left_out"] == [{"name": "listops-gpu.png", "bytes": 16 * 2**20 + 1, "why": "over the size limits"}]
     assert sorted(p.name for p in folder.iterdir()) == ["report.txt", "results.tar.gz", "summary.json"]
@@ -465,7 +455,7 @@ def test_replanning_after_a_slow_first_sweep_gives_the_second_fewer_steps():
 
 
 def split_train(task: str) -> int:
-    return gpu_confirm.split_sizes(task, FULL)[0]
+    return gpu_plan.split_sizes(task, FULL)[0]
 
 
 def test_shares_and_listops_merge_keeps_each_tree_once(tmp_path):

@@ -13,7 +13,7 @@ from spt_theory.core.model import Encoder, ModelConfig
 from spt_theory.lra.__main__ import main
 from spt_theory.lra.configs import LRAConfig, config_for, tiny
 from spt_theory.lra.data import real_lengths
-from spt_theory.lra.readers import LISTOPS_VOCAB
+from spt_theory.lra.readers.common import LISTOPS_VOCAB
 from spt_theory.lra.sweep import cells, label
 from spt_theory.lra.task import LRATask
 from spt_theory.training.loop import epoch_batches

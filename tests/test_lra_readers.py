@@ -12,19 +12,14 @@ import pytest
 import torch
 from PIL import Image
 
-from spt_theory.lra import readers
 from spt_theory.lra.configs import CONFIGS, TASKS, config_for, one_layer, tiny
-from spt_theory.lra.readers import (
-    BYTE_VOCAB,
-    LISTOPS_VOCAB,
-    PIXEL_VOCAB,
-    read_image,
-    read_listops,
-    read_pathfinder,
-    read_retrieval,
-    read_text,
-    split_validation,
-)
+from spt_theory.lra.readers.common import BYTE_VOCAB, LISTOPS_VOCAB, PIXEL_VOCAB, split_validation
+from spt_theory.lra.readers.image import read_image
+from spt_theory.lra.readers.listops import read_listops
+from spt_theory.lra.readers.pathfinder import read_pathfinder
+from spt_theory.lra.readers.registry import READERS
+from spt_theory.lra.readers.retrieval import read_retrieval
+from spt_theory.lra.readers.text import read_text
 from spt_theory.util.io import InputError
 
 
@@ -364,7 +359,7 @@ def test_split_validation_is_a_seeded_disjoint_partition(tmp_path):
 def test_configs_match_the_readers_vocabularies():
     vocab_of = {"listops": LISTOPS_VOCAB, "text": BYTE_VOCAB, "retrieval": BYTE_VOCAB,
                 "image": PIXEL_VOCAB, "pathfinder": PIXEL_VOCAB}
-    assert set(CONFIGS) == set(TASKS) == set(readers.READERS)
+    assert set(CONFIGS) == set(TASKS) == set(READERS)
     for task in TASKS:
         config = config_for(task)
         assert config.vocab_size == vocab_of[task].size and config.batch_size == 32

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from spt_theory.lra.readers import read_pathfinder
+from spt_theory.lra.readers.pathfinder import read_pathfinder
 from synthetic import pathfinder
 from synthetic.pathfinder import PathfinderStyle, balanced_labels, generate, write_dataset
 

@@ -23,7 +23,8 @@ from spt_theory import verify as verify_cli
 from spt_theory.analysis.probes import gradient_proximity_shares
 from spt_theory.core.model import Encoder
 from spt_theory.lra import __main__ as lra_cli
-from spt_theory.lra.readers import load_cifar_batch, read_listops
+from spt_theory.lra.readers.image import load_cifar_batch
+from spt_theory.lra.readers.listops import read_listops
 from spt_theory.lra.task import LRATask
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import DatasetTask, Stage, train_stage
@@ -239,7 +240,7 @@ _PEAK_MEMORY = """
 import resource, sys
 from pathlib import Path
 from spt_theory.util.io import InputError
-from spt_theory.lra.readers import load_cifar_batch
+from spt_theory.lra.readers.image import load_cifar_batch
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
     load_cifar_batch(Path(sys.argv[1]))

@@ -12,15 +12,10 @@ from dataclasses import dataclass, replace
 
 from spt_theory.core.model import HEADS
 from spt_theory.core.model import POOLINGS as MODEL_POOLINGS
-from spt_theory.lra.readers import (
-    BYTE_VOCAB,
-    LISTOPS_MAX_LEN,
-    LISTOPS_VOCAB,
-    PIXEL_VOCAB,
-    PIXELS,
-    RETRIEVAL_MAX_LEN,
-    TEXT_MAX_LEN,
-)
+from spt_theory.lra.readers.common import BYTE_VOCAB, LISTOPS_VOCAB, PIXEL_VOCAB, PIXELS
+from spt_theory.lra.readers.listops import LISTOPS_MAX_LEN
+from spt_theory.lra.readers.retrieval import RETRIEVAL_MAX_LEN
+from spt_theory.lra.readers.text import TEXT_MAX_LEN
 from spt_theory.util.io import InputError
 
 TASKS = ("listops", "text", "retrieval", "image", "pathfinder")

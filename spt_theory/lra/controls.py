@@ -189,7 +189,7 @@ def baselines(kinds: tuple[str, ...], data, distances: dict[str, np.ndarray] | N
 def marker_distances(data_dir: Path, resolution: int, contour_length: int) -> dict[str, np.ndarray] | None:
     """The marker distance of every train and test image, in the readers' split, or None when
     the metadata lack it (a release copy)."""
-    from spt_theory.lra.readers import pathfinder_marker_distances
+    from spt_theory.lra.readers.pathfinder import pathfinder_marker_distances
     found = {split: pathfinder_marker_distances(data_dir, split, contour_length, resolution)
              for split in ("train", "test")}
     return None if any(v is None for v in found.values()) else found

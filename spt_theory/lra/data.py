@@ -1,7 +1,7 @@
 """One LRA task's train / validation / test tensors, ready for the model.
 
 ``load_task_data(config, data_dir)`` reads the three splits with the task's reader
-(:data:`~spt_theory.lra.readers.READERS`) and makes them one width:
+(:data:`~spt_theory.lra.readers.registry.READERS`) and makes them one width:
 
 - Text and Image ship without a validation split: 10% of train is held out (seeded, fixed).
 - Token splits are padded with ``<pad>`` (id 0) to the longest example of any split.  By default
@@ -26,7 +26,8 @@ import torch
 import torch.nn.functional as F
 
 from spt_theory.lra.configs import LRAConfig
-from spt_theory.lra.readers import READERS, LRAPairSplit, LRASplit, Vocabulary, split_validation
+from spt_theory.lra.readers.common import LRAPairSplit, LRASplit, Vocabulary, split_validation
+from spt_theory.lra.readers.registry import READERS
 from spt_theory.util.provenance import read_marker
 
 HELD_OUT_VALIDATION = {"text": 0.1, "image": 0.1}

@@ -35,7 +35,7 @@ from spt_theory.core.objectives import (
 )
 from spt_theory.lra.configs import LRAConfig
 from spt_theory.lra.data import LRAData, real_lengths
-from spt_theory.lra.readers import Vocabulary
+from spt_theory.lra.readers.common import Vocabulary
 from spt_theory.training.loop import Runtime, Stage
 
 PIXEL_MAX = 255.0
