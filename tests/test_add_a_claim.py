@@ -51,6 +51,7 @@ def test_adding_a_claim_as_the_guide_says_touches_three_files(tmp_path):
     table = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_claims_table.py", "-k",
                 "one_row or docs_claims_md or families")
     assert table.returncode == 0, table.stdout[-2000:]
-    after = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file() and "__pycache__" not in str(p)}
+    after = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*")
+             if p.is_file() and "__pycache__" not in str(p)}
     changed = {p for p in after if before.get(p) != after[p]}
     assert changed == {Path("spt_theory/claims/records.py"), Path("spt_theory/checks/toy.py"), Path("docs/claims.md")}

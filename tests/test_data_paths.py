@@ -36,7 +36,8 @@ def _opened(monkeypatch) -> list[Path]:
     """The paths the readers open as images or read as reviews, from now on."""
     opened = []
     real_open, real_read = pathfinder_reader.Image.open, Path.read_bytes
-    monkeypatch.setattr(pathfinder_reader.Image, "open", lambda path, *a, **k: (opened.append(Path(path)), real_open(path, *a, **k))[1])
+    monkeypatch.setattr(pathfinder_reader.Image, "open",
+                        lambda path, *a, **k: (opened.append(Path(path)), real_open(path, *a, **k))[1])
     monkeypatch.setattr(Path, "read_bytes", lambda self: (opened.append(self), real_read(self))[1])
     return opened
 

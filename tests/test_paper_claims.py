@@ -149,8 +149,8 @@ def tiny_claims(tiny_walk, monkeypatch):
     monkeypatch.setattr(paper_runs, "SPT_LADDER", (1, 2))
 
 
-@pytest.mark.parametrize("check", [synthetic.check_e5, paper.check_e5b, paper.check_e6b, paper.check_e10, paper.check_e11,
-                                   paper.check_e11b,
+@pytest.mark.parametrize("check", [synthetic.check_e5, paper.check_e5b, paper.check_e6b, paper.check_e10,
+                                   paper.check_e11, paper.check_e11b,
                                    paper.check_e12, paper.check_e13, paper.check_e14, paper.check_x5b])
 def test_every_paper_check_runs_on_tiny_data(check, tiny_claims, tmp_path):
     m = check(Context(full=True, seeds=(0,), cache_dir=tmp_path, progress=False))
@@ -160,7 +160,8 @@ def test_every_paper_check_runs_on_tiny_data(check, tiny_claims, tmp_path):
 def test_e9_full_mode_walks_the_log_grid(tiny_claims, tiny_walk, tmp_path):
     m = synthetic.check_e9(Context(full=True, seeds=(0,), cache_dir=tmp_path, progress=False))
     grid = m.details["accuracy_by_spt_epochs"]
-    assert len(grid) == len(set(paper_runs.spt_length_steps(tiny_walk))) and m.details["steps_per_epoch"] == paper_runs.steps_per_epoch(tiny_walk)
+    assert (len(grid) == len(set(paper_runs.spt_length_steps(tiny_walk)))
+            and m.details["steps_per_epoch"] == paper_runs.steps_per_epoch(tiny_walk))
 
 
 def test_e9_quick_mode_reads_only_e3s_spt_run(tiny_claims, tiny_walk, tmp_path):

@@ -88,9 +88,11 @@ def test_the_stages_of_the_race_are_read_from_the_newest_checkpoint(tmp_path):
 
     def stage(key, seed, objective, epochs, history, name):
         options = RunOptions(task="pathfinder", data_dir=tmp_path, layers=1, overrides=race.OVERRIDES, seed=seed,
-                             finetune_epochs=epochs, pretrain_epochs=race.PRETRAIN_EPOCHS if objective == "spt" else None)
+                             finetune_epochs=epochs,
+                             pretrain_epochs=race.PRETRAIN_EPOCHS if objective == "spt" else None)
         meta = {"task": "pathfinder", "options": options_json(options), "stage": {"objective": objective}}
-        save_checkpoint(tmp_path / "cache" / key / name, model, optimiser, StageState(len(history), 0, 0.0, history), meta)
+        save_checkpoint(tmp_path / "cache" / key / name, model, optimiser,
+                        StageState(len(history), 0, 0.0, history), meta)
 
     point = {"epoch": 1, "seconds": 1.0, "val_accuracy": 0.5, "test_accuracy": 0.5}
     stage("a", 0, "supervised", race.SCRATCH_EPOCHS, [point], "epoch_1.pt")

@@ -85,7 +85,8 @@ def test_the_walk_cli_builds_the_runs_of_the_recipe_names(mode, name):
     epochs = {"scratch": 8, "frozen": 8, "pretrain": 4, "spt": 4, "hybrid": 4}[mode]
     extra = {"frozen": ["--freeze", "qk"], "spt": ["--finetune-epochs", "3"],
              "hybrid": ["--keep", "qk", "--finetune-epochs", "8"]}.get(mode, [])
-    spec = train_cli.build_spec(train_cli.parse_args(["--mode", mode, "--epochs", str(epochs), *extra, "--no-progress"]))
+    spec = train_cli.build_spec(train_cli.parse_args(["--mode", mode, "--epochs", str(epochs), *extra,
+                                                      "--no-progress"]))
     assert spec == recipe(name, WalkData(), 0)
 
 

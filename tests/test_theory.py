@@ -1,6 +1,6 @@
 """Lemmas T1-T5 and X4 (single-token readout): float64 autograd against the closed forms of
-``spt_theory.theory.lemmas``, and the negative controls showing each comparison can fail.  Tolerance: ``TOLERANCE`` (1e-10) relative
-to the softmax-backward scale, see ``spt_theory.checks.theory``."""
+``spt_theory.theory.lemmas``, and the negative controls showing each comparison can fail.  Tolerance:
+``TOLERANCE`` (1e-10) relative to the softmax-backward scale, see ``spt_theory.checks.theory``."""
 
 from __future__ import annotations
 

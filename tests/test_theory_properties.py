@@ -55,10 +55,12 @@ def row_losses(draw, kind: str, rows: int, d: int, logit_scale: float) -> RowLos
     if kind == "bce":
         return RowLoss(kind, logit_scale * torch.tensor(draw(st.lists(FLOATS, min_size=d, max_size=d)), dtype=F64),
                        torch.tensor(draw(FLOATS), dtype=F64),
-                       torch.tensor(draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=rows, max_size=rows)), dtype=F64))
+                       torch.tensor(draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=rows, max_size=rows)),
+                                    dtype=F64))
     if kind == "ce":
         weight = torch.tensor(draw(st.lists(FLOATS, min_size=3 * d, max_size=3 * d)), dtype=F64).reshape(3, d)
-        return RowLoss(kind, logit_scale * weight, torch.tensor(draw(st.lists(FLOATS, min_size=3, max_size=3)), dtype=F64),
+        return RowLoss(kind, logit_scale * weight,
+                       torch.tensor(draw(st.lists(FLOATS, min_size=3, max_size=3)), dtype=F64),
                        torch.tensor(draw(st.lists(st.integers(0, 2), min_size=rows, max_size=rows))))
     target = draw(st.lists(FLOATS, min_size=rows * d, max_size=rows * d))
     return RowLoss(kind, torch.empty(0, dtype=F64), torch.empty(0, dtype=F64),
@@ -172,7 +174,8 @@ def test_t5_reconstruction_gradient_equals_row_centred_R_over_n_whatever_G_holds
 @given(instances(), st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=1, max_size=12))
 def test_t3_toeplitz_projection_is_the_boundary_term_within_the_tight_bound(inst, kernel):
     t = toeplitz_projection(inst, torch.tensor(kernel, dtype=F64))
-    rounding = TOLERANCE * t.scale * float(theory.stable_norm(theory.toeplitz_kernel(inst.S.shape[0], kernel).flatten()))
+    rounding = TOLERANCE * t.scale * float(theory.stable_norm(
+        theory.toeplitz_kernel(inst.S.shape[0], kernel).flatten()))
     assert abs(t.measured - t.predicted) <= rounding + TINY
     assert abs(t.measured) <= t.bound * (1 + 1e-9) + rounding + TINY
 

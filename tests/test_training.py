@@ -68,7 +68,8 @@ def test_interrupted_stage_resumes_to_the_same_weights(tiny_walk, tiny_model_ove
     data = tiny_walk.build()
     stage = spec.stages[0]
     reference = initial_model(spec)
-    ref_history = train_stage(reference, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "ref"), progress=False)
+    ref_history = train_stage(reference, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "ref"),
+                              progress=False)
     interrupted = initial_model(spec)
     train_stage(interrupted, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "cut"),
                 options=StageOptions(progress=False, stop_after_steps=5, checkpoint_every=2))

@@ -116,7 +116,8 @@ def build_models(size: BenchSize, names: tuple[str, ...], device: torch.device) 
     cfg = size.model_config()
     torch.manual_seed(0)
     ours = Encoder(cfg)
-    makers = {"spt_theory": lambda: ours, "torch_linear": lambda: Encoder(cfg), "no_table": lambda: UntabulatedEncoder(cfg),
+    makers = {"spt_theory": lambda: ours, "torch_linear": lambda: Encoder(cfg),
+              "no_table": lambda: UntabulatedEncoder(cfg),
               "attention_free": lambda: AttentionFreeEncoder(cfg),
               "torch_layer": lambda: TorchLayerModel(cfg)}
     models = {}

@@ -141,10 +141,12 @@ def factored_first_steps(seed: int, lr: float = 1e-3) -> dict:
     supervised_backward(model, x, y)
     gq, gk = augmented_qk(model, grad=True)
     figures["grad_WQ_over_grad_WK"] = float(gq.norm() / gk.norm())
-    figures["grad_WK_head_sigma2_over_sigma1"] = max(float(theory.singular_value_ratio(g)) for g in _head_blocks(model, gk))
+    figures["grad_WK_head_sigma2_over_sigma1"] = max(float(theory.singular_value_ratio(g))
+                                                     for g in _head_blocks(model, gk))
     G = score_gradients(model, x, y, objective="supervised")
     _, cache = model.run_with_cache(x)
-    H = torch.cat([model.blocks[0].ln_attn(cache["embed"]), torch.ones(*x.shape, 1, dtype=torch.float64)], dim=-1).detach()
+    H = torch.cat([model.blocks[0].ln_attn(cache["embed"]), torch.ones(*x.shape, 1, dtype=torch.float64)],
+                  dim=-1).detach()
     grad_M = torch.einsum("bni,bhnm,bmj->hij", H, G, H)
     figures["real_dL_dM_sigma2_over_sigma1_min"] = min(float(theory.singular_value_ratio(g)) for g in grad_M)
     for name, make in (("sgd", lambda p: torch.optim.SGD(p, lr=lr)), ("adamw", lambda p: torch.optim.AdamW(p, lr=lr))):
@@ -195,7 +197,8 @@ def check_t4b(ctx: Context) -> Measurement:
     conditions = {
         "grad_WQ_zero": f["grad_WQ_over_grad_WK"] <= TOLERANCE,
         "grad_WK_rank_one_per_head": f["grad_WK_head_sigma2_over_sigma1"] <= TOLERANCE,
-        "first_step_rows_equal_sgd_adamw": max(f["sgd_step1_score_row_spread"], f["adamw_step1_score_row_spread"]) <= TOLERANCE,
+        "first_step_rows_equal_sgd_adamw": max(f["sgd_step1_score_row_spread"],
+                                               f["adamw_step1_score_row_spread"]) <= TOLERANCE,
         "first_step_delta_M_rank_one": max(f["sgd_step1_delta_M_sigma2_over_sigma1_max"],
                                            f["adamw_step1_delta_M_sigma2_over_sigma1_max"]) <= TOLERANCE,
         "M0_critical_and_saddle": f["saddle_qk_grad_norm"] <= TOLERANCE and -1.1 <= f["saddle_ratio"] <= -0.9,
@@ -289,7 +292,8 @@ def check_t7(ctx: Context) -> Measurement:
         "value_weight_within_bound": all(0 < i["norm"] <= i["bound"] for i in identity.values()),
         "n1_no_pairs": table["n=1"]["sigma=0.0"]["value_weight"] <= 1e-12,
         "value_path_linear_in_sigma": 0.9 <= slope <= 1.1,
-        "value_path_smaller_at_larger_n": table["n=7"]["sigma=0.1"]["per_token"] < table["n=3"]["sigma=0.1"]["per_token"],
+        "value_path_smaller_at_larger_n": (table["n=7"]["sigma=0.1"]["per_token"]
+                                           < table["n=3"]["sigma=0.1"]["per_token"]),
         "control_unequal_marginals_seen": min(control.values()) > 1e-2,
         "control_law_matches_leaking_generator": control_law.passed,
     }

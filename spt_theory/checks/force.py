@@ -92,7 +92,8 @@ def monte_carlo(length: int = MC_LENGTH, size: int = MC_SIZE, seed: int = MC_SEE
     return {"length": length, "size_per_class": size, "z_class_means": [round(float(z), 2) for z in z_class],
             "z_difference": [round(float(z), 2) for z in z_diff],
             "max_abs_z": float(torch.cat([z_class, z_diff]).abs().max()),
-            "difference_relative_standard_error": [round(float(e), 2) for e in diff_error / (exact[1] - exact[0]).abs()]}
+            "difference_relative_standard_error": [round(float(e), 2)
+                                                   for e in diff_error / (exact[1] - exact[0]).abs()]}
 
 
 def exponents(readout: str, seeds: tuple[int, ...]) -> dict:

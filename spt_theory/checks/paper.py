@@ -19,8 +19,8 @@ r"""Claims E5b, E6b, E10-E14 and X5b: the paper's statements tested as it makes 
 The runs are those of :mod:`spt_theory.walk.paper_runs` (``python -m spt_theory.paper_runs`` trains them
 ahead), cached like every run.  Thresholds were written before the runs they judge, except E6b's
 (its data were committed about 12 hours before it) and E5b's scratch guard (see
-:data:`spt_theory.claims.records.REGISTRATIONS`); "at chance" is E2's bar (accuracy <= 0.6), "solved" E3's (>= 0.95).  All but E10 need long extra training and run
-with ``--full`` or ``--only``.
+:data:`spt_theory.claims.records.REGISTRATIONS`); "at chance" is E2's bar (accuracy <= 0.6), "solved" E3's
+(>= 0.95).  All but E10 need long extra training and run with ``--full`` or ``--only``.
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ def first_step_where(result: RunResult, reached: Callable[[float], bool]) -> int
 
 
 def steps_to_leave_and_solve(results: list[RunResult]) -> dict:
-    """Per run: steps to the first epoch above chance (> :data:`CHANCE_MAX`) and to the first solved (>= :data:`SOLVED`)."""
+    """Per run: steps to the first epoch above chance (> :data:`CHANCE_MAX`) and to the first solved
+    (>= :data:`SOLVED`)."""
     return {"first_step_above_chance": [first_step_where(r, lambda a: a > CHANCE_MAX) for r in results],
             "first_step_solved": [first_step_where(r, lambda a: a >= SOLVED) for r in results]}
 
@@ -106,15 +107,18 @@ def check_e10(ctx: Context) -> Measurement:
     """Training accuracy and loss of the scratch and SPT runs of E2/E3, recorded after every epoch.
     If scratch failed by overfitting, its training accuracy would be high; it is at chance."""
     scratch, spt = runs(ctx, "scratch"), runs(ctx, "spt")
-    train_acc, loss, spt_train = finals(scratch, "train_accuracy"), finals(scratch, "loss"), finals(spt, "train_accuracy")
+    train_acc, loss, spt_train = (finals(scratch, "train_accuracy"), finals(scratch, "loss"),
+                                  finals(spt, "train_accuracy"))
     ok = (statistics.fmean(train_acc) <= CHANCE_MAX and statistics.fmean(loss) >= LOSS_AT_CHANCE
           and statistics.fmean(spt_train) >= SOLVED)
     return Measurement(statistics.fmean(train_acc),
                        f"scratch train <= {CHANCE_MAX:g}, loss >= {LOSS_AT_CHANCE:g}; SPT train >= {SOLVED:g}", ok,
                        {"scratch_train_accuracy": summary(train_acc), "scratch_train_loss": summary(loss),
                         "spt_train_accuracy": summary(spt_train),
-                        "scratch_curve": {k: mean_curve(scratch, k) for k in ("loss", "train_accuracy", "test_accuracy")},
-                        "spt_finetune_curve": {k: mean_curve(spt, k) for k in ("loss", "train_accuracy", "test_accuracy")}})
+                        "scratch_curve": {k: mean_curve(scratch, k)
+                                          for k in ("loss", "train_accuracy", "test_accuracy")},
+                        "spt_finetune_curve": {k: mean_curve(spt, k)
+                                               for k in ("loss", "train_accuracy", "test_accuracy")}})
 
 
 @claim("E11", section="Paper: optimisation",
@@ -220,7 +224,8 @@ def check_e6b(ctx: Context) -> Measurement:
        method="SPT on iid tokens / shuffled walk, ft 3", quick=False)
 def check_x5b(ctx: Context) -> Measurement:
     uniform = uniform_band_mass(WALK.length)
-    results = {s: trained(ctx, [paper_runs.negative_spec(s, seed, WALK, BUDGET) for seed in ctx.seeds]) for s in ("uniform", "shuffled")}
+    results = {s: trained(ctx, [paper_runs.negative_spec(s, seed, WALK, BUDGET) for seed in ctx.seeds])
+               for s in ("uniform", "shuffled")}
     best = max(statistics.fmean(finals(r)) for r in results.values())
     return Measurement(best, f"every source <= {CHANCE_MAX:g}", best <= CHANCE_MAX,
                        {s: {"accuracy_finetune_3": summary(finals(r)),

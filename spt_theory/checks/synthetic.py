@@ -8,8 +8,8 @@ seeds 0-2 of the design's budget (E8: seeds 0-9; see the comment beside each) an
 with the figure; which were written before their data and which were moved is in
 :data:`spt_theory.claims.records.REGISTRATIONS` (E6, E7, E8 moved after their first results).
 
-Quick mode runs E1-E4 and E7-E10 (about 2250 training steps: E9 reads E3's SPT length only); E5 and E6 (2000 steps each) run
-with ``--full`` or ``--only E5 E6``.
+Quick mode runs E1-E4 and E7-E10 (about 2250 training steps: E9 reads E3's SPT length only); E5 and E6
+(2000 steps each) run with ``--full`` or ``--only E5 E6``.
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ def check_e1b(ctx: Context) -> Measurement:
     separates the classes; a linear one does not (T7: equal class means), nor does any function of
     the token histogram (E1); the quadratic rule of :func:`diagonal_concentration_rule` needs no training."""
     data = built_data(WALK)
-    mlp = [train_bag_of_pairs(data.x_train, data.y_train, data.x_test, data.y_test, WALK.vocab, seed=seed)["test_accuracy"]
+    mlp = [train_bag_of_pairs(data.x_train, data.y_train, data.x_test, data.y_test, WALK.vocab,
+                              seed=seed)["test_accuracy"]
            for seed in ctx.seeds]
     linear = train_bag_of_pairs(data.x_train, data.y_train, data.x_test, data.y_test, WALK.vocab,
                                 hidden=None)["test_accuracy"]

@@ -1,4 +1,5 @@
-"""Figure ``gradient_blindness``: proximity share of the score gradients at init; T3 control off uniform (T3, T5, E8)."""
+"""Figure ``gradient_blindness``: proximity share of the score gradients at init; T3 control off uniform
+(T3, T5, E8)."""
 
 from __future__ import annotations
 

@@ -147,7 +147,8 @@ def collect(out: Path, data_dir: Path) -> dict:
             arms.append({"seed": seed, "arm": "spt", "pretrain_steps": steps, "cache": key,
                          "pretrain_seconds": round(sum(r["seconds"] for r in pretrain[:PRETRAIN_EPOCHS]), 3),
                          "finished": len(history) >= FINETUNE_EPOCHS,
-                         "curve": arm_curve(history, per_epoch, steps, sum(r["seconds"] for r in pretrain[:PRETRAIN_EPOCHS]),
+                         "curve": arm_curve(history, per_epoch, steps,
+                                            sum(r["seconds"] for r in pretrain[:PRETRAIN_EPOCHS]),
                                             supervised, steps * spt)})
     evidence = {"schema_version": schema.SCHEMA_VERSION, "task": TASK, "seeds": list(SEEDS),
                 "rules": {"registered": "docs/preregistration/2026-12-02-lra-verdicts-and-escape-race.md",

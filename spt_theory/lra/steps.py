@@ -108,7 +108,8 @@ def best_within(curve: list[dict], steps: int | None = None, rule: str = "mean")
     optimiser steps (all when None), ties resolved by ``rule`` (:data:`SELECTION_RULES`); None
     if no evaluation is that early.
 
-    >>> curve = [{"step": 1, "val_accuracy": .5, "test_accuracy": .4}, {"step": 2, "val_accuracy": .5, "test_accuracy": .6}]
+    >>> curve = [{"step": 1, "val_accuracy": .5, "test_accuracy": .4},
+    ...          {"step": 2, "val_accuracy": .5, "test_accuracy": .6}]
     >>> [best_within(curve, None, rule) for rule in SELECTION_RULES]
     [0.5, 0.4, 0.6]
     """
@@ -135,7 +136,8 @@ def draw(summaries: list[dict], path: Path) -> list[Path]:
     plain SPT cell (mean over seeds, thin lines: seeds; SPT's curve starts after its pretraining
     steps, the shaded span) and the trained controls; dotted: majority class, dashed: the other
     baselines.  Below, the proximity of the attention (band mass or 2-D neighbour share over
-    uniform; mean over the seeds whose checkpoint at that step was kept) along the same steps.  Writes ``path`` as PNG and PDF."""
+    uniform; mean over the seeds whose checkpoint at that step was kept) along the same steps.  Writes ``path`` as
+    PNG and PDF."""
     from spt_theory.util.plotting import plt, save_figure  # matplotlib on the Agg backend
 
     fig, axes = plt.subplots(2, len(summaries), figsize=(6 * len(summaries), 7), sharex="col", squeeze=False)

@@ -23,7 +23,8 @@ At ``W_V = 0`` the value path is the constant ``a = b_O + W_O b_V`` and the only
 ``dz/dW_V = (1/n) sum_i d_a Psi(x_i, i, a) W_O (.) m(x)``, a sum over pairs ``(i, j)``.  Its
 label-dependent part is then, exactly,
 
-    Delta_{W_V} = -(1/(4 n^2)) sum_{i != j} sum_{a, b} [P_1(x_i = a, x_j = b) - P_0(x_i = a, x_j = b)] W_O^T u(a, i) chi(b, j)^T,
+    Delta_{W_V} = -(1/(4 n^2)) sum_{i != j} sum_{a, b} [P_1(x_i = a, x_j = b) - P_0(x_i = a, x_j = b)]
+                  W_O^T u(a, i) chi(b, j)^T,
     u(a, i) = d_a Psi(a, i, a)^T (W_1 - W_0),
 
 with the walk's pair law (:func:`walk_pair_law`)

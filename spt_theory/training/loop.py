@@ -392,8 +392,8 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
         runtime.barrier()  # every rank has read the checkpoint before the main one writes again
         done_steps = state.epoch * steps_per_epoch + state.step_in_epoch
         steps_this_call = 0
-        bar = Progress(f"{stage.objective} ({epochs} epoch{'s' if epochs != 1 else ''})", total, "steps", initial=done_steps,
-                       enabled=options.progress and runtime.main)
+        bar = Progress(f"{stage.objective} ({epochs} epoch{'s' if epochs != 1 else ''})", total, "steps",
+                       initial=done_steps, enabled=options.progress and runtime.main)
         model.train()
         while state.epoch < epochs:
             start = time.perf_counter()

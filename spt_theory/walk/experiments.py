@@ -103,8 +103,8 @@ def stage_cache(spec: RunSpec, k: int, cache_dir: Path) -> StageCache:
 
 def stage_key(spec: RunSpec, k: int) -> str:
     """Cache key of stage ``k``: everything it depends on, its own epoch count excluded."""
-    return config_hash({"format": CACHE_FORMAT, "data": dataclasses.asdict(spec.data), "model": dataclasses.asdict(spec.model),
-                        "seed": spec.seed,
+    return config_hash({"format": CACHE_FORMAT, "data": dataclasses.asdict(spec.data),
+                        "model": dataclasses.asdict(spec.model), "seed": spec.seed,
                         "before": [dataclasses.asdict(s) for s in spec.stages[:k]],
                         "stage": dataclasses.asdict(replace(spec.stages[k], epochs=0)),
                         **control_key(spec)})
