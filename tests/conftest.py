@@ -5,7 +5,7 @@ import os
 import pytest
 from hypothesis import settings
 
-from spt_theory.checks.harness import single_threaded
+from spt_theory.analysis.lemma_harness import single_threaded
 from spt_theory.walk.experiments import WalkData
 
 settings.register_profile("spt", max_examples=60, deadline=None, print_blob=True)

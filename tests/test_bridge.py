@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from spt_theory.analysis.baselines import diagonal_concentration_rule, pair_features
+from spt_theory.analysis.lemma_harness import TOLERANCE, random_instances, sup_autograd
 from spt_theory.checks.bridge import (
     VALUE_WEIGHT,
     departure,
@@ -19,7 +20,6 @@ from spt_theory.checks.bridge import (
     tiny_model,
     value_weight_identity,
 )
-from spt_theory.checks.harness import TOLERANCE, random_instances, sup_autograd
 from spt_theory.checks.walk_law import exact_law
 from spt_theory.theory import per_token
 from synthetic.walk import generate_walk

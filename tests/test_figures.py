@@ -13,9 +13,10 @@ import torch
 
 from spt_theory.analysis import probes
 from spt_theory.checks import controls
-from spt_theory.figures import ablations, cli, lra_evidence, lra_table, paper_claims
+from spt_theory.figures import ablations, cli, lra_evidence, lra_table
 from spt_theory.figures import context as figure_context
 from spt_theory.figures.registry import FIGURES
+from spt_theory.figures.score_gradients import init_gradients, rank_one_share
 from spt_theory.training.cache import config_hash
 from spt_theory.util.io import InputError
 from spt_theory.walk import paper_runs
@@ -204,7 +205,9 @@ def test_lra_evidence_refuses_a_value_it_would_draw_wrong_and_writes_nothing(con
 
 
 # ----------------------------------------------------------------------------- the paper figures
-PAPER = [name for name, f in FIGURES.items() if f.draw.__module__ == paper_claims.__name__]
+PAPER = ["score_gradients", "pe_scores", "offset_profile", "supervised_curves", "scratch_steps", "spt_length",
+         "phase_map", "paper_checks"]
+"""The figures of the paper's claims, drawn from the runs of ``spt_theory.walk.paper_runs``."""
 
 
 def record_of(context, name: str) -> dict:
@@ -251,11 +254,11 @@ def test_score_gradients_panel_c_is_x6s_share(context):
             for at, model in ends.items():
                 share = controls.supervised_share(model, x, y, directions)["expected"] / chance
                 assert curve["share_over_chance_per_seed"][i][at] == pytest.approx(share, rel=1e-4)
-    gradients = paper_claims.init_gradients(context, context.seeds[0])
+    gradients = init_gradients(context, context.seeds[0])
     for objective, g in gradients.items():
         panel = record["panels_a_b"][objective]
         assert panel["colour_scale"][1] == pytest.approx(float(g.abs().max()))
-        assert panel["rank_one_share"] == pytest.approx(paper_claims.rank_one_share(g))
+        assert panel["rank_one_share"] == pytest.approx(rank_one_share(g))
 
 
 def test_pe_scores_r2_is_e7s_and_residual_has_no_toeplitz_part(context):

@@ -1,6 +1,6 @@
 """Lemmas T1-T5 and X4 (single-token readout): float64 autograd against the closed forms of
 ``spt_theory.theory.lemmas``, and the negative controls showing each comparison can fail.  Tolerance:
-``TOLERANCE`` (1e-10) relative to the softmax-backward scale, see ``spt_theory.checks.theory``."""
+``TOLERANCE`` (1e-10) relative to the softmax-backward scale, see ``spt_theory.analysis.lemma_harness``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from spt_theory.checks.harness import (
+from spt_theory.analysis.lemma_harness import (
     TOLERANCE,
     bilinear_autograd,
     random_instance,
@@ -22,7 +22,7 @@ from spt_theory.checks.harness import (
     sup_autograd,
     uniform_bilinear_point,
 )
-from spt_theory.checks.theory import (
+from spt_theory.analysis.lemma_measures import (
     aligned_row,
     aligned_toeplitz,
     band_cosine_bound,
@@ -35,10 +35,9 @@ from spt_theory.checks.theory import (
     toeplitz_boundary_cases,
     toeplitz_projection,
     uniform_gradient_structure,
-    walk_monte_carlo,
     with_unmasked_noise,
 )
-from spt_theory.claims.registry import Context
+from spt_theory.analysis.walk_descent import walk_monte_carlo
 from spt_theory.theory import lemmas as theory
 
 F64 = torch.float64
@@ -252,7 +251,7 @@ def test_t5_gradient_is_not_rank_one_and_sees_circular_proximity_unlike_sup():
 
 
 def test_t5_walk_descent_raises_offset_one_scores_for_the_fitted_decoder_only():
-    mc = walk_monte_carlo(Context())
+    mc = walk_monte_carlo()
     assert mc["fitted_decoder"]["ci95_low"][0] > 0
     assert mc["fitted_decoder"]["mean"][0] > mc["fitted_decoder"]["mean"][2]
     assert mc["identity_decoder"]["ci95_high"][0] < 0

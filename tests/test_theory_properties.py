@@ -3,7 +3,7 @@ shrink: n in [1, 128], explicit value rows (repeated rows, i.e. constant b; one-
 magnitudes 1e-3..1e3, the three loss families (binary CE, 3-class CE, MSE) with saturated logits,
 all / no / drawn masked positions, constant-row score offsets up to 1e6 (uniform attention with
 non-zero scores).  float64; tolerance ``TOLERANCE`` relative to the softmax-backward scale (see
-``spt_theory.checks.theory``)."""
+``spt_theory.analysis.lemma_harness``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spt_theory.checks.bridge import label_parts, tiny_model
-from spt_theory.checks.harness import (
+from spt_theory.analysis.lemma_harness import (
     LOSS_KINDS,
     TOLERANCE,
     Instance,
@@ -26,12 +25,13 @@ from spt_theory.checks.harness import (
     sup_autograd,
     uniform_bilinear_point,
 )
-from spt_theory.checks.theory import (
+from spt_theory.analysis.lemma_measures import (
     loss_after_attention_change,
     toeplitz_projection,
     uniform_gradient_structure,
     with_unmasked_noise,
 )
+from spt_theory.checks.bridge import label_parts, tiny_model
 from spt_theory.theory import lemmas as theory
 from spt_theory.theory import per_token
 

@@ -8,8 +8,8 @@ from fractions import Fraction
 import pytest
 import torch
 
-from spt_theory.checks.theory import bag_bayes_accuracy, class_histogram_distributions, step_rate_control
 from spt_theory.checks.walk_law import exact_law, generator_law_test, walk_sampler
+from spt_theory.theory.bag_bayes import bag_bayes_accuracy, class_histogram_distributions, step_rate_control
 from synthetic.walk import generate_walk, histogram_distributions, sequence_probability
 
 HALF, THIRD = Fraction(1, 2), Fraction(1, 3)

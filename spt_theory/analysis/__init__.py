@@ -1,1 +1,3 @@
-"""Layer analysis: probes of trained models and baselines, shared by tasks, checks and figures."""
+"""Layer analysis: probes of trained models and baselines, and the measurements of the lemma checks
+(``lemma_harness``: instances and autograd references; ``lemma_measures``, ``walk_descent``), shared by
+tasks, checks, figures and tests."""

@@ -34,10 +34,10 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
+from spt_theory.analysis.lemma_harness import single_threaded
 from spt_theory.analysis.probes import diagonal_profile, pe_score_block, score_gradients, uniform_band_mass
 from spt_theory.checks import synthetic
 from spt_theory.checks import theory as lemmas
-from spt_theory.checks.harness import single_threaded
 from spt_theory.checks.synthetic import summary
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.core.model import Encoder

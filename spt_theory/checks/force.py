@@ -27,7 +27,7 @@ import time
 
 import torch
 
-from spt_theory.checks.harness import single_threaded
+from spt_theory.analysis.lemma_harness import single_threaded
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.core.model import Encoder, ModelConfig
 from spt_theory.theory import force

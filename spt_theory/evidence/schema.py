@@ -14,6 +14,13 @@ e.g. ``pathfinder.json: cells[2].runs[0].test_accuracy: not a finite number``.
 
 The proximity metric an LRA summary is judged on is a property of its format, written once:
 :func:`proximity_metric` (the 2-D neighbour share for pixel masking, else band mass).
+
+Why one module, longer than the package's ~450 lines: every reader says ``schema.load(path,
+schema.Model)`` against one table of formats, and the formats share the field types, the two base
+models, the checks of duplicates, seeds and stored statistics, and the loader (about 150 lines);
+split per format (LRA sweeps ~160 lines, plateau ~100, race ~45, GPU ~10), each part would be
+mostly imports of that shared core and every reader would import two modules.  The sections
+below are per format.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ Figures (claims they support in brackets):
   lra_table          LRA results table from the runner's result JSONs (skipped when there are none)
   lra_evidence       the committed LRA sweeps redrawn: accuracy per cell, attention proximity (L1-L4)
 
-and, in ``paper_claims`` (one module for the family: they share its run helpers):
+and the figures of the paper's claims, drawn from the runs of :mod:`spt_theory.walk.paper_runs` (at the
+default context the very runs, same cache keys, of ``verify --full``; shared marks in ``style``):
 
   score_gradients    E[dL_sup/dS], E[dL_rec/dS] at init; X6's supervised proximity share in training (T3, T5, E8, X6)
   pe_scores          PE-PE score blocks per head at init / scratch / SPT, residual of the Toeplitz fit (E7)
@@ -36,7 +37,7 @@ Examples::
     python -m spt_theory.figures --fresh                 # retrain everything into a new cache
 
 Layout: one module per figure (named like it, registering itself in :data:`registry.FIGURES`
-with ``@figure``), ``style`` (palette, sizes), ``context`` (runs, provenance, files), ``cli``.
+with ``@figure``), ``style`` (palette, sizes, shared marks), ``context`` (runs, provenance, files), ``cli``.
 Importing this package imports every figure module, so a new figure is one new module:
 ``spt_theory/figures/NAME.py`` with ``@figure("claims", "what it shows") def NAME(ctx)``.
 """

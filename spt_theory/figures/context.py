@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -178,6 +179,12 @@ def summary(values: list[float]) -> dict:
     return {"per_seed": values, "mean": statistics.fmean(finite),
             "std": statistics.stdev(finite) if len(finite) > 1 else 0.0,
             "min": min(finite), "max": max(finite)}
+
+
+def trained(ctx: FigureContext, label: str, build: Callable[[int], RunSpec]) -> tuple[list[RunResult], list[dict]]:
+    """``build(seed)`` trained or loaded for every seed of ``ctx``, and each run's provenance."""
+    specs = [build(seed) for seed in ctx.seeds]
+    return ctx.results(label, specs), [ctx.source(label, spec.seed, spec) for spec in specs]
 
 
 def seeds_label(ctx: FigureContext) -> str:

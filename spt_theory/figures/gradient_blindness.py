@@ -28,8 +28,8 @@ def gradient_shares(ctx: FigureContext) -> list[dict]:
 
 def t3_off_uniform(count: int) -> dict:
     """The T3 check's control (a): normalised blind projection at S = r1^T + eps X, fitted slope."""
-    from spt_theory.checks.harness import single_threaded
-    from spt_theory.checks.theory import off_uniform_growth
+    from spt_theory.analysis.lemma_harness import single_threaded
+    from spt_theory.analysis.lemma_measures import off_uniform_growth
     with single_threaded():
         return off_uniform_growth(list(T3_EPS), count)
 

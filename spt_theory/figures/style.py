@@ -1,10 +1,12 @@
 """The look of every figure: Okabe & Ito's colour-blind-safe palette, one- and two-column sizes,
 8 pt type, :func:`new_figure` to open a figure in that style and :func:`save_figure` to write it;
-:func:`drawable_text` says whether the figures' font can draw a text read from a file."""
+:func:`drawable_text` says whether the figures' font can draw a text read from a file; the marks
+several figures share (:func:`seed_dots`, :func:`chance_line`, :func:`log_y`)."""
 
 from __future__ import annotations
 
 import functools
+import math
 
 import matplotlib
 
@@ -18,6 +20,9 @@ RECIPE_COLOUR = {"scratch": OKABE_ITO["vermillion"], "spt": OKABE_ITO["blue"], "
                  "hybrid_qk": OKABE_ITO["green"], "hybrid_qk_vo": OKABE_ITO["sky"],
                  "hybrid_mlp": OKABE_ITO["purple"], "reconstruction": OKABE_ITO["blue"],
                  "supervised": OKABE_ITO["vermillion"], "grey": "#7f7f7f"}
+GREY = RECIPE_COLOUR["grey"]
+DIVERGING = "RdBu_r"
+"""The colour map of signed matrices, centred at 0."""
 COLUMN_WIDTH = 3.5  # inches: one column of a two-column paper
 PAGE_WIDTH = 7.0
 FONT_SIZE = 8
@@ -51,3 +56,22 @@ def new_figure(width: float, height: float, nrows: int = 1, ncols: int = 1, **kw
         return plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kw)
 
 
+def seed_dots(ax, x: float, values: list[float], label: str | None = None) -> None:
+    ax.scatter([x] * len(values), values, s=6, color="black", zorder=3, label=label)
+
+
+def chance_line(ax, level: float = 50.0, text: str = "chance") -> None:
+    ax.axhline(level, color=GREY, ls="--", lw=0.8, label=text)
+
+
+def log_y(ax) -> None:
+    """Log y axis with plain tick labels (0.008, not 8 x 10^-3); minor ticks 2, 3, 5 x 10^k are
+    labelled only when the axis spans at most about 1.5 decades."""
+    ax.set_yscale("log")
+
+    def minor(v: float, _) -> str:
+        lo, hi = ax.get_ylim()
+        return f"{v:g}" if hi / lo < 30 and round(v / 10 ** math.floor(math.log10(v))) in (2, 3, 5) else ""
+
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(minor))

@@ -1,2 +1,3 @@
 """Layer theory: closed forms of the lemmas (``lemmas``), sympy derivations (``symbolic``), the
-real model at uniform attention per token (``per_token``) and the exact first-order force (``force``)."""
+real model at uniform attention per token (``per_token``), the exact first-order force (``force``) and
+T6's exact enumeration (``bag_bayes``)."""

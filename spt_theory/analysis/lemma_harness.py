@@ -6,7 +6,8 @@ error of a linear read-out) and a mask of reconstructed rows.  :func:`sup_autogr
 :func:`rec_autograd` give ``dL/dS`` of the supervised loss ``l((1/n) 1^T A V)`` and of the
 reconstruction loss ``sum_{i masked} l_i(y_i)``, ``Y = A V``, and :func:`row_autograd` of a
 single-token readout ``l(y_r)`` (lemma X4), by float64 autograd, for the lemmas T1-T5 and X4
-(:mod:`spt_theory.checks.theory`), T2b, T4b (:mod:`spt_theory.checks.bridge`) and the tests
+(:mod:`spt_theory.checks.theory`, :mod:`spt_theory.analysis.lemma_measures`), T2b, T4b
+(:mod:`spt_theory.checks.bridge`) and the tests
 ``tests/test_theory*.py`` to hold against the closed forms of :mod:`spt_theory.theory.lemmas`.
 
 Error measure.  A score gradient comes out of the softmax backward
@@ -35,8 +36,6 @@ TOLERANCE = 1e-10
 
 LOSS_KINDS = ("bce", "ce", "mse")
 """Per-row losses: binary CE of a linear logit, 3-class CE of a linear head, squared error."""
-
-SYMBOLIC_NS = (2, 3, 4, 5)
 
 
 def single_threaded():
