@@ -73,6 +73,21 @@ CHECKPOINT_EVERY = 1000
 FINETUNE_CAP = 375
 SPT_GRID = tuple(round(125 * 2 ** (k / 2)) for k in range(-4, 9))
 """31, 44, 62, 88, 125, 177, 250, 354, 500, 707, 1000, 1414, 2000 SPT steps."""
+SPT_LADDER = tuple(round(125 * 2 ** (k / 2)) for k in range(-4, 13))
+"""The same sqrt 2 ladder carried up to 8000 SPT steps; an SPT run with a ``cap`` searches the
+points of it up to its cap (the grid's runs have cap 0: :data:`SPT_GRID`)."""
+PREDICTED = 400
+"""The out-of-sample length (claims P6, P7): its runs are not in the grid of :data:`LENGTHS`; they
+run with ``--lengths 400`` and are judged against ``evidence/plateau/prediction_n400.json``,
+committed before any of them (bd8a28f)."""
+PREDICTED_COMMAND = f"python -m spt_theory.plateau --lengths {PREDICTED} --threads 1 --promote"
+"""The n = 400 runs (3 seeds SPT, then 3 seeds AdamW), merged into the committed grid when done."""
+PREDICTED_ADAMW_CAP = 40000
+"""AdamW cap at n = 400: above the prediction's single-seed interval [15,030, 37,932], so a capped
+run decides (outside), and a multiple of the evaluation period (200 at n = 400)."""
+PREDICTED_SPT_CAP = 4000
+"""Largest SPT length at n = 400: the ladder's first point above the interval [1,880, 3,472] (its
+points inside are 2000 and 2828), so a run that is not solved by 4000 decides (outside)."""
 EVIDENCE = evidence.path(evidence.PLATEAU)
 """The committed grid and noise scales (package data), read by the claims P*."""
 SUMMARY = EVIDENCE / "plateau_runs.json"
@@ -232,6 +247,11 @@ def run_scratch(run: PlateauRun, root: Path) -> dict:
     return record
 
 
+def spt_grid(run: PlateauRun) -> tuple[int, ...]:
+    """The SPT lengths ``run`` may try: :data:`SPT_GRID`, or with a cap the ladder up to it."""
+    return tuple(s for s in SPT_LADDER if s <= run.cap) if run.cap else SPT_GRID
+
+
 def spt_search(solves, grid: tuple[int, ...] = SPT_GRID, start: int = 125) -> tuple[int | None, dict]:
     """The least s of ``grid`` with ``solves(s)`` true, assuming it is monotone in s: from
     ``start``, steps of two grid points up (until it solves) or down (until it fails), then the
@@ -300,7 +320,7 @@ def run_spt(run: PlateauRun, root: Path) -> dict:
                 write_json(cache.dir / f"finetune_{steps}.json", finetunes[str(steps)])
             return finetunes[str(steps)]["finetune_steps_to_95"] is not None
 
-        steps, tried = spt_search(solves)
+        steps, tried = spt_search(solves, spt_grid(run))
         record = {**meta(run), "spt_steps_to_95": steps, "capped": steps is None,
                   "finetune_steps_to_95": None if steps is None else finetunes[str(steps)]["finetune_steps_to_95"],
                   "tried": {str(s): ok for s, ok in sorted(tried.items())},
@@ -345,7 +365,10 @@ def grid(lengths: tuple[int, ...] = LENGTHS, seeds: tuple[int, ...] = SEEDS) -> 
     for n < 200, AdamW at init / 10 for n = 25, 50, SGD at n = 25, AdamW at n = 200; then (past the
     budget of 2026-12-01, in this order) init / 10 at n = 100, SPT at n = 200, SGD at n = 50, init /
     10 at n = 200, and SGD at n = 25 again with the cap :data:`SGD_LONG_CAP` (added when the
-    3000-step SGD runs had all capped; the claims take the longest whole row)."""
+    3000-step SGD runs had all capped; the claims take the longest whole row).  At n =
+    :data:`PREDICTED` (out of sample, only when asked for: ``--lengths 400``): SPT (searched up to
+    :data:`PREDICTED_SPT_CAP`), then AdamW at the default init (cap :data:`PREDICTED_ADAMW_CAP`),
+    3 seeds each, with the grid's batch, evaluation and escape rule."""
     def row(kind: str, optimiser: str, scale: float, ns) -> list[PlateauRun]:
         return [PlateauRun(kind, n, s, optimiser, scale, cap(optimiser, n, scale) if kind == "scratch" else 0)
                 for n in ns if n in lengths for s in seeds]
@@ -356,7 +379,10 @@ def grid(lengths: tuple[int, ...] = LENGTHS, seeds: tuple[int, ...] = SEEDS) -> 
             + row("scratch", "adamw", 0.1, (25, 50)) + row("scratch", "sgd", 1.0, SGD_LENGTHS[:1])
             + row("scratch", "adamw", 1.0, (LONG,)) + row("scratch", "adamw", 0.1, (100,))
             + row("spt", "adamw", 1.0, (LONG,)) + row("scratch", "sgd", 1.0, SGD_LENGTHS[1:])
-            + row("scratch", "adamw", 0.1, (LONG,)) + sgd_long)
+            + row("scratch", "adamw", 0.1, (LONG,)) + sgd_long
+            + [PlateauRun("spt", n, s, cap=PREDICTED_SPT_CAP) for n in (PREDICTED,) if n in lengths for s in seeds]
+            + [PlateauRun("scratch", n, s, cap=PREDICTED_ADAMW_CAP) for n in (PREDICTED,) if n in lengths
+               for s in seeds])
 
 
 def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGTHS) -> dict:
@@ -370,7 +396,7 @@ def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGT
             continue
         out = read_json(record_path)
         value = out["spt_steps_to_95"] if r.kind == "spt" else out["escape_step"]
-        lower = r.cap if r.kind == "scratch" else SPT_GRID[-1]
+        lower = r.cap if r.cap else SPT_GRID[-1]
         rows.append({**dataclasses.asdict(r), "lr": r.lr, "key": r.cache(root).key, "value": lower if value is None else value,
                      "capped": value is None, "finetune_steps_to_95": out.get("finetune_steps_to_95"),
                      "tried": out.get("tried"), "seconds": out["seconds"]})
@@ -379,7 +405,9 @@ def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGT
               "what": "plateau-law grid (spt_theory.plateau): scratch escape steps, SPT steps to 95%",
               "criteria": {"escape_accuracy": ESCAPE, "solved": SOLVED, "eval_size": EVAL_SIZE,
                            "eval_every": {str(n): eval_every(n) for n in lengths}, "finetune_cap": FINETUNE_CAP,
-                           "spt_grid": list(SPT_GRID)},
+                           "spt_grid": list(SPT_GRID),
+                           **({"spt_grid_n400": list(spt_grid(PlateauRun("spt", PREDICTED, 0, cap=PREDICTED_SPT_CAP)))}
+                              if PREDICTED in lengths else {})},
               "data": dataclasses.asdict(WalkData()), "batch": BATCH, "sgd_momentum": SGD_MOMENTUM,
               "seeds": list(SEEDS), "torch": str(torch.__version__), "python": platform.python_version(),
               "grid_seconds": round(seconds, 1), "runs": rows, "partial": len(rows) < len(grid(lengths)),
@@ -407,7 +435,8 @@ def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
     if not runs:
         raise InputError(f"no run of the grid at --lengths {' '.join(map(str, args.lengths))}"
                          + (f" for --only {' '.join(args.only)}" if args.only else "")
-                         + f" (SGD runs at n = {', '.join(map(str, SGD_LENGTHS))}, SPT runs below n = {LONG})")
+                         + f" (SGD runs at n = {', '.join(map(str, SGD_LENGTHS))}, SPT runs below n = {LONG} "
+                         f"and at n = {PREDICTED})")
     if args.cache_dir.exists() and not args.cache_dir.is_dir():
         raise InputError(f"--cache-dir {args.cache_dir}: not a folder")
     cli_args.prepare_output(args.summary)
@@ -428,7 +457,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="summary JSON (default CACHE_DIR/plateau_runs.json; never the committed evidence)")
     p.add_argument("--promote", action="store_true",
                    help="copy a complete grid's summary into the committed evidence (package data "
-                        f"{SUMMARY.name}); refused for a partial grid")
+                        f"{SUMMARY.name}); refused for a partial grid; with --lengths {PREDICTED} alone, "
+                        f"merge the n = {PREDICTED} runs finished so far into it")
     p.add_argument("--gradient-rms", action="store_true",
                    help=f"measure the noise scales into CACHE_DIR/{GRADIENT_RMS.name}")
     args = p.parse_args(argv)
@@ -457,12 +487,35 @@ def main(argv: list[str] | None = None) -> int:
 
 def promote_summary(root: Path, summary_path: Path, lengths: tuple[int, ...]) -> int:
     """``--promote``: the summary of a complete grid (every run of :func:`grid` finished in
-    ``root``) into the committed evidence; a partial one is refused (exit 2), nothing changed."""
+    ``root``) into the committed evidence; a partial one is refused (exit 2), nothing changed.
+    With ``--lengths 400`` alone: :func:`promote_predicted`."""
+    if lengths == (PREDICTED,):
+        return promote_predicted(root, summary_path)
     record = summarise(root, summary_path, lengths)
     if record["partial"] or lengths != LENGTHS:
         raise InputError(f"--promote: {summary_path} is a partial grid ({len(record['runs'])} of "
                          f"{len(grid(LENGTHS))} runs): nothing was promoted")
     print(f"promoted {summary_path} -> {evidence.promote(summary_path, evidence.PLATEAU, SUMMARY.name)}")
+    return 0
+
+
+def promote_predicted(root: Path, summary_path: Path, committed: Path = SUMMARY) -> int:
+    """``--lengths 400 --promote``: the n = 400 runs finished in ``root`` merged into the committed
+    grid (its other rows unchanged, any earlier n = 400 rows replaced), so that they can be
+    committed as they land (P6, P7 decide on what is there); refused (exit 2) when none has finished."""
+    record = summarise(root, summary_path, (PREDICTED,))
+    if not record["runs"]:
+        raise InputError(f"--promote: no run at n = {PREDICTED} has finished in {root}: nothing was promoted")
+    tree = read_json(committed)
+    tree["runs"] = [r for r in tree["runs"] if r["length"] != PREDICTED] + record["runs"]
+    tree["criteria"]["eval_every"][str(PREDICTED)] = eval_every(PREDICTED)
+    tree["criteria"]["spt_grid_n400"] = record["criteria"]["spt_grid_n400"]
+    tree["predicted_seconds"] = record["grid_seconds"]
+    merged = summary_path.with_name(f"merged_{summary_path.name}")
+    write_json(merged, tree)
+    schema.load(merged, schema.PlateauRuns)
+    print(f"promoted {len(record['runs'])} of {len(grid((PREDICTED,)))} runs at n = {PREDICTED} "
+          f"-> {evidence.promote(merged, evidence.PLATEAU, committed.name)}")
     return 0
 
 

@@ -23,8 +23,9 @@ REPO = Path(__file__).resolve().parents[1]
 READERS = {
     "lra/listops.json": ("L1", "L2", "L3", "L4"),
     "lra/pathfinder.json": ("L1", "L2", "L3", "L4"),
-    "plateau/plateau_runs.json": ("P1", "P2", "P3", "P3b", "P4", "P5"),
-    "plateau/gradient_rms.json": ("P1", "P4", "P5"),
+    "plateau/plateau_runs.json": ("P1", "P2", "P3", "P3b", "P4", "P5", "P6", "P7"),
+    "plateau/gradient_rms.json": ("P1", "P2", "P4", "P5"),
+    "plateau/prediction_n400.json": ("P6", "P7"),
     "race/pathfinder16.json": ("L5",),
 }
 """Every evidence file verify reads, and the claims that read it."""
@@ -36,6 +37,8 @@ def _nan_in_first_accuracy(tree: dict) -> None:
         tree["cells"][0]["runs"][0]["test_accuracy"] = 5.0
     elif "arms" in tree:
         tree["arms"][0]["curve"][0]["val_accuracy"] = -0.1
+    elif "predictions" in tree:
+        tree["predictions"]["adamw_escape"]["steps"] = -1.0
     elif "runs" in tree:
         tree["runs"][0]["seed"] = "zero"
     else:

@@ -41,6 +41,7 @@ on T) is INCONCLUSIVE; P3, P3b and P4 decide with capped runs where the lower bo
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 
@@ -150,13 +151,16 @@ def sgd_ratio_bound(s: float) -> float:
     return plateau.ADAMW_LR * (1 - plateau.SGD_MOMENTUM) / (plateau.SGD_LR * s)
 
 
-def cells(summary: dict, kind: str, optimiser: str = "adamw", scale: float = 1.0) -> dict[int, dict]:
-    """Per n: the per-seed values and whether any is capped, of the runs of one grid row; only the
+def cells(summary: dict, kind: str, optimiser: str = "adamw", scale: float = 1.0,
+          lengths: tuple[int, ...] = plateau.LENGTHS) -> dict[int, dict]:
+    """Per n of ``lengths`` (the grid's: P1-P5 judge n = 25-200 only, the runs at n = 400 are P6's
+    and P7's): the per-seed values and whether any is capped, of the runs of one grid row; only the
     lengths where every seed of ``summary["seeds"]`` has finished (a row is whole or absent), and
     of several whole rows at one n (a longer cap run later) the one with the largest cap."""
     groups: dict[tuple[int, int], dict] = {}
     for row in summary["runs"]:
-        if row["kind"] == kind and row["optimiser"] == optimiser and row["qk_scale"] == scale:
+        if (row["kind"] == kind and row["optimiser"] == optimiser and row["qk_scale"] == scale
+                and row["length"] in lengths):
             cell = groups.setdefault((row["length"], row["cap"]), {"values": [], "capped": False})
             cell["values"].append(row["value"])
             cell["capped"] |= row["capped"]
@@ -196,16 +200,61 @@ def extrapolate(by_n: dict[int, dict], lengths: tuple[int, ...] = LRA_LENGTHS) -
     return {"exponent": alpha, "from_n": top, "steps": {n: means[top] * (n / top) ** alpha for n in lengths}}
 
 
+def seed_standard_error(values: list[float]) -> float:
+    """The standard error of a prediction from its per-seed values: sd over the seeds / sqrt(seeds)."""
+    return statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else math.nan
+
+
+def alternative(name: str, value: float, low: float, high: float) -> dict:
+    """An alternative law's value against the claim's window [low, high]: excluded or not."""
+    return {"law": name, "value": value, "window": [low, high], "excluded": not low <= value <= high}
+
+
+def alternative_line(alt: dict) -> str:
+    low, high = alt["window"]
+    return (f"alternative: {alt['law']} {alt['value']:.2f}: " +
+            (f"excluded (outside the window [{low:.2f}, {high:.2f}])" if alt["excluded"] else
+             f"NOT excluded (inside the window [{low:.2f}, {high:.2f}]): the window cannot separate the law from it"))
+
+
+def explained(m: Measurement, alternatives: list[dict], standard_error: str, **details) -> Measurement:
+    """``m`` with the alternatives it must beat and the prediction's own standard error printed
+    under its row (and in its details); an INCONCLUSIVE reason stays the first line."""
+    lines = ((f"INCONCLUSIVE: {m.inconclusive}",) if m.inconclusive else ()) + tuple(
+        alternative_line(a) for a in alternatives) + (f"prediction's standard error from the seeds: {standard_error}",)
+    return dataclasses.replace(m, lines=lines, details={**m.details, "alternatives": alternatives,
+                                                         "prediction_standard_error": standard_error, **details})
+
+
+def per_seed_noise(rms: dict, objective: str) -> list[dict[int, float]]:
+    """s(n) of each seed of the gradient RMS (one dict per seed)."""
+    by_n = {int(n): v for n, v in rms["rms"][objective].items()}
+    return [{n: v[i] for n, v in by_n.items()} for i in range(len(rms["seeds"]))]
+
+
+def exponent_window(predicted: float) -> tuple[float, float]:
+    return predicted - EXPONENT_TOL, predicted + EXPONENT_TOL
+
+
 @claim("P1", section=GROUP,
        method="escape (acc>=.6) n 25-200, 3 seeds, committed")
 def check_p1(ctx: Context) -> Measurement:
+    """Alternative: gradient flow under (A0), T ∝ 1/beta_n (P2's law), exponent 0.94-0.97 over the
+    grid's n: inside P1's window, so P1 cannot separate the noise law from it (issue 36)."""
     summary, rms = grid_of(ctx), rms_of(ctx)
     predicted = predicted_adamw_exponent(rms)
     by_n = cells(summary, "scratch")
     details = {"noise_scale": noise_scale(rms, "supervised")}
     if len(by_n) >= 2:
         details["extrapolated"] = extrapolate(by_n)
-    return exponent_check(by_n, predicted, details)
+    per_seed = [1 + loglog_slope(s) for s in per_seed_noise(rms, "supervised")]
+    se = seed_standard_error(per_seed)
+    alts = [alternative("gradient flow 1/beta_n (exponent)",
+                        predicted_sgd_exponent(sorted(by_n) or list(plateau.LENGTHS), summary["data"]["p"]),
+                        *exponent_window(predicted))]
+    return explained(exponent_check(by_n, predicted, details), alts,
+                     f"exponent {predicted:.2f} ± {se:.2f} (per seed of s(n): "
+                     + ", ".join(f"{v:.2f}" for v in per_seed) + ")", predicted_per_seed=per_seed)
 
 
 def predicted_sgd_exponent(lengths: list[int], p: float) -> float:
@@ -216,55 +265,104 @@ def predicted_sgd_exponent(lengths: list[int], p: float) -> float:
 @claim("P2", section=GROUP,
        method="escape (acc>=.6) SGD m.9 lr.3, n 25, 50, committed")
 def check_p2(ctx: Context) -> Measurement:
-    summary = grid_of(ctx)
+    """Alternatives: T8's noise law, exponent 1 + d ln s / d ln n (P1's prediction, 0.74: inside
+    the window) and no n-dependence (exponent 0: excluded)."""
+    summary, rms = grid_of(ctx), rms_of(ctx)
     by_n = cells(summary, "scratch", "sgd")
     predicted = predicted_sgd_exponent(sorted(by_n) if len(by_n) > 1 else list(plateau.SGD_LENGTHS),
                                        summary["data"]["p"])
-    return exponent_check(by_n, predicted, {"beta_n": {n: pair_coupling_bound(n, summary["data"]["p"]) for n in by_n}})
+    m = exponent_check(by_n, predicted, {"beta_n": {n: pair_coupling_bound(n, summary["data"]["p"]) for n in by_n}})
+    alts = [alternative("noise law 1 + dln s/dln n (P1's exponent)", predicted_adamw_exponent(rms),
+                        *exponent_window(predicted)),
+            alternative("no n-dependence (exponent)", 0.0, *exponent_window(predicted))]
+    return explained(m, alts, "none: beta_n(p) is exact in n and p, the same for every seed")
 
 
-def init_check(summary: dict, predict) -> Measurement:
-    """Mean T at init / 10 against ``predict(T at the default init)``, every n with both."""
+def init_check(summary: dict, predict, alternatives: dict) -> Measurement:
+    """Mean T at init / 10 against ``predict(T at the default init)``, every n with both; the
+    ``alternatives`` (name -> T at the default init -> predicted T at init / 10) against the
+    window [1 - INIT_TOL, 1 + INIT_TOL] x the prediction, at every n; the predicted ratio's
+    standard error from the seeds (each seed's own T at the default init)."""
     default, small = cells(summary, "scratch"), cells(summary, "scratch", scale=0.1)
     rows, worst, capped = {}, 0.0, False
+    excluded: dict[str, list[int]] = {name: [] for name in alternatives}
+    inside: dict[str, list[int]] = {name: [] for name in alternatives}
+    ses: dict[int, float] = {}
     for n in sorted(set(default) & set(small)):
         t, measured = geometric_mean(default[n]["values"]), geometric_mean(small[n]["values"])
         predicted = predict(t)
         capped |= default[n]["capped"] or small[n]["capped"]
+        alt_ratios = {name: f(t) / t for name, f in alternatives.items()}
         rows[n] = {"T_default": t, "predicted_T_small": predicted, "measured_T_small": measured,
-                   "measured_ratio": measured / t, "predicted_ratio": predicted / t}
+                   "measured_ratio": measured / t, "predicted_ratio": predicted / t, "alternative_ratios": alt_ratios,
+                   "null_ratio_miss": abs(measured / t - 1)}
+        ses[n] = seed_standard_error([predict(v) / v for v in default[n]["values"]])
+        for name, ratio in alt_ratios.items():
+            ok = abs(ratio / (predicted / t) - 1) <= INIT_TOL
+            (inside if ok else excluded)[name].append(n)
         worst = max(worst, abs(measured / predicted - 1))
     threshold = f"|measured/predicted - 1| <= {INIT_TOL} at every n"
     if not rows:
         return undecided(math.nan, threshold, "no length with both init scales", per_n=rows)
     if capped and worst <= INIT_TOL:
-        return undecided(worst, threshold, "capped runs (lower bounds within the tolerance)", per_n=rows)
-    return Measurement(worst, threshold, worst <= INIT_TOL, {"per_n": rows, "capped": capped})
+        m = undecided(worst, threshold, "capped runs (lower bounds within the tolerance)", per_n=rows)
+    else:
+        m = Measurement(worst, threshold, worst <= INIT_TOL, {"per_n": rows, "capped": capped})
+    lines = []
+    for name in alternatives:
+        ratios = " / ".join(f"{rows[n]['alternative_ratios'][name]:.2f}" for n in rows)
+        lines.append(f"alternative: {name}, ratio {ratios} (n {' / '.join(map(str, rows))}): "
+                     + (f"excluded at n = {', '.join(map(str, excluded[name]))}" if excluded[name] else "excluded nowhere")
+                     + (f"; NOT excluded at n = {', '.join(map(str, inside[name]))} (inside the window "
+                        f"x[{1 - INIT_TOL:g}, {1 + INIT_TOL:g}] of the prediction)" if inside[name] else ""))
+    null_worst = max(r["null_ratio_miss"] for r in rows.values())
+    lines.append(f"no-effect null (ratio 1) would miss by {null_worst:.2f} at worst, the law by {worst:.2f}")
+    lines.append("prediction's standard error from the seeds (ratio): "
+                 + ", ".join(f"n {n} {rows[n]['predicted_ratio']:.2f} ± {se:.2f}" for n, se in ses.items()))
+    alts = [{"law": name, "excluded_at": excluded[name], "not_excluded_at": inside[name]} for name in alternatives]
+    return dataclasses.replace(m, lines=((f"INCONCLUSIVE: {m.inconclusive}",) if m.inconclusive else ()) + tuple(lines),
+                               details={**m.details, "alternatives": alts, "null_worst_miss": null_worst,
+                                        "predicted_ratio_standard_error": ses})
+
+
+def p3_prediction(t: float) -> float:
+    return adamw_escape(adamw_rate(t), SIGMA / 10)
+
+
+def p3b_prediction(t: float) -> float:
+    return scale_free_escape(t, SIGMA / 10)
 
 
 @claim("P3", section=GROUP,
        method="T(sigma/10) from T(sigma), fixed rate, a*=1, committed")
 def check_p3(ctx: Context) -> Measurement:
-    return init_check(grid_of(ctx), lambda t: adamw_escape(adamw_rate(t), SIGMA / 10))
+    """Alternatives: no effect of the init scale (ratio 1) and P3b's scale-free steps."""
+    return init_check(grid_of(ctx), p3_prediction,
+                      {"no effect of the init (null)": lambda t: t, "P3b scale-free steps": p3b_prediction})
 
 
 @claim("P3b", section=GROUP,
        method="T(sigma/10) from T(sigma), s ∝ |W_K|, a*=1, committed")
 def check_p3b(ctx: Context) -> Measurement:
-    return init_check(grid_of(ctx), lambda t: scale_free_escape(t, SIGMA / 10))
+    """Alternatives: no effect of the init scale (ratio 1) and P3's fixed rate with a noise floor."""
+    return init_check(grid_of(ctx), p3b_prediction,
+                      {"no effect of the init (null)": lambda t: t, "P3 fixed rate + noise floor": p3_prediction})
 
 
 @claim("P4", section=GROUP,
        method="T_SGD/T_AdamW vs noise-scale bound, n 25, 50, committed")
 def check_p4(ctx: Context) -> Measurement:
+    """Alternative: no noise normalisation (SGD as fast as AdamW, ratio 1): excluded where rho(n) > 1."""
     summary, rms = grid_of(ctx), rms_of(ctx)
     adam, sgd = cells(summary, "scratch"), cells(summary, "scratch", "sgd")
     s = noise_scale(rms, "supervised")
+    seeds_s = per_seed_noise(rms, "supervised")
     rows, ok, undecided_n = {}, True, []
     for n in sorted(set(adam) & set(sgd)):
         ratio = geometric_mean(sgd[n]["values"]) / geometric_mean(adam[n]["values"])
         bound = sgd_ratio_bound(s[n])
-        rows[n] = {"ratio": ratio, "ratio_is_lower_bound": sgd[n]["capped"], "predicted_at_least": bound}
+        rows[n] = {"ratio": ratio, "ratio_is_lower_bound": sgd[n]["capped"], "predicted_at_least": bound,
+                   "predicted_standard_error": seed_standard_error([sgd_ratio_bound(x[n]) for x in seeds_s])}
         if adam[n]["capped"] or (ratio < bound and sgd[n]["capped"]):
             undecided_n.append(n)
         ok &= ratio >= bound
@@ -273,13 +371,20 @@ def check_p4(ctx: Context) -> Measurement:
     if not rows:
         return undecided(worst, threshold, "no length with both SGD and AdamW runs", per_n=rows)
     if undecided_n:
-        return undecided(worst, threshold, f"capped runs decide nothing at n = {undecided_n}", per_n=rows)
-    return Measurement(worst, threshold, ok, {"per_n": rows, "measured": "min over n of ratio / rho"})
+        m = undecided(worst, threshold, f"capped runs decide nothing at n = {undecided_n}", per_n=rows)
+    else:
+        m = Measurement(worst, threshold, ok, {"per_n": rows, "measured": "min over n of ratio / rho"})
+    alts = [alternative(f"no noise normalisation, SGD as fast as AdamW (ratio, n {n})", 1.0, r["predicted_at_least"],
+                        math.inf) for n, r in rows.items()]
+    return explained(m, alts, ", ".join(f"n {n} rho {r['predicted_at_least']:.2f} ± {r['predicted_standard_error']:.2f}"
+                                        for n, r in rows.items()))
 
 
 @claim("P5", section=GROUP,
        method="SPT steps to 95% / AdamW escape, n 25-200, committed")
 def check_p5(ctx: Context) -> Measurement:
+    """Alternatives: one law for SPT and scratch (ratio exponent 0: inside the window) and SPT in
+    AdamW's sign regime (T_SPT flat in n) with scratch on P1's law (exponent -(P1's): excluded)."""
     summary, rms = grid_of(ctx), rms_of(ctx)
     adam, spt = cells(summary, "scratch"), cells(summary, "spt")
     ratios = {n: {"values": [geometric_mean(spt[n]["values"]) / geometric_mean(adam[n]["values"])],
@@ -289,7 +394,16 @@ def check_p5(ctx: Context) -> Measurement:
         carried, scratch = extrapolate(spt), extrapolate(adam)
         details["extrapolated"] = {**carried, "scratch_over_spt": {n: scratch["steps"][n] / carried["steps"][n]
                                                                    for n in carried["steps"]}}
-    return exponent_check(ratios, predicted_ratio_exponent(rms), details)
+    predicted = predicted_ratio_exponent(rms)
+    per_seed = [loglog_slope({n: r[n] / s[n] for n in s})
+                for s, r in zip(per_seed_noise(rms, "supervised"), per_seed_noise(rms, "spt"))]
+    se = seed_standard_error(per_seed)
+    window = exponent_window(predicted)
+    alts = [alternative("one law for SPT and scratch (ratio exponent)", 0.0, *window),
+            alternative("SPT sign regime, scratch on P1's law (ratio exponent)", -predicted_adamw_exponent(rms), *window)]
+    return explained(exponent_check(ratios, predicted, details), alts,
+                     f"exponent {predicted:.2f} ± {se:.2f} (per seed of s, s_rec: "
+                     + ", ".join(f"{v:.2f}" for v in per_seed) + ")", predicted_per_seed=per_seed)
 
 
 def predicted_curves(summary: dict, rms: dict) -> dict[str, dict[int, float]]:

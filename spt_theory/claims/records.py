@@ -72,6 +72,7 @@ LRA_EVIDENCE = "bca7516"  # 2026-12-01 23:03: the first committed result of that
 PLATEAU_LAW = "cf076e0"  # 2026-12-01: T8's predictions P1, P3-P5
 RACE_RULES = "1b11fa8"  # 2026-12-02 06:14: per-task L rules, neutral selection, the race L5 (before any race run)
 FORCE = "f66bf68"  # 2026-12-02 06:40: T9, the exact label force, its tolerances and first result
+PREDICTION_400 = "bd8a28f"  # 2026-12-02 08:47: the n = 400 plateau prediction (P6, P7), before any n = 400 run
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
                 "SPT-learned gate (50% of the marginal-to-neighbour gap) was written with the ListOps "
@@ -348,6 +349,24 @@ TABLE: dict[str, Row] = _table(
         Registration("pre", PLATEAU_LAW, "baab605"),
         Record("does not hold", "2026-12-01", f"{PLATEAU}: SPT / scratch ratio exponent -0.39 ± 0.14 against +0.08 ± "
                                               "0.25 (SPT 397-707 steps)", source="hypothesis")),
+    Row("P6",
+        "AdamW escape, n = 400 out of sample: T ∝ s(n)/sigma_1(n)",
+        "all 3 seeds in [15030, 37932]",
+        Registration("pre", PREDICTION_400, PREDICTION_400,
+                     note="interval and alternatives read from evidence/plateau/prediction_n400.json: gradient flow "
+                          "(11202) and T8's A0 noise law (9766) lie outside it; no n = 400 run yet, so the first "
+                          "result commit is still to come"),
+        Record("inconclusive", "2026-12-02", f"{PLATEAU}: no run at n = 400 yet (prediction committed first, "
+                                             f"{PREDICTION_400})", source="hypothesis")),
+    Row("P7",
+        "SPT steps to 95%, n = 400 out of sample: T ∝ n s_rec(n)",
+        "all 3 seeds in [1880, 3472]",
+        Registration("pre", PREDICTION_400, PREDICTION_400,
+                     note="interval and alternatives read from evidence/plateau/prediction_n400.json: the sign "
+                          "regime (515) lies outside it, gradient flow (2816) inside: P7 cannot separate the law "
+                          "from gradient flow; no n = 400 run yet, so the first result commit is still to come"),
+        Record("inconclusive", "2026-12-02", f"{PLATEAU}: no run at n = 400 yet (prediction committed first, "
+                                             f"{PREDICTION_400})", source="hypothesis")),
 
 )
 """Every claim verify checks, in the order it prints them."""

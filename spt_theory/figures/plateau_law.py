@@ -1,21 +1,36 @@
-"""Figure ``plateau_law`` (P1-P5): escape step against n, log-log, from the committed plateau grid.
+"""Figure ``plateau_law`` (P1-P7, T9): escape step against n, log-log, from the committed plateau
+grid, the n = 400 prediction, and the exact force against n.
 
 Reads the committed ``evidence/plateau/plateau_runs.json`` and ``gradient_rms.json`` (written by
-``python -m spt_theory.plateau``, promoted with ``--promote``), no training: per grid row (AdamW at the default init and at
-init / 10, SGD, SPT's steps to 95%) the seeds (small dots; a capped run as an upward triangle at its
-cap, a lower bound) and the geometric mean over seeds (large markers, open where a seed is
-capped), with the law's predictions
-of :func:`spt_theory.checks.plateau.predicted_curves` as lines.
+``python -m spt_theory.plateau``, promoted with ``--promote``) and ``prediction_n400.json``
+(written by ``python -m spt_theory.checks.plateau_prediction``), no training.
+
+Left panel: per grid row (AdamW at the default init and at init / 10, SGD, SPT's steps to 95%) the
+seeds (small dots; a capped run as an upward triangle at its cap, a lower bound) and the geometric
+mean over seeds (large markers, open where a seed is capped), with the law's predictions of
+:func:`spt_theory.checks.plateau.predicted_curves` as lines; at n = 400 the pre-registered
+single-seed intervals of P6 (AdamW) and P7 (SPT) as bands with their point predictions and the
+alternatives (small x), and the runs at n = 400 (none yet: the panel says so).
+
+Right panel: sigma_1 of the exact first-order label force (T9, :mod:`spt_theory.theory.force`) of
+the design model at init against n, per init seed, as stored in the prediction's ``inputs`` (computed
+by ``spt_theory.theory.force``; ``tests/test_plateau_prediction.py`` recomputes every value), with the
+fitted exponent (``force.loglog_fit``, mean and sd over seeds) and T8's beta_n for comparison.
 """
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 from spt_theory.checks import plateau as law
+from spt_theory.checks import plateau_n400
+from spt_theory.checks import plateau_prediction as pp
 from spt_theory.figures.context import FigureContext, save
 from spt_theory.figures.registry import figure
-from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, OKABE_ITO, RECIPE_COLOUR, STYLE, new_figure, plt
+from spt_theory.figures.style import FONT_SIZE, OKABE_ITO, PAGE_WIDTH, RECIPE_COLOUR, STYLE, new_figure, plt
+from spt_theory.theory import force
+from spt_theory.theory.per_token import pair_coupling_bound
 
 ROWS = (("AdamW", ("scratch", "adamw", 1.0), RECIPE_COLOUR["scratch"], "o"),
         ("AdamW, W_Q,W_K init / 10", ("scratch", "adamw", 0.1), OKABE_ITO["orange"], "s"),
@@ -28,16 +43,76 @@ LINES = (("adamw", "T8 AdamW: n s(n)", RECIPE_COLOUR["scratch"], "-"),
          ("spt", "T8 SPT: n s_rec(n)", RECIPE_COLOUR["spt"], "-"))
 
 
-@figure("P1-P5", "plateau law: escape step against n (log-log), per optimiser and init, SPT beside")
+BANDS = (("adamw_escape", "scratch", "P6: AdamW at n = 400", RECIPE_COLOUR["scratch"]),
+         ("spt_steps_to_95", "spt", "P7: SPT at n = 400", RECIPE_COLOUR["spt"]))
+
+
+def _force_panel(ax, tree: dict) -> dict:
+    """sigma_1(n) per seed with its log-log fit, and beta_n scaled to the seeds' mean at n = 25."""
+    lengths = sorted(int(n) for n in next(iter(tree["inputs"]["sigma_1"].values())))
+    per_seed, fits = {}, []
+    for i, (seed, by_n) in enumerate(sorted(tree["inputs"]["sigma_1"].items())):
+        values = [by_n[str(n)] for n in lengths]
+        fits.append(force.loglog_fit(lengths, values))
+        per_seed[seed] = values
+        ax.plot(lengths, values, marker=".", lw=0.6, color=OKABE_ITO["blue"], alpha=0.35 + 0.2 * i,
+                label=f"seed {seed}: n^{fits[-1]:.2f}")
+    alpha, sd = statistics.fmean(fits), statistics.stdev(fits)
+    mean = [law.geometric_mean([v[i] for v in per_seed.values()]) for i in range(len(lengths))]
+    p = pp.P
+    beta = [pair_coupling_bound(n, p) for n in lengths]
+    beta_scaled = [mean[0] * b / beta[0] for b in beta]
+    beta_exponent = force.loglog_fit(lengths, beta)
+    ax.plot(lengths, beta_scaled, ls="--", color="0.4", lw=0.9, label=f"T8 bound beta_n: n^{beta_exponent:.2f}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length n")
+    ax.set_ylabel("sigma_1 of the label force at init")
+    ax.set_title(f"T9 exact force: n^({alpha:.2f} ± {sd:.2f})")
+    ax.legend(loc="lower left", fontsize=FONT_SIZE - 2.5)
+    return {"lengths": lengths, "sigma_1_per_seed": per_seed, "exponent_per_seed": fits, "exponent": alpha,
+            "exponent_seed_sd": sd, "beta_n_exponent": beta_exponent, "beta_n_scaled": beta_scaled}
+
+
+def _prediction_band(ax, tree: dict, summary: dict) -> list[dict]:
+    """At n = 400: each prediction's single-seed interval (a band), its point, its alternatives, and
+    the runs at n = 400 (P6, P7's evidence); 'no run yet' where there is none."""
+    target, drawn = tree["target_length"], []
+    for i, (key, kind, label, colour) in enumerate(BANDS):
+        pred = tree["predictions"][key]
+        lo, hi = pred["interval"]
+        x = target * (0.94 + 0.12 * i)
+        ax.fill_between([x * 0.96, x * 1.04], lo, hi, color=colour, alpha=0.25, lw=0, label=label + " (interval)")
+        ax.plot([x], [pred["steps"]], marker="_", ms=8, color=colour)
+        for alt in pred["alternatives"]:
+            ax.plot([x], [alt["steps"]], marker="x", ms=3.5, color="0.3" if alt["excluded"] else "red", ls="none")
+        runs = plateau_n400.runs_at(summary, kind, target)
+        values = [r["value"] for r in runs.values()]
+        if values:
+            ax.scatter([x] * len(values), values, s=10, color=colour, zorder=5,
+                       marker="^" if any(r["capped"] for r in runs.values()) else "o")
+        drawn.append({"prediction": key, "steps": pred["steps"], "interval": [lo, hi],
+                      "alternatives": pred["alternatives"], "measured": {str(s): r["value"] for s, r in runs.items()}})
+    if not any(d["measured"] for d in drawn):
+        ax.annotate(f"n = {target}: no run yet", (target, tree["predictions"]["spt_steps_to_95"]["interval"][0]),
+                    xytext=(0, -14), textcoords="offset points", ha="center", fontsize=FONT_SIZE - 2.5)
+    return drawn
+
+
+@figure("P1-P7, T9", "plateau law: escape step against n (log-log), per optimiser and init, SPT beside; "
+                      "the n = 400 prediction bands; the exact force against n")
 def plateau_law(ctx: FigureContext) -> list[Path]:
     """Escape step (first step with test accuracy >= 0.6) of scratch runs and SPT steps to 95%
     against the length n, log-log; lines: the law's predictions (module doc)."""
     summary = law.load(ctx.evidence_root / "plateau" / "plateau_runs.json")
     rms = law.load(ctx.evidence_root / "plateau" / "gradient_rms.json")
+    tree = pp.load(ctx.evidence_root / "plateau" / pp.NAME)
     predicted = law.predicted_curves(summary, rms)
-    fig, ax = new_figure(COLUMN_WIDTH, 3.0)
+    fig, (ax, ax_force) = new_figure(PAGE_WIDTH, 3.2, 1, 2, width_ratios=[1.35, 1])
     drawn = []
     with plt.rc_context(STYLE):
+        bands = _prediction_band(ax, tree, summary)
+        force_drawn = _force_panel(ax_force, tree)
         for label, (kind, optimiser, scale), colour, marker in ROWS:
             cells = law.cells(summary, kind, optimiser, scale)
             if not cells:
@@ -60,7 +135,7 @@ def plateau_law(ctx: FigureContext) -> list[Path]:
         ax.set_xscale("log")
         ax.set_yscale("log")
         ticker = plt.matplotlib.ticker
-        ax.set_xticks(sorted({n for row in drawn for n in row["per_seed"]}))
+        ax.set_xticks(sorted({n for row in drawn for n in row["per_seed"]} | {tree["target_length"]}))
         ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
         ax.xaxis.set_minor_formatter(ticker.NullFormatter())
         ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
@@ -68,8 +143,13 @@ def plateau_law(ctx: FigureContext) -> list[Path]:
         ax.set_xlabel("sequence length n")
         ax.set_ylabel("optimizer steps")
         ax.legend(loc="upper left", fontsize=FONT_SIZE - 2.5, ncol=2)
-        ax.set_title("escape: test acc >= 0.6; dots: seeds (^ capped)")
-    record = {"figure": "plateau_law", "claims": ["P1", "P2", "P3", "P3b", "P4", "P5"],
-              "sources": ["evidence/plateau/plateau_runs.json", "evidence/plateau/gradient_rms.json"], "rows": drawn,
-              "predicted": predicted, "criteria": summary["criteria"]}
+        ax.set_title("escape: test acc >= 0.6; dots: seeds (^ capped); x: alternatives (red: not excluded)", fontsize=FONT_SIZE - 1)
+        for axis in (ax_force,):
+            axis.set_xticks(force_drawn["lengths"])
+            axis.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.xaxis.set_minor_formatter(ticker.NullFormatter())
+    record = {"figure": "plateau_law", "claims": ["P1", "P2", "P3", "P3b", "P4", "P5", "P6", "P7", "T9"],
+              "sources": ["evidence/plateau/plateau_runs.json", "evidence/plateau/gradient_rms.json",
+                          "evidence/plateau/prediction_n400.json"], "rows": drawn,
+              "predicted": predicted, "criteria": summary["criteria"], "n400": bands, "exact_force": force_drawn}
     return save(ctx, "plateau_law", fig, record)
