@@ -248,8 +248,6 @@ def select(claims: list[Claim], only: list[str] | None) -> list[Claim]:
 def _check_arguments(args: argparse.Namespace) -> list[Claim]:
     """The selected claims; bad arguments and an unwritable ``--json`` raise before any work."""
     claims = select(all_claims(), args.only)
-    args.seeds = cli_args.parse_seeds(args.seeds)
-    args.threads = cli_args.parse_threads(args.threads)
     if args.json and not args.list:
         cli_args.prepare_output(args.json)
     return claims

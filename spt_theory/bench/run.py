@@ -26,6 +26,7 @@ from spt_theory.bench.models import (
 )
 from spt_theory.bench.timing import clock_for, device_peak_gflops, interleaved_times, matmul_peak_gflops, quartiles
 from spt_theory.core import cpu
+from spt_theory.core.args import at_least
 from spt_theory.training.loop import Runtime
 from spt_theory.util.io import write_json
 from spt_theory.util.prog import prog
@@ -132,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog=prog("python -m spt_theory.bench"), description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", type=Path, metavar="PATH", help="write the results as JSON")
-    p.add_argument("--repetitions", type=int, default=7, help="interleaved repetitions (default 7)")
+    p.add_argument("--repetitions", type=at_least(2), default=7, help="interleaved repetitions (default 7)")
     p.add_argument("--lra", action="store_true",
                    help="only the LRA-shaped cases (variable lengths, key-padding mask) of --device")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
@@ -141,9 +142,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--verify", action="store_true",
                    help="also time a quick verify from an empty cache (minutes)")
     args = p.parse_args(argv)
-    if args.repetitions < 2:
-        print("error: --repetitions: must be >= 2", file=sys.stderr)
-        return 2
     if args.device == "cuda" and not torch.cuda.is_available():
         print("error: --device cuda: no CUDA device is available to this torch build", file=sys.stderr)
         return 2
