@@ -419,7 +419,6 @@ def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGT
 def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
     """The runs to train; InputError for a bad option or an output that cannot be written, before
     any training (a folder created for an output is said on stderr)."""
-    args.threads = cli_args.parse_threads(args.threads)
     if args.gradient_rms:
         cli_args.prepare_output(args.cache_dir / GRADIENT_RMS.name)
         return []

@@ -106,9 +106,9 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--vocab", type=int, default=16, help="tokens V (default 16)")
     g.add_argument("--length", type=int, default=100, help="sequence length n (default 100)")
     g.add_argument("--p", type=float, default=0.5, help="step probability of the walk, in [0, 1] (default 0.5)")
-    g.add_argument("--n-train", type=int, default=8000, help="training sequences (default 8000)")
-    g.add_argument("--n-test", type=int, default=2000, help="test sequences (default 2000)")
-    g.add_argument("--data-seed", type=int, default=0, help="seed of the generated sequences (default 0)")
+    g.add_argument("--n-train", type=cli_args.at_least(1), default=8000, help="training sequences (default 8000)")
+    g.add_argument("--n-test", type=cli_args.at_least(1), default=2000, help="test sequences (default 2000)")
+    g.add_argument("--data-seed", type=cli_args.at_least(0), default=0, help="seed of the generated sequences (default 0)")
     g = p.add_argument_group("model")
     g.add_argument("--d-model", type=int, default=64, help="width; the MLP is 4x wider (default 64)")
     g.add_argument("--heads", type=int, default=4, help="attention heads, dividing --d-model (default 4)")
@@ -147,12 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.task != "walk":
             raise InputError(f"--task: unknown task {args.task!r} (known: walk; LRA tasks: "
                              f"python -m spt_theory.lra)")
-        for name in ("n_train", "n_test"):
-            if getattr(args, name) < 1:
-                raise InputError(f"--{name.replace('_', '-')}: must be >= 1")
-        threads = cli_args.parse_threads(args.threads)
-        if args.data_seed < 0:
-            raise InputError(f"--data-seed: must be a non-negative integer, got {args.data_seed}")
+        threads = args.threads
         spec = build_spec(args)
         if args.json:
             cli_args.prepare_output(args.json)

@@ -35,6 +35,7 @@ from spt_theory.claims import records
 from spt_theory.claims.registry import Claim, Context, Measurement, all_claims
 from spt_theory.core import args as cli_args
 from spt_theory.evidence import EvidenceError
+from spt_theory.util import tables
 from spt_theory.util.interrupts import interruptible
 from spt_theory.util.io import InputError, StorageError, write_json
 from spt_theory.util.prog import prog
@@ -125,13 +126,29 @@ def registration_text(row: dict) -> str:
     return "-" if reg is None else reg["when"] + ("*" if reg["original"] else "")
 
 
-def _print_row(row: dict, width: int) -> None:
-    statement = row["statement"]
+ROW_HEADERS = ("id", "verdict", "record", "reg", "statement", "measured", "threshold", "method")
+"""verify's columns (the README's "Reading verify's table")."""
+ROW_WIDTHS = (4, 12, 18, 5, 58, 12, 16, 0)
+"""Their widths: the rows are printed one at a time, as each claim is checked; a statement longer
+than its column is cut (``…``), any other longer cell pushes the rest of its row right."""
+ROW_ALIGN = "<<<<<><<"
+ROW_GAPS = (" ", " ", " ", " ", "  ", "  ", " ")
+"""The measured figure (right-aligned) stands two blanks from its neighbours."""
+LIST_WIDTHS = (4, 10, 13, 28)
+"""``--list``'s least widths: id, kind, record, section, then the statement."""
+
+
+def row_line(cells) -> str:
+    """One line of verify's table (``cells``: its eight columns)."""
+    return tables.line(cells, ROW_WIDTHS, ROW_ALIGN, ROW_GAPS)
+
+
+def _print_row(row: dict) -> None:
+    statement, width = row["statement"], ROW_WIDTHS[ROW_HEADERS.index("statement")]
     if len(statement) > width:
         statement = statement[: width - 1] + "…"
-    print(f"{row['id']:<4} {row['verdict']:<12} {record_text(row):<18} {registration_text(row):<5} "
-          f"{statement:<{width}}  {_format_measured(row['measured']):>12}  {row['threshold']:<16} {row['method']}",
-          flush=True)
+    print(row_line([row["id"], row["verdict"], record_text(row), registration_text(row), statement,
+                    _format_measured(row["measured"]), row["threshold"], row["method"]]), flush=True)
     if row["record"] is not None and row["matches_record"] is False:
         print(f"     CHANGED: recorded {row['record']['verdict']}, now "
               f"{records.RECORD_OF_VERDICT.get(row['verdict'], row['verdict'])} ({row['verdict']})", flush=True)
@@ -141,6 +158,15 @@ def _print_row(row: dict, width: int) -> None:
         print(f"     INCONCLUSIVE: {row['inconclusive']}", flush=True)
     if "evidence_error" in row["details"]:
         print(f"     ERROR: {row['details']['evidence_error']}", flush=True)
+
+
+def claims_list(claims: list[Claim]) -> str:
+    """``--list``: one line per claim: id, kind, record (``must PASS`` for a project claim), section, statement."""
+    rows = []
+    for c in claims:
+        record = records.RECORDS.get(c.id)
+        rows.append([c.id, records.kind(c.id), record.verdict if record else "must PASS", c.section, c.statement])
+    return tables.table(rows, widths=LIST_WIDTHS, gap=" ")
 
 
 def exit_code(rows: list[dict], strict: bool) -> int:
@@ -222,8 +248,6 @@ def select(claims: list[Claim], only: list[str] | None) -> list[Claim]:
 def _check_arguments(args: argparse.Namespace) -> list[Claim]:
     """The selected claims; bad arguments and an unwritable ``--json`` raise before any work."""
     claims = select(all_claims(), args.only)
-    args.seeds = cli_args.parse_seeds(args.seeds)
-    args.threads = cli_args.parse_threads(args.threads)
     if args.json and not args.list:
         cli_args.prepare_output(args.json)
     return claims
@@ -245,21 +269,16 @@ def main(argv: list[str] | None = None) -> int:
         print(claims_markdown(claims), end="")
         return 0
     if args.list:
-        for c in claims:
-            record = records.RECORDS.get(c.id)
-            print(f"{c.id:<4} {records.kind(c.id):<10} {record.verdict if record else 'must PASS':<13} "
-                  f"{c.section:<28} {c.statement}")
+        print(claims_list(claims))
         return 0
     seeds = tuple(args.seeds) if args.seeds else ((0, 1, 2) if args.full else (0,))
     progress = not args.no_progress
     ctx = Context(full=args.full, seeds=seeds, cache_dir=args.cache_dir, evidence_root=args.evidence,
                   lra_evidence=args.lra_evidence or args.evidence / evidence.LRA,
                   progress=progress)
-    width = 58
     mode = "full" if args.full else "quick"
     print(f"spt-theory verify ({mode} mode, seeds {list(seeds)}): {len(claims)} claims", flush=True)
-    print(f"{'id':<4} {'verdict':<12} {'record':<18} {'reg':<5} {'statement':<{width}}  {'measured':>12}  "
-          f"{'threshold':<16} method")
+    print(row_line(ROW_HEADERS))
     start = time.perf_counter()
     rows = []
     shown = Progress("verify", len(claims), "claims", enabled=progress)
@@ -271,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
             row = run_claim(c, ctx) if runs else skipped_claim(c)
             rows.append(row)
             with shown.printing():
-                _print_row(row, width)
+                _print_row(row)
             shown.update()
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -303,12 +322,13 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+CLAIMS_HEADERS = ("id", "kind", "statement", "threshold", "registration", "record")
+"""The columns of docs/claims.md."""
+
+
 def claims_markdown(claims: list[Claim]) -> str:
     """The table of claims (:data:`spt_theory.claims.records.TABLE`) as Markdown, one section per family."""
     from spt_theory.claims.registry import FAMILIES
-
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|").replace("\n", " ")
 
     lines = ["# Claims", "", "Generated by `python -m spt_theory.verify --list --markdown` from the one table of "
                              "claims",
@@ -317,17 +337,15 @@ def claims_markdown(claims: list[Claim]) -> str:
         rows = [records.TABLE[c.id] for c in claims if c.id[0] == letter]
         if not rows:
             continue
-        lines += [f"## {letter}: {family}", "", "| id | kind | statement | threshold | registration | record |",
-                  "|---|---|---|---|---|---|"]
+        table = []
         for row in rows:
             reg = row.registration
             registration = (f"{reg.when}{'*' if reg.original else ''} ({reg.threshold_commit} / {reg.result_commit})"
                             + (f"; first: {reg.original}" if reg.original else "") + (f"; {reg.note}" if reg.note else ""))
             record = ("must PASS" if row.record is None else
                       f"**{row.record.verdict}** ({row.record.date}): {row.record.evidence}")
-            lines.append(f"| {row.id} | {row.kind} | {cell(row.statement)} | {cell(row.threshold)} | "
-                         f"{cell(registration)} | {cell(record)} |")
-        lines.append("")
+            table.append([row.id, row.kind, row.statement, row.threshold, registration, record])
+        lines += [f"## {letter}: {family}", "", tables.table(table, CLAIMS_HEADERS, markdown=True), ""]
     return "\n".join(lines)
 
 

@@ -27,3 +27,22 @@ def one_torch_thread():
     """Small float64 tensors: one torch thread is much faster than two on a busy 2-core machine."""
     with single_threaded():
         yield
+
+
+@pytest.fixture
+def argparse_refusal(capsys):
+    """``check(main, argv, *words)``: ``main(argv)`` is refused by argparse itself (a ``type=`` check
+    of :mod:`spt_theory.core.args`): SystemExit 2, the usage, then one ``error: argument --X: ...``
+    line naming every one of ``words``; nothing on stdout.  Returns that line."""
+    def check(main, argv, *words) -> str:
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert exit_info.value.code == 2 and lines[0].startswith("usage:") and captured.out == "", captured
+        assert "error: argument " in lines[-1] and "Traceback" not in captured.err, captured.err
+        for word in words:
+            assert word in lines[-1], (word, lines[-1])
+        return lines[-1]
+
+    return check

@@ -191,6 +191,5 @@ def test_bench_cli_tiny_lra_writes_json(tmp_path, capsys):
     assert result["machine"]["cores"] >= 1 and result["machine"]["capability"] and result["argv"][0] == "--lra"
 
 
-def test_bench_cli_bad_input_exits_2(capsys):
-    assert main(["--repetitions", "1"]) == 2
-    assert capsys.readouterr().err.strip() == "error: --repetitions: must be >= 2"
+def test_bench_cli_bad_input_exits_2(argparse_refusal):
+    argparse_refusal(main, ["--repetitions", "1"], "argument --repetitions: must be an integer >= 2, got '1'")

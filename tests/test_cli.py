@@ -114,7 +114,6 @@ def test_generators_show_progress_as_lines_in_a_log_and_announce_every_file(tmp_
     (["--mode", "hybrid"], ["--mode hybrid needs --keep"]),
     (["--mode", "scratch", "--keep", "qk"], ["--keep does nothing in --mode scratch"]),
     (["--mode", "scratch", "--finetune-epochs", "2"], ["--finetune-epochs does nothing in --mode scratch"]),
-    (["--seed", "0,1"], ["--seeds 0 1"]),
     (["--json", "/proc/no/summary.json"], ["/proc/no", "cannot write"]),
 ])
 def test_train_refuses_before_any_training(argv, words, tmp_path, capsys):
@@ -147,21 +146,46 @@ def test_train_help_gives_every_option_its_meaning_and_default():
 @pytest.mark.parametrize("main, argv, words", [
     (figures_cli.main, ["--only", "lra_evidence", "--seeds", "0", "0"], ["--seeds", "each seed once"]),
     (figures_cli.main, ["--only", "lra_evidence", "--seeds", "0,1"], ["--seeds 0 1"]),
-    (figures_cli.main, ["--only", "lra_evidence", "--threads", "0"], ["--threads"]),
+    (figures_cli.main, ["--only", "lra_evidence", "--threads", "0"], ["--threads", "an integer >= 1, got '0'"]),
     (paper_runs.main, ["--seeds", "1", "1", "--only", "NONE"], ["--seeds", "each seed once"]),
     (lra_main, ["scratch", "--task", "listops", "--data-dir", ".", "--threads", "0"], ["--threads"]),
-    (lra_main, ["scratch", "--task", "listops", "--data-dir", ".", "--seed", "0,1"], ["--seeds 0 1"]),
+    (lra_main, ["scratch", "--task", "listops", "--data-dir", ".", "--seed", "0,1"], ["--seed", "--seeds 0 1"]),
+    (lra_main, ["sweep", "--task", "listops", "--data-dir", ".", "--grid", "recipe=spt", "--seeds", "0,1"],
+     ["--seeds 0 1"]),
+    (train_cli.main, [*WALK, "--seed", "0,1"], ["--seeds 0 1"]),
+])
+def test_seeds_and_threads_are_checked_by_argparse_with_one_syntax_everywhere(main, argv, words, tmp_path,
+                                                                              argparse_refusal):
+    argparse_refusal(main, [*argv, "--out" if main in (lra_main, figures_cli.main) else "--cache-dir",
+                            str(tmp_path / "out")], *words)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("main, argv, words", [
     (lra_main, ["scratch", "--task", "listops", "--data-dir", ".", "--freeze", "qk,vo"], ["--freeze qk+vo"]),
     (lra_main, ["confirm", "--task", "listops", "--data-dir", ".", "--keep", "qk", "vo"], ["--keep qk+vo"]),
     (lra_main, ["sweep", "--task", "listops", "--data-dir", ".", "--grid", "recipe=spt", "--freeze", "qk"],
      ["--freeze does nothing in 'sweep'", "--grid freeze="]),
-    (lra_main, ["sweep", "--task", "listops", "--data-dir", ".", "--grid", "recipe=spt", "--seeds", "0,1"],
-     ["--seeds 0 1"]),
 ])
-def test_seeds_threads_and_groups_have_one_syntax_everywhere(main, argv, words, tmp_path, capsys):
+def test_groups_have_one_syntax_everywhere(main, argv, words, tmp_path, capsys):
     assert main([*argv, "--out" if main is not paper_runs.main else "--cache-dir", str(tmp_path / "out")]) == 2
     _error_line(capsys.readouterr().err, *words)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_bad_config_is_a_config_error_an_input_error_and_a_value_error():
+    from dataclasses import replace
+
+    from spt_theory.core.model import ModelConfig
+    from spt_theory.lra.configs import config_for
+    from spt_theory.training.loop import Stage
+    from spt_theory.util.io import ConfigError
+
+    for make in (lambda: ModelConfig(d_model=-1), lambda: replace(config_for("listops"), d_model=-1),
+                 lambda: Stage("spt", -1), lambda: config_for("nope")):
+        with pytest.raises(ConfigError) as info:
+            make()
+        assert isinstance(info.value, InputError) and isinstance(info.value, ValueError)
 
 
 def test_the_group_reader_takes_none_all_and_plus():

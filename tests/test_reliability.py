@@ -338,23 +338,33 @@ def _train_main(argv, capsys) -> str:
     (["--mask-ratio", "-0.1"], ["mask_ratio", "-0.1"]),
     (["--d-model", "10", "--heads", "3"], ["d_model (10)", "n_heads (3)"]),
     (["--heads", "0"], ["n_heads"]),
+    (["--d-model", "-1"], ["model config", "d_model and n_heads must be positive"]),
     (["--epochs", "-1"], ["epochs", "-1"]),
     (["--finetune-epochs", "-2"], ["epochs", "-2"]),
     (["--task", "listops"], ["--task", "'listops'"]),
-    (["--seed", "-1"], ["--seed", "-1"]),
-    (["--data-seed", "-3"], ["--data-seed", "-3"]),
     (["--length", "1"], ["length", "1"]),
     (["--vocab", "1"], ["vocab", "1"]),
     (["--p", "1.5"], ["p must be in [0, 1]", "1.5"]),
     (["--batch-size", "0"], ["batch_size", "0"]),
     (["--lr", "nan"], ["lr", "nan"]),
-    (["--n-train", "0"], ["--n-train"]),
 ])
 def test_walk_cli_bad_config_one_line_exit_2_nothing_written(args, names, tmp_path, capsys):
     out = tmp_path / "summary.json"
     err = _train_main([*WALK, "--n-train", "96", "--epochs", "1", "--finetune-epochs", "1", *args,
                        "--cache-dir", str(tmp_path / "cache"), "--json", str(out)], capsys)
     _one_error_line(err, *names)
+    assert _files(tmp_path) == []
+
+
+@pytest.mark.parametrize("args, names", [
+    (["--seed", "-1"], ["--seed", "non-negative", "'-1'"]),
+    (["--data-seed", "-3"], ["--data-seed", "non-negative", "'-3'"]),
+    (["--n-train", "0"], ["--n-train", ">= 1"]),
+    (["--threads", "1.0"], ["--threads", "'1.0'"]),
+])
+def test_walk_cli_bad_numbers_are_refused_by_argparse_nothing_written(args, names, tmp_path, argparse_refusal):
+    argparse_refusal(train_cli.main, [*WALK, "--epochs", "1", *args, "--cache-dir", str(tmp_path / "cache"),
+                                      "--json", str(tmp_path / "summary.json")], *names)
     assert _files(tmp_path) == []
 
 
@@ -410,13 +420,14 @@ def test_lra_cli_truncated_png_exits_2_without_traceback_in_a_real_process(cli_r
     assert _files(folder) == _files(folder / "data")  # nothing besides the input data
 
 
-@pytest.mark.parametrize("args, names", [(["--only", "Z9"], ["--only", "'Z9'"]),
-                                         (["--seeds", "0", "-1"], ["--seeds", "non-negative"])])
-def test_verify_unknown_claim_and_negative_seeds(args, names, capsys, tmp_path):
-    assert verify_cli.main([*args, "--json", str(tmp_path / "report.json"), "--no-progress"]) == 2
+def test_verify_unknown_claim_and_negative_seeds(capsys, tmp_path, argparse_refusal):
+    assert verify_cli.main(["--only", "Z9", "--json", str(tmp_path / "report.json"), "--no-progress"]) == 2
     captured = capsys.readouterr()
-    _one_error_line(captured.err, *names)
+    _one_error_line(captured.err, "--only", "'Z9'")
     assert captured.out == "" and _files(tmp_path) == []
+    argparse_refusal(verify_cli.main, ["--seeds", "0", "-1", "--json", str(tmp_path / "report.json")],
+                     "--seeds", "non-negative")
+    assert _files(tmp_path) == []
 
 
 # LRA command line on tiny files in the release layout (reader API cases: test_lra_readers.py).

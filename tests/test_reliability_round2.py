@@ -41,14 +41,14 @@ def no_training(monkeypatch):
 
 
 @pytest.mark.parametrize("case", ["cache_dir_is_a_file", "cache_dir_under_a_file", "summary_under_a_file",
-                                  "length_0", "length_1", "no_run", "threads_0"])
+                                  "length_0", "length_1", "no_run"])
 def test_plateau_refuses_bad_arguments_before_any_training(case, tmp_path, capsys, no_training):
     afile = tmp_path / "afile"
     afile.write_text("x")
     args = {"--cache-dir": str(tmp_path / "cache"), "--summary": str(tmp_path / "summary.json"),
             "--lengths": "25", "--only": "adamw"}
     word = {"cache_dir_is_a_file": "afile", "cache_dir_under_a_file": "afile", "summary_under_a_file": "afile",
-            "length_0": "--lengths 0", "length_1": "--lengths 1", "no_run": "no run", "threads_0": "--threads"}[case]
+            "length_0": "--lengths 0", "length_1": "--lengths 1", "no_run": "no run"}[case]
     if case == "cache_dir_is_a_file":
         args["--cache-dir"] = str(afile)
     elif case == "cache_dir_under_a_file":
@@ -57,13 +57,16 @@ def test_plateau_refuses_bad_arguments_before_any_training(case, tmp_path, capsy
         args["--summary"] = str(afile / "summary.json")
     elif case.startswith("length_"):
         args["--lengths"] = case.split("_")[1]
-    elif case == "no_run":
+    else:  # no_run
         args.update({"--lengths": "200", "--only": "sgd"})
-    else:
-        args["--threads"] = "0"
     assert plateau.main([w for k, v in args.items() for w in (k, v)]) == 2
     _error_line(capsys.readouterr().err, word)
     assert not (tmp_path / "summary.json").exists()
+
+
+def test_plateau_threads_are_checked_by_argparse(tmp_path, no_training, argparse_refusal):
+    argparse_refusal(plateau.main, ["--threads", "0", "--cache-dir", str(tmp_path / "cache")], "--threads", ">= 1")
+    assert not (tmp_path / "cache").exists()
 
 
 @pytest.mark.parametrize("kind", ["scratch", "spt"])

@@ -26,9 +26,11 @@ from spt_theory.bench.models import (
 )
 from spt_theory.bench.timing import clock_for, device_peak_gflops, interleaved_times, matmul_peak_gflops, quartiles
 from spt_theory.core import cpu
+from spt_theory.core.args import at_least
 from spt_theory.training.loop import Runtime
 from spt_theory.util.io import write_json
 from spt_theory.util.prog import prog
+from spt_theory.util.tables import line
 from synthetic.walk import generate_walk
 
 
@@ -105,25 +107,33 @@ def print_case(name: str, r: dict, models: tuple[str, ...], scale: float = 1.0) 
         m = r[model]
         q = m["seconds_per_step"]
         fraction = "-" if m["peak_fraction"] is None else f"{m['peak_fraction']:.1%}"
-        print(f"{name:<10} {model:<12} {1e3 * q['median']:>9.2f} {1e3 * q['q1']:>7.2f}-{1e3 * q['q3']:<7.2f} "
-              f"{m['tokens_per_second']:>10.0f} {m['gflops'] / scale:>9.1f} {fraction:>6} "
-              f"{m['speedup_vs_torch_layer']:>8.2f}x")
+        print(row_line([name, model, f"{1e3 * q['median']:.2f}", f"{1e3 * q['q1']:>7.2f}-{1e3 * q['q3']:<7.2f}",
+                        f"{m['tokens_per_second']:.0f}", f"{m['gflops'] / scale:.1f}", fraction,
+                        f"{m['speedup_vs_torch_layer']:.2f}x"]))
     paired = r["spt_theory"]["paired_speedup"]
     print(f"{name:<10} speedup vs torch layer: {r['speedup_vs_torch_layer']:.2f}x (ratio of medians; "
           f"per-repetition ratios {paired['q1']:.2f}-{paired['q3']:.2f})"
           + ("" if r["table_used"] or "no_table" not in models else "; batch < 2 x vocab: no_table is the same model"))
 
 
+WIDTHS = (10, 12, 9, 15, 10, 9, 6, 9)
+"""The table's columns (printed a row at a time, as each size is timed): size, model, ms/step,
+its IQR, tokens/s, GFLOP/s (TFLOP/s on CUDA), share of the peak, speedup vs the torch layer."""
+
+
+def row_line(cells) -> str:
+    return line(cells, WIDTHS, "<<>>>>>>", " ")
+
+
 def header(unit: str) -> str:
-    return (f"{'size':<10} {'model':<12} {'ms/step':>9} {'IQR':>15} {'tokens/s':>10} {unit:>9} {'peak':>6}"
-            f" {'vs torch':>9}")
+    return row_line(["size", "model", "ms/step", "IQR", "tokens/s", unit, "peak", "vs torch"])
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog=prog("python -m spt_theory.bench"), description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", type=Path, metavar="PATH", help="write the results as JSON")
-    p.add_argument("--repetitions", type=int, default=7, help="interleaved repetitions (default 7)")
+    p.add_argument("--repetitions", type=at_least(2), default=7, help="interleaved repetitions (default 7)")
     p.add_argument("--lra", action="store_true",
                    help="only the LRA-shaped cases (variable lengths, key-padding mask) of --device")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
@@ -132,9 +142,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--verify", action="store_true",
                    help="also time a quick verify from an empty cache (minutes)")
     args = p.parse_args(argv)
-    if args.repetitions < 2:
-        print("error: --repetitions: must be >= 2", file=sys.stderr)
-        return 2
     if args.device == "cuda" and not torch.cuda.is_available():
         print("error: --device cuda: no CUDA device is available to this torch build", file=sys.stderr)
         return 2

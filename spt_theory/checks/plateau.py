@@ -49,6 +49,7 @@ from spt_theory import evidence, plateau
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import schema
 from spt_theory.theory.per_token import pair_coupling_bound
+from spt_theory.util.tables import table
 
 EXPONENT_TOL = 0.25
 INIT_TOL = 0.3
@@ -433,7 +434,7 @@ def markdown_table(summary: dict, rms: dict) -> str:
     predicted = predicted_curves(summary, rms)
     rows = {"AdamW": cells(summary, "scratch"), "AdamW, init / 10": cells(summary, "scratch", scale=0.1),
             "SGD": cells(summary, "scratch", "sgd"), "SPT to 95%": cells(summary, "spt")}
-    lines = ["| n | " + " | ".join(rows) + " | SPT / AdamW |", "|---|" + "---|" * (len(rows) + 1)]
+    table_rows = []
 
     def entry(cell: dict | None, notes: list[str]) -> str:
         if cell is None:
@@ -451,8 +452,8 @@ def markdown_table(summary: dict, rms: dict) -> str:
                entry(rows["SPT to 95%"].get(n), pred("spt", "law"))]
         a, t = rows["AdamW"].get(n), rows["SPT to 95%"].get(n)
         ratio = f"{geometric_mean(t['values']) / geometric_mean(a['values']):.2f}" if a and t else "-"
-        lines.append(f"| {n} | " + " | ".join(out) + f" | {ratio} |")
-    return "\n".join(lines)
+        table_rows.append([n, *out, ratio])
+    return table(table_rows, ["n", *rows, "SPT / AdamW"], markdown=True)
 
 
 if __name__ == "__main__":  # python -m spt_theory.checks.plateau: the docs' table from the committed grid

@@ -11,14 +11,18 @@ One syntax across ``train``, ``verify``, ``figures``, ``paper_runs``, ``lra`` an
   said), and every file written is announced once (:func:`announce`), on stderr (both from
   :mod:`spt_theory.util.io`, defined in :mod:`spt_theory.util.files` so that the generators do the same).
 
-The ``add_*`` functions declare an option; the parsing functions check what argparse collected
-(as text, so that another spelling is refused with a line that shows this one) and raise
-:class:`~spt_theory.util.io.InputError`, which every command prints as one ``error:`` line, exit 2.
+The ``add_*`` functions declare an option.  Seeds, threads and the other numbers are checked as
+argparse reads them (``type=`` :func:`seed`, :func:`threads`, :func:`at_least`; the :class:`Seeds`
+action): a bad value is argparse's own ``error: argument --X: <why>`` after the usage, exit 2.  The
+parameter groups are checked after parsing (as text, so that another spelling is refused with a
+line that shows this one) by :func:`parse_groups`, which raises
+:class:`~spt_theory.util.io.InputError`, printed by every command as one ``error:`` line, exit 2.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import argparse
+from collections.abc import Callable, Sequence
 
 from spt_theory.core.model import PARAMETER_GROUPS
 from spt_theory.util.io import InputError, announce, prepare_output  # noqa: F401 (the commands' output helpers)
@@ -27,20 +31,21 @@ GROUP_JOIN = "+"
 
 
 def add_seeds(parser, default: Sequence[int] | None, default_text: str) -> None:
-    """``--seeds S [S ...]``; read it with :func:`parse_seeds`."""
-    parser.add_argument("--seeds", nargs="+", metavar="S", default=None if default is None else
-                        [str(s) for s in default],
+    """``--seeds S [S ...]``: distinct non-negative seeds, checked as argparse reads them (a tuple)."""
+    parser.add_argument("--seeds", nargs="+", metavar="S", action=Seeds,
+                        default=None if default is None else tuple(default),
                         help=f"distinct non-negative seeds, separate words (default: {default_text})")
 
 
 def add_seed(parser, help_text: str = "model init, batch order and masks") -> None:
-    """``--seed S`` (default 0); read it with :func:`parse_seed`."""
-    parser.add_argument("--seed", metavar="S", help=f"{help_text} (default 0)")
+    """``--seed S``: one non-negative seed, checked by argparse (:func:`seed`); None when not
+    given (the command's default, 0: :func:`parse_seed`)."""
+    parser.add_argument("--seed", metavar="S", type=seed, help=f"{help_text} (default 0)")
 
 
 def add_threads(parser) -> None:
-    """``--threads N``; read it with :func:`parse_threads`."""
-    parser.add_argument("--threads", metavar="N",
+    """``--threads N``: an integer >= 1 checked by argparse (:func:`threads`); None: torch's choice."""
+    parser.add_argument("--threads", metavar="N", type=threads,
                         help="torch intra-op threads (default: torch's choice); 1 is much faster for "
                              "these small models on a busy machine")
 
@@ -59,44 +64,77 @@ def add_groups(parser, option: str, help_text: str, default_text: str) -> None:
                              f"of {', '.join(PARAMETER_GROUPS)} (default: {default_text})")
 
 
-def _integer(text, option: str, low: int) -> int:
+def integer(text, low: int = 0) -> int:
+    """``text`` as an integer >= ``low`` (written as one, ``1`` not ``1.0``); else
+    :class:`argparse.ArgumentTypeError`, which argparse prints as ``error: argument --X: <why>``."""
     try:
         value = int(text)
     except (TypeError, ValueError):
         value = None
     if value is None or value < low or str(text).strip() != str(value):
         what = "a non-negative integer" if low == 0 else f"an integer >= {low}"
-        raise InputError(f"{option}: must be {what}, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
     return value
 
 
-def parse_seed(text, option: str = "--seed", default: int = 0) -> int:
-    """One seed (``default`` when not given); several are ``--seeds`` where a command takes them."""
-    if text is None:
-        return default
+def at_least(low: int) -> Callable[[str], int]:
+    """An argparse ``type=``: an integer >= ``low`` (:func:`integer`)."""
+    def check(text) -> int:
+        return integer(text, low)
+
+    check.__name__ = f"integer >= {low}"  # what argparse would name it
+    return check
+
+
+def seed(text) -> int:
+    """``--seed``'s ``type=``: one non-negative seed (several are ``--seeds`` where a command takes them)."""
     if "," in str(text):
-        raise InputError(f"{option} {text}: one seed per run (where a command takes several: "
-                         f"--seeds {' '.join(str(text).replace(',', ' ').split())})")
-    return _integer(text, option, 0)
+        raise argparse.ArgumentTypeError(f"one seed per run, got {str(text)!r} (where a command takes several: "
+                                         f"--seeds {' '.join(str(text).replace(',', ' ').split())})")
+    return integer(text, 0)
 
 
-def parse_seeds(texts: Sequence | None, option: str = "--seeds") -> tuple[int, ...] | None:
-    """Distinct non-negative seeds, one per word (None when not given)."""
-    if texts is None:
-        return None
+def threads(text) -> int:
+    """``--threads``'s ``type=``: an integer >= 1."""
+    return integer(text, 1)
+
+
+def seeds(texts: Sequence, option: str = "--seeds") -> tuple[int, ...]:
+    """Distinct non-negative seeds, one per word; :class:`argparse.ArgumentTypeError` otherwise."""
     words = [str(t) for t in texts]
     if any("," in w for w in words):
         right = " ".join(" ".join(words).replace(",", " ").split())
-        raise InputError(f"{option} {' '.join(words)}: write the seeds as separate words: {option} {right}")
-    seeds = tuple(_integer(w, option, 0) for w in words)
-    if len(set(seeds)) != len(seeds):
-        raise InputError(f"{option}: each seed once (distinct seeds), got {' '.join(words)}")
-    return seeds
+        raise argparse.ArgumentTypeError(f"write the seeds as separate words: {option} {right}")
+    found = tuple(integer(w, 0) for w in words)
+    if len(set(found)) != len(found):
+        raise argparse.ArgumentTypeError(f"each seed once (distinct seeds), got {' '.join(words)}")
+    return found
 
 
-def parse_threads(text) -> int | None:
-    """``--threads``: None (torch's choice) or an integer >= 1."""
-    return None if text is None else _integer(text, "--threads", 1)
+class Seeds(argparse.Action):
+    """``--seeds``' action: the words read as :func:`seeds` (a tuple), refused by argparse
+    (``error: argument --seeds: <why>``, exit 2) when they are not distinct non-negative seeds."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            setattr(namespace, self.dest, seeds(values, option_string or "--seeds"))
+        except argparse.ArgumentTypeError as error:
+            raise argparse.ArgumentError(self, str(error)) from None
+
+
+def parse_seed(value, default: int = 0) -> int:
+    """``--seed``'s value (checked by argparse), or ``default`` when not given."""
+    return default if value is None else value
+
+
+def parse_seeds(values: Sequence | None, option: str = "--seeds") -> tuple[int, ...] | None:
+    """Seeds given in Python (a sweep's list) checked like ``--seeds``: InputError naming ``option``."""
+    if values is None:
+        return None
+    try:
+        return seeds(values, option)
+    except argparse.ArgumentTypeError as error:
+        raise InputError(f"{option}: {error}") from None
 
 
 def parse_groups(words: Sequence[str] | str | None, option: str, *, none: str | None = None,

@@ -51,6 +51,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from spt_theory.core.cpu import Linear, gather_rows, linear, table_pays, tabulated
+from spt_theory.util.files import ConfigError
 
 PARAMETER_GROUPS = ("qk", "vo", "mlp", "norm", "embed", "head", "decoder")
 POOLINGS = ("mean", "mean_all", "max", "cls", "last")
@@ -102,7 +103,7 @@ class ModelConfig:
         ]
         for ok, message in checks:
             if not ok:
-                raise ValueError(message)
+                raise ConfigError(message)
 
     @property
     def d_head(self) -> int:

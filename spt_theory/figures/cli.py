@@ -47,8 +47,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        seeds = cli_args.parse_seeds(args.seeds)
-        threads = cli_args.parse_threads(args.threads)
+        seeds, threads = args.seeds, args.threads
         cli_args.prepare_output(args.out, folder=True)
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)

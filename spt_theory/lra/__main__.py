@@ -174,7 +174,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                 description=probe_doc(), formatter_class=argparse.RawDescriptionHelpFormatter)
     probe.add_argument("target", type=Path, metavar="RESULT_OR_FOLDER",
                        help="a scratch/spt result JSON, or a folder searched recursively for them")
-    probe.add_argument("--limit", type=int, help="probe only the first N test examples (default all)")
+    probe.add_argument("--limit", type=cli_args.at_least(1), help="probe only the first N test examples (default all)")
     probe.add_argument("--out", type=Path, metavar="RUN_FOLDER",
                        help="the run folder holding the checkpoints (cache/) and receiving probes/ (default: "
                             "the folder each result lies in as RUN_FOLDER/results/<task>/)")
@@ -210,10 +210,9 @@ def options_from(args: argparse.Namespace) -> RunOptions:
 
 
 def set_threads(args: argparse.Namespace) -> None:
-    """``--threads`` (checked) applied to torch."""
-    threads = cli_args.parse_threads(args.threads)
-    if threads is not None:
-        cpu.set_intra_op_threads(threads)
+    """``--threads`` (checked by argparse) applied to torch."""
+    if args.threads is not None:
+        cpu.set_intra_op_threads(args.threads)
 
 
 def execute(args: argparse.Namespace) -> None:
@@ -233,15 +232,13 @@ def execute(args: argparse.Namespace) -> None:
             cli_args.announce(evidence.promote(promoted, evidence.RACE, RACE_NAME))
         return
     if args.command == "probe":
-        if args.limit is not None and args.limit < 1:
-            raise InputError(f"--limit must be >= 1, got {args.limit}")
         set_threads(args)
         for report in probe_files(args.target, args.limit, progress=not args.no_progress, out=args.out):
             print(format_probe(report))
         return
     options = options_from(args)
     if args.command == "sweep":
-        grid_cells, seeds = cells(args.grid, args.cell), cli_args.parse_seeds(args.seeds)
+        grid_cells, seeds = cells(args.grid, args.cell), args.seeds
         path = summary_path(options, args.name)  # checked against the grid by sweep(), under its lock
     set_threads(args)
     runtime = runtime_from_env(args.device)

@@ -16,7 +16,7 @@ from spt_theory.lra.readers.common import BYTE_VOCAB, LISTOPS_VOCAB, PIXEL_VOCAB
 from spt_theory.lra.readers.listops import LISTOPS_MAX_LEN
 from spt_theory.lra.readers.retrieval import RETRIEVAL_MAX_LEN
 from spt_theory.lra.readers.text import TEXT_MAX_LEN
-from spt_theory.util.io import InputError
+from spt_theory.util.io import ConfigError
 
 TASKS = ("listops", "text", "retrieval", "image", "pathfinder")
 POOLINGS = tuple(p for p in MODEL_POOLINGS if p != "last")
@@ -101,7 +101,7 @@ class LRAConfig:
 
 
 def _fail(config: LRAConfig, name: str, problem: str):
-    raise InputError(f"LRA config {config.task!r}: field {name} = {getattr(config, name)!r} {problem}")
+    raise ConfigError(f"LRA config {config.task!r}: field {name} = {getattr(config, name)!r} {problem}")
 
 
 def _choice(config: LRAConfig, name: str, allowed: tuple[str, ...]):
@@ -144,11 +144,11 @@ CONFIGS: dict[str, LRAConfig] = {
 
 
 def config_for(task: str) -> LRAConfig:
-    """The paper-sized config of ``task``; InputError for an unknown task."""
+    """The paper-sized config of ``task``; ConfigError for an unknown task."""
     try:
         return CONFIGS[task]
     except KeyError:
-        raise InputError(f"unknown LRA task {task!r}; choose one of {', '.join(TASKS)}") from None
+        raise ConfigError(f"unknown LRA task {task!r}; choose one of {', '.join(TASKS)}") from None
 
 
 def one_layer(config: LRAConfig) -> LRAConfig:

@@ -44,6 +44,7 @@ from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import Runtime, load_model_state
 from spt_theory.util.io import InputError, announce, read_json, write_json
 from spt_theory.util.progress import Progress
+from spt_theory.util.tables import table
 
 MAX_OFFSET = 40
 BAND = 2
@@ -217,16 +218,22 @@ def run_folder(path: Path, result: dict, out: Path | None = None) -> Path:
 
 
 def format_probe(report: dict) -> str:
-    """A header naming the run's cell, then one line per (checkpoint, layer): band mass vs
-    uniform, 2-D neighbours, Toeplitz fit."""
+    """A header naming the run's cell, then a table of one row per (checkpoint, layer): band mass
+    and its ratio to uniform, 2-D neighbours (a 2-D task), shares by offset, Toeplitz fit."""
     lines = [f"{report['task']} {report['kind']} [{report['setting']}] seed {report['seed']} "
              f"({report['n_examples']} test examples, test acc {100 * report['test_accuracy']:.2f}%):"]
-    for probe in report["probes"]:
-        for stats in probe["layers"]:
-            grid = (f"  2-D neighbours {stats['grid_neighbour_share']:.4f} ({stats['grid_ratio']:.2f}x uniform)"
-                    if "grid_ratio" in stats else "")
-            shares = " ".join(f"{d}:{stats['offset_share'][str(d)]:.3f}" for d in (-2, -1, 0, 1, 2))
-            lines.append(f"  {probe['checkpoint']:<9} layer {stats['layer']}: band mass {stats['band_mass']:.4f} "
-                         f"({stats['band_ratio']:.2f}x uniform {stats['uniform_band_mass']:.4f}){grid}  "
-                         f"share by offset [{shares}]  PE-PE Toeplitz R2 {stats['pe_toeplitz']['r2']:.2f}")
+    layers = [(probe["checkpoint"], stats) for probe in report["probes"] for stats in probe["layers"]]
+    grid = any("grid_ratio" in stats for _, stats in layers)
+    headers = ["checkpoint", "layer", "band mass", "x uniform", "uniform",
+               *(["2-D neighbours", "x uniform"] if grid else []), "share by offset -2 -1 0 1 2", "PE-PE Toeplitz R2"]
+    rows = []
+    for checkpoint, stats in layers:
+        shares = " ".join(f"{stats['offset_share'][str(d)]:.3f}" for d in (-2, -1, 0, 1, 2))
+        neighbours = ([f"{stats['grid_neighbour_share']:.4f}", f"{stats['grid_ratio']:.2f}x"] if "grid_ratio" in stats
+                      else ["", ""])
+        rows.append([checkpoint, stats["layer"], f"{stats['band_mass']:.4f}", f"{stats['band_ratio']:.2f}x",
+                     f"{stats['uniform_band_mass']:.4f}", *(neighbours if grid else []), shares,
+                     f"{stats['pe_toeplitz']['r2']:.2f}"])
+    align = "<>>>>" + (">>" if grid else "") + "<>"
+    lines += ["  " + text for text in table(rows, headers, align=align, rule=True).splitlines()]
     return "\n".join(lines)

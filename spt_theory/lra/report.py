@@ -18,6 +18,7 @@ from pathlib import Path
 
 from spt_theory.lra.configs import TASKS, config_for
 from spt_theory.util.io import InputError, read_json
+from spt_theory.util.tables import table
 
 REFERENCE = {"listops": 36.37, "text": 64.27, "retrieval": 57.46, "image": 42.44, "pathfinder": 71.40}
 """Test accuracy (%) of the Transformer trained from scratch, LRA paper (Tay et al.)."""
@@ -105,14 +106,14 @@ def at_reference_setting(result: dict) -> bool:
 def rows(results: list[dict]) -> list[tuple[str, ...]]:
     ordered = sorted(results, key=lambda r: (TASKS.index(r["task"]) if r["task"] in TASKS else len(TASKS),
                                              r["task"], setting(r), r["kind"], r["seed"]))
-    table = []
+    found = []
     for r in ordered:
         accuracy, reference = 100 * r["metrics"]["test_accuracy"], REFERENCE.get(r["task"])
         versus = f"{accuracy - reference:+.2f}" if reference is not None and at_reference_setting(r) else "-"
-        table.append((r["task"], r["kind"], setting(r), str(r["seed"]), str(r["metrics"]["epochs_run"]),
+        found.append((r["task"], r["kind"], setting(r), str(r["seed"]), str(r["metrics"]["epochs_run"]),
                       data_origin(r), str(r.get("data", {}).get("n_test", "?")), f"{accuracy:.2f}",
                       "-" if reference is None else f"{reference:.2f}", versus))
-    return table
+    return found
 
 
 def _supervised_identity(result: dict) -> str:
@@ -137,10 +138,7 @@ def gains(results: list[dict]) -> list[str]:
 
 
 def format_report(results: list[dict]) -> str:
-    table = [COLUMNS] + rows(results)
-    widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
-    lines.insert(1, "  ".join("-" * width for width in widths))
+    lines = table(rows(results), COLUMNS, rule=True).splitlines()
     pairs = gains(results)
     if pairs:
         lines += ["", "SPT vs scratch (same data, model, seed and supervised stage):"] + pairs

@@ -49,6 +49,7 @@ from spt_theory.lra.probe import probe_result
 from spt_theory.lra.runner import ENCODER_GROUPS, LRARun, RunOptions, options_json, versions
 from spt_theory.lra.steps import run_steps
 from spt_theory.util.io import InputError, directory_lock, write_json
+from spt_theory.util.tables import table
 
 RECIPES = {"scratch": "supervised from init", "spt": "SPT, then finetuning"}
 """The values of the ``recipe`` axis and what each trains."""
@@ -323,20 +324,23 @@ def format_summary(summary: dict) -> str:
     """The results table: one row per cell, mean ± sd over seeds."""
     proximity = proximity_of(summary["cells"])
     what = "2-D neighbours / uniform" if proximity == "grid_ratio" else "band mass / uniform"
-    header = f"{'cell':<44} {'test acc % (mean ± sd)':>24}  {what + ' (trained)':>30}  {'(SPT ckpt)':>11}"
-    lines = [f"{summary['task']}: seeds {summary['seeds']}, {summary['data']['n_train']} train / "
-             f"{summary['data']['n_test']} test examples", header, "-" * len(header)]
+
+    def spread(stats: dict, scale: float = 1.0) -> str:
+        return f"{scale * stats['mean']:.2f} ± {scale * stats['std']:.2f}"
+
+    rows = []
     for row in summary["cells"]:
-        acc = row["test_accuracy"]
-        ratio = row.get(proximity)
         spt = row.get("spt_" + proximity)
-        lines.append(f"{row['label']:<44} {100 * acc['mean']:>15.2f} ± {100 * acc['std']:<6.2f}  "
-                     f"{ratio['mean']:>24.2f} ± {ratio['std']:<4.2f}" +
-                     (f"  {spt['mean']:>6.2f} ± {spt['std']:.2f}" if spt else ""))
+        rows.append([row["label"], spread(row["test_accuracy"], 100), spread(row[proximity]),
+                     spread(spt) if spt else ""])
     for kind, entry in summary.get("controls", {}).items():
         acc = entry["test_accuracy"]
-        text = f"{100 * acc['mean']:>15.2f} ± {100 * acc['std']:.2f}" if "runs" in entry else f"{100 * acc:>15.2f}"
-        lines.append(f"{'control ' + kind:<44} {text}")
+        rows.append(["control " + kind, spread(acc, 100) if "runs" in entry
+                     else f"{100 * acc:.2f}" + " " * len(" ± 0.00"), "", ""])  # one run: its decimal point under the means'
+    lines = [f"{summary['task']}: seeds {summary['seeds']}, {summary['data']['n_train']} train / "
+             f"{summary['data']['n_test']} test examples",
+             table(rows, ["cell", "test acc % (mean ± sd)", what + " (trained)", "(SPT ckpt)"], align="<>>>",
+                   rule=True)]
     refs = summary.get("references")
     if refs:
         losses = [f"{row['label']} {row['spt_val_loss']['mean']:.3f}" for row in summary["cells"] if "spt_val_loss" in row]

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import torch
 
-from spt_theory.util.io import InputError, atomic_write, directory_lock, write_json
+from spt_theory.util.io import ConfigError, InputError, atomic_write, directory_lock, write_json
 
 
 def config_hash(obj) -> str:
@@ -110,7 +110,7 @@ def keep_policy(keep: str | None) -> str:
     if keep is None:
         keep, source = os.environ.get(KEEP_ENV) or "last+best", KEEP_ENV
     if keep not in KEEP_POLICIES:
-        raise InputError(f"{source}: must be one of {', '.join(KEEP_POLICIES)}, got {keep!r}")
+        raise ConfigError(f"{source}: must be one of {', '.join(KEEP_POLICIES)}, got {keep!r}")
     return keep
 
 

@@ -49,7 +49,7 @@ from spt_theory.core.objectives import (
     supervised_loss,
 )
 from spt_theory.training.cache import StageCache, StageState, keep_policy, load_checkpoint
-from spt_theory.util.io import InputError, make_dirs
+from spt_theory.util.io import ConfigError, InputError, make_dirs
 from spt_theory.util.progress import Progress
 
 OBJECTIVES = ("spt", "supervised")
@@ -71,18 +71,18 @@ class Stage:
 
     def __post_init__(self):
         if self.objective not in OBJECTIVES:
-            raise InputError(f"objective: must be one of {OBJECTIVES}, got {self.objective!r}")
+            raise ConfigError(f"objective: must be one of {OBJECTIVES}, got {self.objective!r}")
         if self.epochs < 0:
-            raise InputError(f"epochs: must be >= 0, got {self.epochs}")
+            raise ConfigError(f"epochs: must be >= 0, got {self.epochs}")
         if self.batch_size < 1:
-            raise InputError(f"batch_size: must be >= 1, got {self.batch_size}")
+            raise ConfigError(f"batch_size: must be >= 1, got {self.batch_size}")
         if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise InputError(f"lr: must be a positive number, got {self.lr}")
+            raise ConfigError(f"lr: must be a positive number, got {self.lr}")
         if not 0.0 <= self.mask_ratio < 1.0:
-            raise InputError(f"mask_ratio: must be in [0, 1), got {self.mask_ratio}")
+            raise ConfigError(f"mask_ratio: must be in [0, 1), got {self.mask_ratio}")
         for name in (*self.freeze, *self.keep):
             if name not in PARAMETER_GROUPS:
-                raise InputError(f"parameter group: unknown {name!r}; groups: {', '.join(PARAMETER_GROUPS)}")
+                raise ConfigError(f"parameter group: unknown {name!r}; groups: {', '.join(PARAMETER_GROUPS)}")
 
 
 @dataclass

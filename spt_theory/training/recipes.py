@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from spt_theory.core.model import PARAMETER_GROUPS
 from spt_theory.training.loop import Stage
+from spt_theory.util.io import ConfigError
 from synthetic.walk import PretrainData
 
 
@@ -95,4 +96,4 @@ def spt_then_finetune(pretrain: Stage, finetune: Stage, *, spt_steps: int | None
 
 def _expect(stage: Stage, objective: str, where: str) -> None:
     if stage.objective != objective:
-        raise ValueError(f"{where}: needs a {objective} stage, got {stage.objective!r}")
+        raise ConfigError(f"{where}: needs a {objective} stage, got {stage.objective!r}")

@@ -49,6 +49,13 @@ def _escaped(character: str) -> str:
     return character.encode("unicode_escape").decode("ascii")
 
 
+class ConfigError(InputError, ValueError):
+    """An impossible configuration: a config dataclass's field out of range or an unknown choice
+    (:class:`~spt_theory.core.model.ModelConfig`, the LRA and training configs, a run's recipe).  An
+    :class:`InputError`, so every command prints it as one line (exit 2); a ValueError, as Python
+    callers expect of a bad value."""
+
+
 class StorageError(InputError):
     """A file could not be written (read-only folder, no space left, no permission)."""
 

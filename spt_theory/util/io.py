@@ -6,7 +6,8 @@ released by the kernel when its holder exits or is killed, so a lock is never le
 Atomic writes (:func:`atomic_write`, :func:`write_json`), :func:`read_json`, the check that an
 output can be written before any work (:func:`check_output`; :func:`prepare_output` says the
 folders it created, :func:`announce` a file written), and the errors :class:`InputError` (bad
-input: one line, exit 2) and :class:`StorageError` are defined in :mod:`spt_theory.util.files` (the
+input: one line, exit 2), :class:`ConfigError` (an impossible config, an InputError) and
+:class:`StorageError` are defined in :mod:`spt_theory.util.files` (the
 generators write through them and depend on nothing here) and re-exported from this module for
 the toolkit's code.
 
@@ -26,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from spt_theory.util.files import (
+    ConfigError,
     InputError,
     StorageError,
     announce,
@@ -38,8 +40,8 @@ from spt_theory.util.files import (
     write_json,
 )
 
-__all__ = ["InputError", "StorageError", "announce", "atomic_write", "check_output", "directory_lock", "is_number",
-           "make_dirs", "prepare_output", "read_json", "require", "write_json"]
+__all__ = ["ConfigError", "InputError", "StorageError", "announce", "atomic_write", "check_output", "directory_lock",
+           "is_number", "make_dirs", "prepare_output", "read_json", "require", "write_json"]
 
 
 def is_number(value) -> bool:

@@ -52,6 +52,7 @@ from spt_theory.training.recipes import (
     spt_then_finetune,
     supervised_stage,
 )
+from spt_theory.util.io import ConfigError
 from synthetic import walk
 
 
@@ -88,9 +89,9 @@ class RunSpec:
 
     def __post_init__(self):
         if self.init != "default" and self.init not in INIT_HOOKS:
-            raise ValueError(f"init must be 'default' or one of {sorted(INIT_HOOKS)}, got {self.init!r}")
+            raise ConfigError(f"init must be 'default' or one of {sorted(INIT_HOOKS)}, got {self.init!r}")
         if self.spt_steps is not None and self.spt_steps < 1:
-            raise ValueError(f"spt_steps must be >= 1, got {self.spt_steps}")
+            raise ConfigError(f"spt_steps must be >= 1, got {self.spt_steps}")
 
 
 CACHE_FORMAT = 2  # bump when the checkpoint layout, the recorded metrics or the training semantics change
@@ -246,10 +247,10 @@ def parse_recipe(name: str, data: WalkData, budget: Budget = Budget(), *, contro
         return scratch(supervised_stage(budget, epochs), init="proxinit")
     if controls and name.startswith("xspt_"):
         if parts[1] not in PRETRAIN_SOURCES or parts[2:] not in ([], ["long"]):
-            raise ValueError(f"unknown recipe {name!r}; sources: {', '.join(PRETRAIN_SOURCES)}")
+            raise ConfigError(f"unknown recipe {name!r}; sources: {', '.join(PRETRAIN_SOURCES)}")
         epochs = budget.scratch_epochs if parts[2:] == ["long"] else budget.finetune_epochs
         return spt_then_finetune(pre, supervised_stage(budget, epochs), pretrain_data=PRETRAIN_SOURCES[parts[1]](data))
-    raise ValueError(f"unknown recipe {name!r}")
+    raise ConfigError(f"unknown recipe {name!r}")
 
 
 # ----------------------------------------------------------------------------- mechanism controls

@@ -30,7 +30,6 @@ from pathlib import Path
 from spt_theory.core import args as cli_args
 from spt_theory.core.model import PARAMETER_GROUPS
 from spt_theory.util.interrupts import interruptible
-from spt_theory.util.io import InputError
 from spt_theory.util.prog import prog
 from spt_theory.walk.experiments import Budget, RunResult, RunSpec, WalkData, control_recipe, recipe, run
 
@@ -243,11 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     cli_args.add_threads(p)
     cli_args.add_no_progress(p)
     args = p.parse_args(argv)
-    try:
-        seeds, threads = cli_args.parse_seeds(args.seeds), cli_args.parse_threads(args.threads)
-    except InputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    seeds, threads = args.seeds, args.threads
     if threads is not None:
         from spt_theory.core import cpu
 
