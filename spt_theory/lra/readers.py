@@ -29,7 +29,7 @@ import logging
 import os
 import pickle
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path, PurePosixPath
 
@@ -622,12 +622,3 @@ def read_pathfinder(data_dir: str | Path, split: str, seed: int = 0, contour_len
                       torch.full((len(index),), resolution * resolution, dtype=torch.int64), PIXEL_VOCAB)
     return _report("Pathfinder", split, result, root)
 
-
-READERS: dict[str, Callable[..., LRASplit | LRAPairSplit]] = {
-    "listops": read_listops,
-    "text": read_text,
-    "retrieval": read_retrieval,
-    "image": read_image,
-    "pathfinder": read_pathfinder,
-}
-"""Reader of each task, called as ``READERS[task](data_dir, split)``."""
