@@ -34,6 +34,7 @@ from spt_theory import checks, evidence
 from spt_theory.claims import records
 from spt_theory.claims.registry import Claim, Context, Measurement, all_claims
 from spt_theory.core import args as cli_args
+from spt_theory.core.model import model_settings
 from spt_theory.evidence import EvidenceError
 from spt_theory.util.interrupts import interruptible
 from spt_theory.util.io import InputError, StorageError, write_json
@@ -195,6 +196,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--list", action="store_true", help="list the claims (kind, record) and exit")
     p.add_argument("--markdown", action="store_true",
                    help="with --list: the table of claims as Markdown (docs/claims.md is this output)")
+    cli_args.add_model_settings(p)
     cli_args.add_threads(p)
     cli_args.add_no_progress(p)
     return p.parse_args(argv)
@@ -224,6 +226,7 @@ def _check_arguments(args: argparse.Namespace) -> list[Claim]:
     claims = select(all_claims(), args.only)
     args.seeds = cli_args.parse_seeds(args.seeds)
     args.threads = cli_args.parse_threads(args.threads)
+    args.model_settings = cli_args.parse_model_settings(args.model_settings)
     if args.json and not args.list:
         cli_args.prepare_output(args.json)
     return claims
@@ -237,6 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    with model_settings(args.model_settings):  # --set: every run's model and the evidence's check
+        return _run(args, claims)
+
+
+def _run(args: argparse.Namespace, claims: list[Claim]) -> int:
     if args.threads is not None:
         from spt_theory.core import cpu
 
@@ -258,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     width = 58
     mode = "full" if args.full else "quick"
     print(f"spt-theory verify ({mode} mode, seeds {list(seeds)}): {len(claims)} claims", flush=True)
+    if args.model_settings:
+        print("model settings (--set): " + ", ".join(f"{k}={v}" for k, v in args.model_settings.items()), flush=True)
     print(f"{'id':<4} {'verdict':<12} {'record':<18} {'reg':<5} {'statement':<{width}}  {'measured':>12}  "
           f"{'threshold':<16} method")
     start = time.perf_counter()
@@ -287,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             write_json(args.json, {
                 "claims": rows, "seconds": round(seconds, 3), "mode": mode, "seeds": list(seeds),
-                "strict": args.strict, "exit_code": code,
+                "strict": args.strict, "exit_code": code, "model_settings": args.model_settings,
                 "versions": {"python": platform.python_version(), "torch": torch.__version__},
             })
             written = True
