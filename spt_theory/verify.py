@@ -34,6 +34,7 @@ from spt_theory import checks, evidence
 from spt_theory.claims import records
 from spt_theory.claims.registry import Claim, Context, Measurement, all_claims
 from spt_theory.core import args as cli_args
+from spt_theory.core.model import model_settings
 from spt_theory.evidence import EvidenceError
 from spt_theory.util import tables
 from spt_theory.util.interrupts import interruptible
@@ -221,6 +222,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--list", action="store_true", help="list the claims (kind, record) and exit")
     p.add_argument("--markdown", action="store_true",
                    help="with --list: the table of claims as Markdown (docs/claims.md is this output)")
+    cli_args.add_model_settings(p)
     cli_args.add_threads(p)
     cli_args.add_no_progress(p)
     return p.parse_args(argv)
@@ -248,6 +250,7 @@ def select(claims: list[Claim], only: list[str] | None) -> list[Claim]:
 def _check_arguments(args: argparse.Namespace) -> list[Claim]:
     """The selected claims; bad arguments and an unwritable ``--json`` raise before any work."""
     claims = select(all_claims(), args.only)
+    args.model_settings = cli_args.parse_model_settings(args.model_settings)
     if args.json and not args.list:
         cli_args.prepare_output(args.json)
     return claims
@@ -261,6 +264,11 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    with model_settings(args.model_settings):  # --set: every run's model and the evidence's check
+        return _run(args, claims)
+
+
+def _run(args: argparse.Namespace, claims: list[Claim]) -> int:
     if args.threads is not None:
         from spt_theory.core import cpu
 
@@ -278,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
                   progress=progress)
     mode = "full" if args.full else "quick"
     print(f"spt-theory verify ({mode} mode, seeds {list(seeds)}): {len(claims)} claims", flush=True)
+    if args.model_settings:
+        print("model settings (--set): " + ", ".join(f"{k}={v}" for k, v in args.model_settings.items()), flush=True)
     print(row_line(ROW_HEADERS))
     start = time.perf_counter()
     rows = []
@@ -306,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             write_json(args.json, {
                 "claims": rows, "seconds": round(seconds, 3), "mode": mode, "seeds": list(seeds),
-                "strict": args.strict, "exit_code": code,
+                "strict": args.strict, "exit_code": code, "model_settings": args.model_settings,
                 "versions": {"python": platform.python_version(), "torch": torch.__version__},
             })
             written = True

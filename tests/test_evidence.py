@@ -182,3 +182,25 @@ def test_a_wheel_carries_every_evidence_file(tmp_path):
     committed = {f"spt_theory/evidence/{p.relative_to(evidence.root())}" for p in evidence.root().rglob("*")
                  if p.is_file() and p.suffix in (".json", ".txt")}
     assert committed and committed <= inside, sorted(committed - inside)[:5]
+
+
+def test_set_d_model_changes_the_run_keys_and_refuses_evidence_made_with_another(copy, tmp_path, capsys):
+    """``verify --set d_model=32``: the walk and plateau runs' models, hence their cache keys,
+    carry it, and the committed evidence (made at width 64) is an ERROR row naming the field."""
+    from spt_theory.core.model import model_settings
+    from spt_theory.walk.experiments import WalkData, recipe, stage_key
+
+    spec, run = recipe("scratch", WalkData(), 0), plateau.PlateauRun("scratch", length=25, seed=0)
+    key = run.cache(tmp_path).key
+    with model_settings({"d_model": 32}):
+        wider = recipe("scratch", WalkData(), 0)
+        assert run.cache(tmp_path).key != key and schema.model_defaults()["d_model"] == 32
+    assert wider.model.d_model == 32 and stage_key(wider, 0) != stage_key(spec, 0)
+    assert recipe("scratch", WalkData(), 0) == spec and run.cache(tmp_path).key == key  # restored on leaving
+    code, rows, out = _rows(copy, ("P1", "L2", "--set", "d_model=32"), tmp_path, capsys)
+    assert code == 1 and {r["verdict"] for r in rows.values()} == {"ERROR"} and set(rows) == {"P1", "L2"}
+    for row in rows.values():
+        assert "model_defaults.d_model: made with 64, the code now uses 32" in row["details"]["evidence_error"]
+    assert "model settings (--set): d_model=32" in out and "Traceback" not in out
+    assert json.loads((tmp_path / "report.json").read_text())["model_settings"] == {"d_model": 32}
+    assert schema.model_defaults()["d_model"] == 64

@@ -18,10 +18,11 @@ import torch.distributed as dist
 from spt_theory.core.model import Encoder, ModelConfig
 from spt_theory.lra import runner as runner_module
 from spt_theory.lra.__main__ import main
-from spt_theory.lra.configs import TASKS, config_for, one_layer, tiny
+from spt_theory.lra.configs import config_for, one_layer, tiny
 from spt_theory.lra.data import load_task_data
 from spt_theory.lra.readers.common import BYTE_VOCAB, LISTOPS_VOCAB, PIXEL_VOCAB
 from spt_theory.lra.task import LRATask
+from spt_theory.lra.tasks import lra_task, task_names
 from spt_theory.training.cache import StageCache
 from spt_theory.training.loop import DatasetTask, Stage, train_stage
 from synthetic import listops, pathfinder
@@ -76,7 +77,7 @@ def _timeless(history):
 
 # ------------------------------------------------------------------------------ end to end
 
-@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("task", task_names())
 def test_every_task_confirms_end_to_end_and_reports(task, lra_root, tmp_path, capsys):
     assert _cli("confirm", "--task", task, "--tiny", "--layers", "1", out=tmp_path, data=lra_root) == 0
     (scratch,), (spt,), (pretrain,) = (_results(tmp_path, k) for k in ("scratch", "spt", "pretrain"))
@@ -92,9 +93,20 @@ def test_every_task_confirms_end_to_end_and_reports(task, lra_root, tmp_path, ca
     capsys.readouterr()
     assert main(["report", "--results", str(tmp_path / "results")]) == 0
     table = capsys.readouterr().out
-    reference = {"listops": "36.37", "text": "64.27", "retrieval": "57.46", "image": "42.44", "pathfinder": "71.40"}
-    assert f"{task}  " in table and reference[task] in table and "scratch" in table
+    reference = lra_task(task).reference
+    assert f"{task}  " in table and ("-" if reference is None else f"{reference:.2f}") in table and "scratch" in table
     assert f"scratch {100 * scratch['metrics']['test_accuracy']:.2f}% -> SPT" in table
+
+
+@pytest.mark.parametrize("task", task_names())
+def test_every_registered_task_reads_with_its_configs_vocabulary(task, lra_root):
+    """The vocabulary the task's reader returns is the one its config sizes the model for; token
+    tasks (masking "token") have a <mask> id, pixel tasks none."""
+    config = tiny(config_for(task))
+    data = load_task_data(config, lra_root)
+    assert data.vocab.size == config.vocab_size
+    assert (config.masking == "token") == (data.vocab.mask_id is not None)
+    assert len(data.y_train) and len(data.y_val) and len(data.y_test)
 
 
 def test_data_padded_to_one_width_pairs_stacked_and_validation_held_out(lra_root):

@@ -12,12 +12,12 @@ import pytest
 import torch
 from PIL import Image
 
-from spt_theory.lra.configs import CONFIGS, TASKS, config_for, one_layer, tiny
+from spt_theory.lra import tasks
+from spt_theory.lra.configs import config_for, one_layer, tiny
 from spt_theory.lra.readers.common import BYTE_VOCAB, LISTOPS_VOCAB, PIXEL_VOCAB, split_validation
 from spt_theory.lra.readers.image import read_image
 from spt_theory.lra.readers.listops import read_listops
 from spt_theory.lra.readers.pathfinder import read_pathfinder
-from spt_theory.lra.readers.registry import READERS
 from spt_theory.lra.readers.retrieval import read_retrieval
 from spt_theory.lra.readers.text import read_text
 from spt_theory.util.io import InputError
@@ -356,14 +356,14 @@ def test_split_validation_is_a_seeded_disjoint_partition(tmp_path):
     _raises("50 training examples are too few to hold out 1%", split_validation, split, 0.01)
 
 
-def test_configs_match_the_readers_vocabularies():
-    vocab_of = {"listops": LISTOPS_VOCAB, "text": BYTE_VOCAB, "retrieval": BYTE_VOCAB,
-                "image": PIXEL_VOCAB, "pathfinder": PIXEL_VOCAB}
-    assert set(CONFIGS) == set(TASKS) == set(READERS)
-    for task in TASKS:
-        config = config_for(task)
-        assert config.vocab_size == vocab_of[task].size and config.batch_size == 32
-        assert (config.masking == "token") == (vocab_of[task].mask_id is not None)
+def test_every_registered_task_has_a_reader_a_folder_and_derived_configs():
+    """The registry (spt_theory.lra.tasks) is the one task table; that each config matches its
+    reader's vocabulary is checked on data read: tests/test_lra_pipeline.py."""
+    assert tasks.task_names()[:5] == ("listops", "text", "retrieval", "image", "pathfinder")
+    for task in tasks.task_names():
+        entry, config = tasks.lra_task(task), config_for(task)
+        assert entry.name == config.task == task and callable(entry.reader) and entry.folder
+        assert entry.data_folder(config) and config.batch_size == 32
         assert one_layer(config).layers == 1 and one_layer(config).d_model == config.d_model
         small = tiny(config)
         assert small.d_model % small.heads == 0 and small.max_steps and small.task == task

@@ -42,6 +42,34 @@ def test_unknown_claim_exits_2_with_one_line_on_stderr(capsys):
     assert len(err.strip().splitlines()) == 1 and "NOPE" in err
 
 
+@pytest.mark.parametrize("words, message", [
+    (["--set", "width=32"], "--set width=32: unknown model field 'width'; fields: d_model, n_heads"),
+    (["--set", "vocab_size=9"], "unknown model field 'vocab_size'"),
+    (["--set", "d_model=wide"], "--set d_model: must be an integer >= 1, got 'wide'"),
+    (["--set", "d_model"], "--set d_model: expected FIELD=VALUE"),
+    (["--set", "d_model=30"], "--set d_model=30: d_model (30) must be divisible by n_heads (4)"),
+    (["--set", "pooling=sideways"], "--set pooling=sideways: pooling must be one of"),
+])
+def test_a_bad_model_setting_exits_2_with_one_line_in_verify_and_figures(words, message, tmp_path, capsys):
+    from spt_theory.figures.cli import main as figures_main
+
+    assert main(["--only", "T1", *words, "--no-progress"]) == 2
+    assert figures_main(["--only", "escape_race", *words, "--out", str(tmp_path / "figures")]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 2 and all(line == f"error: {lines[0][7:]}" for line in lines) and message in lines[0], lines
+    assert not (tmp_path / "figures").exists() and "T1" not in captured.out
+
+
+def test_the_command_reference_lists_the_model_settings():
+    from pathlib import Path
+
+    from spt_theory.core.model import MODEL_SETTINGS
+
+    reference = " ".join((Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text().split())
+    assert f"model settings: {', '.join(MODEL_SETTINGS)} (" in reference
+
+
 def test_help_describes_the_command(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--help"])

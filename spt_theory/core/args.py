@@ -7,6 +7,8 @@ One syntax across ``train``, ``verify``, ``figures``, ``paper_runs``, ``lra`` an
 - parameter groups: one word, groups joined by ``+`` (``--freeze qk+vo``, ``--grid freeze=none,qk+vo``,
   where the comma separates a grid's values); ``none`` for no group where the option allows it;
 - progress: ``--no-progress`` (:class:`spt_theory.util.progress.Progress` otherwise);
+- settings: ``--set FIELD=VALUE``, repeatable (``lra``: a task config field; ``verify``, ``figures``:
+  a model field of :data:`~spt_theory.core.model.MODEL_SETTINGS`, :func:`parse_model_settings`);
 - an output file or folder is checked before any work (:func:`prepare_output`, a created folder
   said), and every file written is announced once (:func:`announce`), on stderr (both from
   :mod:`spt_theory.util.io`, defined in :mod:`spt_theory.util.files` so that the generators do the same).
@@ -24,7 +26,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
-from spt_theory.core.model import PARAMETER_GROUPS
+from spt_theory.core.model import MODEL_SETTINGS, PARAMETER_GROUPS, ModelConfig, configured
 from spt_theory.util.io import InputError, announce, prepare_output  # noqa: F401 (the commands' output helpers)
 
 GROUP_JOIN = "+"
@@ -168,3 +170,38 @@ def parse_groups(words: Sequence[str] | str | None, option: str, *, none: str | 
 def join_groups(groups: Sequence[str]) -> str:
     """Groups as the command line writes them (``qk+vo``)."""
     return GROUP_JOIN.join(groups)
+
+
+def add_model_settings(parser) -> None:
+    """``--set FIELD=VALUE`` (repeatable) on a model field; read it with :func:`parse_model_settings`."""
+    parser.add_argument("--set", dest="model_settings", action="append", default=[], metavar="FIELD=VALUE",
+                        help="override a model field for the runs trained (repeatable; their cache keys "
+                             "change, and committed evidence made with other model settings is refused), "
+                             f"one of {', '.join(MODEL_SETTINGS)}, e.g. d_model=32")
+
+
+def parse_model_settings(texts: Sequence[str]) -> dict:
+    """``--set FIELD=VALUE`` words as model settings (:func:`spt_theory.core.model.model_settings`),
+    each value parsed as the field's type and the model they make checked; the last of a field wins."""
+    defaults = ModelConfig()
+    settings: dict = {}
+    for text in texts:
+        name, sep, value = str(text).partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name:
+            raise InputError(f"--set {text}: expected FIELD=VALUE, e.g. --set d_model=32")
+        if name not in MODEL_SETTINGS:
+            raise InputError(f"--set {text}: unknown model field {name!r}; fields: {', '.join(MODEL_SETTINGS)}")
+        if isinstance(getattr(defaults, name), int):
+            try:
+                settings[name] = integer(value, 1)
+            except argparse.ArgumentTypeError as error:
+                raise InputError(f"--set {name}: {error}") from None
+        else:
+            settings[name] = value
+    try:
+        configured(**settings)
+    except ValueError as error:
+        given = " ".join(f"--set {k}={v}" for k, v in settings.items())
+        raise InputError(f"{given}: {error}") from None
+    return settings

@@ -439,12 +439,13 @@ def parse(text: str | bytes, model: type[BaseModel], name: str) -> dict:
 
 
 def model_defaults() -> dict:
-    """The model settings the code uses now where a run sets none (``ModelConfig``'s defaults)."""
+    """The model settings the code uses now where a run sets none (``ModelConfig``'s defaults, with
+    ``--set`` in force: :func:`spt_theory.core.model.configured`)."""
     import dataclasses
 
-    from spt_theory.core.model import ModelConfig
+    from spt_theory.core.model import configured
 
-    return dataclasses.asdict(ModelConfig())
+    return dataclasses.asdict(configured())
 
 
 def check_model_defaults(data: dict, name: str) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import spt_theory.figures
 from spt_theory.core import args as cli_args
 from spt_theory.core.cpu import set_intra_op_threads
+from spt_theory.core.model import model_settings
 from spt_theory.figures import context
 from spt_theory.figures.registry import FIGURES
 from spt_theory.util.interrupts import interruptible
@@ -38,6 +39,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lra-evidence", type=Path, default=context.LRA_EVIDENCE, metavar="DIR",
                    help="committed LRA sweep summaries that lra_evidence redraws into OUT/lra/ "
                         "(default: the committed evidence)")
+    cli_args.add_model_settings(p)
     cli_args.add_threads(p)
     cli_args.add_no_progress(p)
     return p.parse_args(argv)
@@ -48,14 +50,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         seeds, threads = args.seeds, args.threads
+        settings = cli_args.parse_model_settings(args.model_settings)
         cli_args.prepare_output(args.out, folder=True)
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if threads is not None:
         set_intra_op_threads(threads)
+    with model_settings(settings):  # --set: every run's model and the evidence's check
+        return _draw(args, seeds, settings)
+
+
+def _draw(args: argparse.Namespace, seeds: tuple[int, ...] | None, settings: dict) -> int:
     cache_dir = args.cache_dir / time.strftime("fresh-%Y%m%d-%H%M%S") if args.fresh else args.cache_dir
-    ctx = context.FigureContext(data=context.DEFAULT_DATA, budget=context.DEFAULT_BUDGET, model=dict(context.DEFAULT_MODEL),
+    ctx = context.FigureContext(data=context.DEFAULT_DATA, budget=context.DEFAULT_BUDGET, model={**context.DEFAULT_MODEL, **settings},
                                 seeds=seeds, cache_dir=cache_dir, out=args.out, progress=not args.no_progress,
                                 t3_count=context.DEFAULT_T3_COUNT, lra_results=args.lra_results,
                                 lra_evidence=args.lra_evidence, train=args.train or args.fresh)

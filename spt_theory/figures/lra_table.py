@@ -14,18 +14,18 @@ from spt_theory.util.io import InputError
 
 def lra_rows(results: list[dict]) -> list[dict]:
     """One row per (task, recipe, setting): seeds, mean and sd of the test accuracy, LRA reference."""
-    from spt_theory.lra import report
+    from spt_theory.lra import report, tasks
     groups: dict[tuple, list[dict]] = {}
     for r in results:
         groups.setdefault((r["task"], r["kind"], report.setting(r)), []).append(r)
-    order = list(report.TASKS) if hasattr(report, "TASKS") else []
+    order = tasks.task_names()
     rows = []
     for (task, kind, setting), rs in sorted(groups.items(), key=lambda kv: (
             order.index(kv[0][0]) if kv[0][0] in order else 99, kv[0][2], kv[0][1])):
         accs = [100 * float(r["metrics"]["test_accuracy"]) for r in rs]
         stats = summary(accs)
         rows.append({"task": task, "recipe": kind, "setting": setting, "seeds": sorted(r["seed"] for r in rs),
-                     "test_accuracy_percent": stats, "reference_percent": report.REFERENCE.get(task),
+                     "test_accuracy_percent": stats, "reference_percent": tasks.reference(task),
                      "at_reference_setting": all(report.at_reference_setting(r) for r in rs),
                      "files": sorted(r.get("cache", "") for r in rs)})
     return rows

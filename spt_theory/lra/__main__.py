@@ -53,7 +53,6 @@ from spt_theory import evidence
 from spt_theory.core import args as cli_args
 from spt_theory.core import cpu
 from spt_theory.evidence import schema
-from spt_theory.lra.configs import TASKS
 from spt_theory.lra.controls import CONTROLS
 from spt_theory.lra.probe import __doc__ as probe_module_doc
 from spt_theory.lra.probe import format_probe, probe_files
@@ -67,6 +66,7 @@ from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, MODEL
 from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
 from spt_theory.lra.sweep import __doc__ as sweep_module_doc
 from spt_theory.lra.sweep import axes_help, cells, draw, format_summary, summary_path, sweep
+from spt_theory.lra.tasks import task_names
 from spt_theory.training.loop import TrainingDiverged
 from spt_theory.util.interrupts import interruptible
 from spt_theory.util.io import InputError
@@ -115,9 +115,9 @@ def _assignment(text: str) -> tuple[str, str]:
 def _run_arguments() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("data and task")
-    g.add_argument("--task", required=True, choices=TASKS, help="the task classified")
+    g.add_argument("--task", required=True, choices=task_names(), help="the task classified")
     g.add_argument("--data-dir", required=True, type=Path, help="root of the LRA data (release layout)")
-    g.add_argument("--pretrain-task", choices=TASKS,
+    g.add_argument("--pretrain-task", choices=task_names(),
                    help="pretrain on this task's data instead (default: --task); the model keeps "
                         "--task's architecture, the pretraining its data, masking, loss and lr")
     g.add_argument("--pretrain-data-dir", type=Path, help="root for --pretrain-task (default: --data-dir)")

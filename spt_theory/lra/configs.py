@@ -1,9 +1,8 @@
 """Per-task model and training settings of the SPT-on-LRA study (Amos et al.), validated.
 
-``CONFIGS[task]`` is the paper-sized setting, ``one_layer(cfg)`` its 1-layer variant (the study's
-1-layer ablations) and ``tiny(cfg)`` a CPU-sized variant for tests (tiny widths, a few steps).
-Values come from LRA.md; the warm-up lengths are a choice within its stated 2000-5000 steps
-(longer for the long token tasks, whose pretraining learning rates are highest).
+``config_for(task)`` is the paper-sized setting a task was registered with
+(:mod:`spt_theory.lra.tasks`, where the values are), ``one_layer(cfg)`` its 1-layer variant (the
+study's 1-layer ablations) and ``tiny(cfg)`` a CPU-sized variant for tests (tiny widths, a few steps).
 """
 
 from __future__ import annotations
@@ -12,13 +11,8 @@ from dataclasses import dataclass, replace
 
 from spt_theory.core.model import HEADS
 from spt_theory.core.model import POOLINGS as MODEL_POOLINGS
-from spt_theory.lra.readers.common import BYTE_VOCAB, LISTOPS_VOCAB, PIXEL_VOCAB, PIXELS
-from spt_theory.lra.readers.listops import LISTOPS_MAX_LEN
-from spt_theory.lra.readers.retrieval import RETRIEVAL_MAX_LEN
-from spt_theory.lra.readers.text import TEXT_MAX_LEN
 from spt_theory.util.io import ConfigError
 
-TASKS = ("listops", "text", "retrieval", "image", "pathfinder")
 POOLINGS = tuple(p for p in MODEL_POOLINGS if p != "last")
 """The model's readouts (:data:`spt_theory.core.model.POOLINGS`) but ``last``, which no LRA model uses:
 ``mean``: over the real tokens (Amos et al.; the theory's readout); ``mean_all``: over every
@@ -66,7 +60,8 @@ class LRAConfig:
     """Pathfinder: the contour length of the data folder (14 is LRA's hard setting)."""
 
     def __post_init__(self):
-        _choice(self, "task", TASKS)
+        if not isinstance(self.task, str) or not self.task:
+            _fail(self, "task", "must be a task name (spt_theory.lra.tasks)")
         _choice(self, "head", HEADS)
         _choice(self, "pooling", POOLINGS)
         _choice(self, "masking", MASKINGS)
@@ -114,41 +109,11 @@ def _positive(config: LRAConfig, name: str):
         _fail(config, name, "must be positive")
 
 
-CONFIGS: dict[str, LRAConfig] = {
-    "listops": LRAConfig(
-        task="listops", layers=6, d_model=512, heads=8, ff=2048, head="linear", pooling="mean",
-        mask_ratio=0.10, masking="token", pretrain_loss="ce", lr_finetune=1e-4, lr_pretrain=1e-3,
-        pretrain_epochs=100, warmup_steps=5000, batch_size=32, max_length=LISTOPS_MAX_LEN,
-        num_classes=10, vocab_size=LISTOPS_VOCAB.size),
-    "text": LRAConfig(
-        task="text", layers=6, d_model=512, heads=8, ff=2048, head="mlp", pooling="mean",
-        mask_ratio=0.15, masking="token", pretrain_loss="ce", lr_finetune=1e-4, lr_pretrain=5e-4,
-        pretrain_epochs=32, warmup_steps=5000, batch_size=32, max_length=TEXT_MAX_LEN,
-        num_classes=2, vocab_size=BYTE_VOCAB.size),
-    "retrieval": LRAConfig(
-        task="retrieval", layers=4, d_model=128, heads=4, ff=512, head="pair_mlp", pooling="mean",
-        mask_ratio=0.15, masking="token", pretrain_loss="ce", lr_finetune=5e-4, lr_pretrain=5e-3,
-        pretrain_epochs=32, warmup_steps=5000, batch_size=32, max_length=RETRIEVAL_MAX_LEN,
-        num_classes=2, vocab_size=BYTE_VOCAB.size),
-    "image": LRAConfig(
-        task="image", layers=3, d_model=64, heads=4, ff=128, head="mlp", pooling="mean",
-        mask_ratio=0.50, masking="pixel", pretrain_loss="l1", lr_finetune=1e-3, lr_pretrain=1e-3,
-        pretrain_epochs=50, warmup_steps=2000, batch_size=32, max_length=PIXELS,
-        num_classes=10, vocab_size=PIXEL_VOCAB.size),
-    "pathfinder": LRAConfig(
-        task="pathfinder", layers=4, d_model=128, heads=8, ff=128, head="linear", pooling="mean",
-        mask_ratio=0.50, masking="pixel", pretrain_loss="ce", lr_finetune=5e-4, lr_pretrain=1e-3,
-        pretrain_epochs=50, warmup_steps=2000, batch_size=32, max_length=PIXELS,
-        num_classes=2, vocab_size=PIXEL_VOCAB.size),
-}
-
-
 def config_for(task: str) -> LRAConfig:
-    """The paper-sized config of ``task``; ConfigError for an unknown task."""
-    try:
-        return CONFIGS[task]
-    except KeyError:
-        raise ConfigError(f"unknown LRA task {task!r}; choose one of {', '.join(TASKS)}") from None
+    """The paper-sized config of ``task`` (as registered); an error line for an unknown task."""
+    from spt_theory.lra.tasks import lra_task  # the registry builds its configs with this module
+
+    return lra_task(task).config
 
 
 def one_layer(config: LRAConfig) -> LRAConfig:

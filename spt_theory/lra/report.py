@@ -16,12 +16,11 @@ import json
 import re
 from pathlib import Path
 
-from spt_theory.lra.configs import TASKS, config_for
+from spt_theory.lra.configs import config_for
+from spt_theory.lra.tasks import reference, references_text, task_names
 from spt_theory.util.io import InputError, read_json
 from spt_theory.util.tables import table
 
-REFERENCE = {"listops": 36.37, "text": 64.27, "retrieval": 57.46, "image": 42.44, "pathfinder": 71.40}
-"""Test accuracy (%) of the Transformer trained from scratch, LRA paper (Tay et al.)."""
 RECIPES = ("scratch", "spt", "control")
 CACHE_KEY = re.compile(r"[0-9a-f]{16}")
 """A run's ``cache`` field: the name of its stage folder under OUT/cache (:func:`spt_theory.training.cache.config_hash`)."""
@@ -47,7 +46,7 @@ def result_files(target: str | Path) -> list[tuple[Path, dict]]:
             continue
         try:
             float(result["metrics"]["test_accuracy"])
-            if result["task"] not in TASKS:
+            if result["task"] not in task_names():
                 raise KeyError("task")
             keys = {"cache": result.get("cache"), "pretrain.cache": (result.get("pretrain") or {}).get("cache")}
             for field, key in keys.items():  # a key names a folder of OUT/cache, never a path leading elsewhere
@@ -95,7 +94,7 @@ def data_origin(result: dict) -> str:
 def at_reference_setting(result: dict) -> bool:
     """Release data and the task's paper config (no size, layer or training override); False for a
     task without reference numbers (nothing to hold it to)."""
-    if result["task"] not in REFERENCE:
+    if reference(result["task"]) is None:
         return False
     paper = dataclasses.asdict(config_for(result["task"]))
     config = {**result["config"], "max_steps": paper["max_steps"]}
@@ -104,15 +103,16 @@ def at_reference_setting(result: dict) -> bool:
 
 
 def rows(results: list[dict]) -> list[tuple[str, ...]]:
-    ordered = sorted(results, key=lambda r: (TASKS.index(r["task"]) if r["task"] in TASKS else len(TASKS),
+    tasks = task_names()
+    ordered = sorted(results, key=lambda r: (tasks.index(r["task"]) if r["task"] in tasks else len(tasks),
                                              r["task"], setting(r), r["kind"], r["seed"]))
     found = []
     for r in ordered:
-        accuracy, reference = 100 * r["metrics"]["test_accuracy"], REFERENCE.get(r["task"])
-        versus = f"{accuracy - reference:+.2f}" if reference is not None and at_reference_setting(r) else "-"
+        accuracy, ref = 100 * r["metrics"]["test_accuracy"], reference(r["task"])
+        versus = f"{accuracy - ref:+.2f}" if ref is not None and at_reference_setting(r) else "-"
         found.append((r["task"], r["kind"], setting(r), str(r["seed"]), str(r["metrics"]["epochs_run"]),
                       data_origin(r), str(r.get("data", {}).get("n_test", "?")), f"{accuracy:.2f}",
-                      "-" if reference is None else f"{reference:.2f}", versus))
+                      "-" if ref is None else f"{ref:.2f}", versus))
     return found
 
 
@@ -142,7 +142,7 @@ def format_report(results: list[dict]) -> str:
     pairs = gains(results)
     if pairs:
         lines += ["", "SPT vs scratch (same data, model, seed and supervised stage):"] + pairs
-    lines += ["", "LRA ref: Transformer from scratch, Tay et al. (ListOps 36.37, Text 64.27, Retrieval 57.46, "
-              "Image 42.44, Pathfinder 71.40); test acc at the best validation epoch; 'vs ref' only for "
+    lines += ["", f"LRA ref: Transformer from scratch, Tay et al. ({references_text()}); test acc at the best "
+              "validation epoch; 'vs ref' only for "
               "runs at the reference's setting (release data, the task's paper config)."]
     return "\n".join(lines)

@@ -43,11 +43,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from spt_theory.core import args as cli_args
-from spt_theory.lra.configs import TASKS
 from spt_theory.lra.controls import TRAINED
 from spt_theory.lra.probe import probe_result
 from spt_theory.lra.runner import ENCODER_GROUPS, LRARun, RunOptions, options_json, versions
 from spt_theory.lra.steps import run_steps
+from spt_theory.lra.tasks import task_names
 from spt_theory.util.io import InputError, directory_lock, write_json
 from spt_theory.util.tables import table
 
@@ -107,8 +107,8 @@ def parse_value(axis: str, text: str):
         return value
     if axis in ("freeze", "keep"):
         return _groups(axis, text)
-    if text != "self" and text not in TASKS:
-        raise InputError(f"pretrain_task={text}: must be self or one of {', '.join(TASKS)}")
+    if text != "self" and text not in task_names():
+        raise InputError(f"pretrain_task={text}: must be self or one of {', '.join(task_names())}")
     return text
 
 

@@ -2,8 +2,8 @@
 format (:mod:`~spt_theory.lra.readers.listops`, :mod:`~spt_theory.lra.readers.text`,
 :mod:`~spt_theory.lra.readers.retrieval`, :mod:`~spt_theory.lra.readers.image` with its restricted
 unpickler :mod:`~spt_theory.lra.readers.unpickler`, :mod:`~spt_theory.lra.readers.pathfinder`), what
-they share in :mod:`~spt_theory.lra.readers.common`, and the reader of each task in
-:data:`spt_theory.lra.readers.registry.READERS`.
+they share in :mod:`~spt_theory.lra.readers.common`; the reader of each task is registered with
+it in :mod:`spt_theory.lra.tasks`.
 
 Every reader takes the data root (``--data-dir``) and a split name and returns an ``LRASplit``
 (``LRAPairSplit`` for Retrieval): ``inputs`` (N, L) padded with the vocabulary's pad id to the
