@@ -160,8 +160,9 @@ def test_the_real_e5_record_is_does_not_hold():
 def test_duplicate_seeds_and_an_unwritable_json_are_refused_before_any_claim_runs(monkeypatch, tmp_path, capsys):
     ran = []
     monkeypatch.setattr("spt_theory.verify.run_claim", lambda *a: ran.append(a))
-    assert main(["--only", "E2", "--seeds", "0", "0"]) == 2
-    assert "--seeds" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # argparse's type= check: usage, one error line, exit 2
+        main(["--only", "E2", "--seeds", "0", "0"])
+    assert refused.value.code == 2 and "error: argument --seeds: each seed once" in capsys.readouterr().err
     assert main(["--only", "T1", "--json", "/proc/verify-report.json"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "/proc/verify-report.json" in err

@@ -25,7 +25,7 @@ from spt_theory.lra.readers.listops import LISTOPS_MAX_LEN, read_listops
 from spt_theory.lra.readers.pathfinder import read_pathfinder
 from spt_theory.lra.readers.retrieval import RETRIEVAL_MAX_LEN, read_retrieval
 from spt_theory.lra.readers.text import TEXT_MAX_LEN, read_text
-from spt_theory.util.io import InputError
+from spt_theory.util.io import ConfigError, InputError
 
 Reader = Callable[..., "LRASplit | LRAPairSplit"]
 
@@ -89,11 +89,11 @@ def task_names() -> tuple[str, ...]:
 
 
 def lra_task(name: str) -> LRATaskEntry:
-    """The registered task ``name``; InputError naming the known ones otherwise."""
+    """The registered task ``name``; ConfigError (an InputError) naming the known ones otherwise."""
     try:
         return _TASKS[name]
     except (KeyError, TypeError):
-        raise InputError(f"unknown LRA task {name!r}; choose one of {', '.join(_TASKS)}") from None
+        raise ConfigError(f"unknown LRA task {name!r}; choose one of {', '.join(_TASKS)}") from None
 
 
 def reference(name: str) -> float | None:
