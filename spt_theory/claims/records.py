@@ -341,8 +341,9 @@ TABLE: dict[str, Row] = _table(
         "T_SPT <= T_scratch / 2 on every seed (refuted: scratch first on >= 2)",
         Registration("pre", RACE_RULES, RACE_RULES),
         Record("inconclusive", "2026-12-02",
-               "Pathfinder-16 escape race (evidence/race/pathfinder16.json), 1 of 3 seeds decided: seed 0 neither arm "
-               "reaches 70% in 20,000 steps (peak val SPT 66.8%, scratch 59.5%; SPT +9.0 pts at 20k steps)")),
+               "Pathfinder-16 escape race (evidence/race/pathfinder16.json), all 3 seeds: neither rule met, 0 seeds "
+               "support, 1 refutes (seed 1: scratch at 70% after 16,000 steps, SPT never; seeds 0, 2: neither arm "
+               "within 20,000 steps)")),
     Row("P5",
         "SPT/scratch steps ratio ∝ n^(dln(s_rec/s)/dln n)",
         "0.08 ± 0.25",
