@@ -1,4 +1,4 @@
-"""The plateau law's pieces (issue 25): the SPT-length search, beta_n's closed form, the escape
+"""The plateau law's pieces: the SPT-length search, beta_n's closed form, the escape
 models of P3 / P3b, the exponent fit, and a tiny cached scratch run."""
 
 import json

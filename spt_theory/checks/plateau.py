@@ -1,5 +1,8 @@
 r"""Claims P1-P5: the plateau law (lemma T8, ``proofs/T8_plateau_law.md``) against the committed grid.
 
+Longer than 450 lines: six claims of one family that read the same grid, each with its prediction,
+its alternative and its window beside the threshold, and the grid's table for the docs.
+
 verify does not train these: it reads ``spt_theory/evidence/plateau/plateau_runs.json`` (the escape steps and
 SPT steps of every run of :func:`spt_theory.plateau.grid`, written by ``python -m spt_theory.plateau``)
 and ``evidence/plateau/gradient_rms.json`` (the noise scale s(n), measured before the grid).
@@ -57,7 +60,7 @@ A_STAR = 1.0
 """Coordinate scale a* at which the proximity component is O(1) (T8's escape), for P3."""
 SIGMA = 1 / (8 * math.sqrt(3))
 """RMS of a W_Q, W_K entry at the default init, U(-1/8, 1/8) (d = 64)."""
-GROUP = "Plateau law (issue 25)"
+GROUP = "Plateau law"
 
 
 def load(path):
@@ -241,7 +244,7 @@ def exponent_window(predicted: float) -> tuple[float, float]:
        method="escape (acc>=.6) n 25-200, 3 seeds, committed")
 def check_p1(ctx: Context) -> Measurement:
     """Alternative: gradient flow under (A0), T ∝ 1/beta_n (P2's law), exponent 0.94-0.97 over the
-    grid's n: inside P1's window, so P1 cannot separate the noise law from it (issue 36)."""
+    grid's n: inside P1's window, so P1 cannot separate the noise law from it."""
     summary, rms = grid_of(ctx), rms_of(ctx)
     predicted = predicted_adamw_exponent(rms)
     by_n = cells(summary, "scratch")

@@ -1,4 +1,4 @@
-r"""Claims P6, P7: the out-of-sample plateau prediction at n = 400 against the runs at n = 400 (issue 36, item 3).
+r"""Claims P6, P7: the out-of-sample plateau prediction at n = 400 against the runs at n = 400.
 
 The prediction (``evidence/plateau/prediction_n400.json``, computed by
 :mod:`spt_theory.checks.plateau_prediction` from the grid's n = 25-200 runs only) was committed in
@@ -27,7 +27,7 @@ from spt_theory.checks import plateau_prediction as pp
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim
 
-GROUP = "Plateau law, out of sample (issue 36)"
+GROUP = "Plateau law, out of sample"
 ALTERNATIVE_NAMES = {"gradient_flow": "gradient flow under (A0), T ∝ 1/beta_n",
                      "a0_noise": "T8's noise law under (A0), T ∝ n s(n)",
                      "sign_regime": "sign regime, T flat in n"}

@@ -1,4 +1,4 @@
-r"""The out-of-sample plateau prediction at n = 400 (issue 36, items 2-3; T8 (e), ``proofs/T8_plateau_law.md``).
+r"""The out-of-sample plateau prediction at n = 400 (T8 (e), ``proofs/T8_plateau_law.md``).
 
 The AdamW escape law rebuilt on the exact label force (T9) and the measured noise scale: on the
 plateau AdamW's drift is eta E[g] / s(n) with E[g] ∝ sigma_1(B(n)) (the exact force, not T8's 1/n),
