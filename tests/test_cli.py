@@ -177,7 +177,7 @@ def test_a_bad_config_is_a_config_error_an_input_error_and_a_value_error():
     from dataclasses import replace
 
     from spt_theory.core.model import ModelConfig
-    from spt_theory.lra.configs import config_for
+    from spt_theory.lra.tasks import config_for
     from spt_theory.training.loop import Stage
     from spt_theory.util.io import ConfigError
 

@@ -18,11 +18,11 @@ import torch.distributed as dist
 from spt_theory.core.model import Encoder, ModelConfig
 from spt_theory.lra import runner as runner_module
 from spt_theory.lra.__main__ import main
-from spt_theory.lra.configs import config_for, one_layer, tiny
+from spt_theory.lra.configs import one_layer, tiny
 from spt_theory.lra.data import load_task_data
 from spt_theory.lra.readers.common import BYTE_VOCAB, LISTOPS_VOCAB, PIXEL_VOCAB
 from spt_theory.lra.task import LRATask
-from spt_theory.lra.tasks import lra_task, task_names
+from spt_theory.lra.tasks import config_for, lra_task, task_names
 from spt_theory.training.cache import StageCache
 from spt_theory.training.loop import DatasetTask, Stage, train_stage
 from synthetic import listops, pathfinder

@@ -13,13 +13,14 @@ import torch
 from PIL import Image
 
 from spt_theory.lra import tasks
-from spt_theory.lra.configs import config_for, one_layer, tiny
+from spt_theory.lra.configs import one_layer, tiny
 from spt_theory.lra.readers.common import BYTE_VOCAB, LISTOPS_VOCAB, PIXEL_VOCAB, split_validation
 from spt_theory.lra.readers.image import read_image
 from spt_theory.lra.readers.listops import read_listops
 from spt_theory.lra.readers.pathfinder import read_pathfinder
 from spt_theory.lra.readers.retrieval import read_retrieval
 from spt_theory.lra.readers.text import read_text
+from spt_theory.lra.tasks import config_for
 from spt_theory.util.io import InputError
 
 

@@ -109,13 +109,6 @@ def _positive(config: LRAConfig, name: str):
         _fail(config, name, "must be positive")
 
 
-def config_for(task: str) -> LRAConfig:
-    """The paper-sized config of ``task`` (as registered); an error line for an unknown task."""
-    from spt_theory.lra.tasks import lra_task  # the registry builds its configs with this module
-
-    return lra_task(task).config
-
-
 def one_layer(config: LRAConfig) -> LRAConfig:
     """The same task and training with a single Transformer layer."""
     return replace(config, layers=1)

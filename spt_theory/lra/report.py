@@ -16,8 +16,7 @@ import json
 import re
 from pathlib import Path
 
-from spt_theory.lra.configs import config_for
-from spt_theory.lra.tasks import reference, references_text, task_names
+from spt_theory.lra.tasks import config_for, reference, references_text, task_names
 from spt_theory.util.io import InputError, read_json
 from spt_theory.util.tables import table
 

@@ -47,11 +47,12 @@ import torch
 import spt_theory
 from spt_theory.core.model import Encoder
 from spt_theory.lra import controls
-from spt_theory.lra.configs import LRAConfig, config_for, tiny
+from spt_theory.lra.configs import LRAConfig, tiny
 from spt_theory.lra.controls import ControlConfig, build, check_control
 from spt_theory.lra.data import LRAData, data_source, load_task_data, real_lengths
 from spt_theory.lra.references import references, token_types
 from spt_theory.lra.task import LRATask, LRATraining
+from spt_theory.lra.tasks import config_for
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import Runtime, Stage, StageOptions, load_groups, stage_steps, train_stage
 from spt_theory.training.recipes import Budget, Recipe, scratch, spt_stage, spt_then_finetune, supervised_stage

@@ -96,6 +96,11 @@ def lra_task(name: str) -> LRATaskEntry:
         raise ConfigError(f"unknown LRA task {name!r}; choose one of {', '.join(_TASKS)}") from None
 
 
+def config_for(task: str) -> LRAConfig:
+    """The paper-sized config of ``task`` (as registered); ConfigError for an unknown task."""
+    return lra_task(task).config
+
+
 def reference(name: str) -> float | None:
     """The LRA paper's from-scratch Transformer accuracy (%) of ``name``; None for a task without
     one or not registered."""
