@@ -135,7 +135,7 @@ def test_cli_fresh_uses_a_new_cache(cache, tmp_path, monkeypatch, capsys):
     shutil.rmtree(base)
 
 
-def test_cli_help_and_bad_arguments(capsys):
+def test_cli_help_and_bad_arguments(capsys, argparse_refusal):
     with pytest.raises(SystemExit) as done:
         cli.main(["--help"])
     assert done.value.code == 0
@@ -145,7 +145,8 @@ def test_cli_help_and_bad_arguments(capsys):
     with pytest.raises(SystemExit) as done:
         cli.main(["--only", "no_such_figure"])
     assert done.value.code == 2
-    assert cli.main(["--seeds", "-1"]) == 2
+    capsys.readouterr()
+    argparse_refusal(cli.main, ["--seeds", "-1"], "--seeds", "non-negative")
 
 
 def test_control_runs_match_verify():
