@@ -214,13 +214,16 @@ def meta(run: PlateauRun) -> dict:
 
 
 def train_until(trainer: Trainer, cache: StageCache, run: PlateauRun, history: list[dict], target: float,
-                limit: int, every: int) -> int | None:
+                limit: int, every: int, log=None) -> int | None:
     """Advance ``trainer`` to ``limit`` steps, evaluating every ``every`` steps (appended to
     ``history`` as {step, test_accuracy}); the first step with accuracy >= ``target``, else None.
-    ``last.pt`` every :data:`CHECKPOINT_EVERY` steps."""
+    ``last.pt`` every :data:`CHECKPOINT_EVERY` steps; ``log(line)`` after each evaluation."""
     while trainer.step < limit:
         trainer.advance(min(every, limit - trainer.step))
         history.append({"step": trainer.step, "test_accuracy": trainer.accuracy()})
+        if log is not None:
+            log(f"{run.kind} n={run.length} seed={run.seed}: step {trainer.step}/{limit} "
+                f"test accuracy {history[-1]['test_accuracy']:.3f} (target {target})")
         if history[-1]["test_accuracy"] >= target:
             return trainer.step
         if trainer.step % CHECKPOINT_EVERY == 0:
@@ -228,7 +231,7 @@ def train_until(trainer: Trainer, cache: StageCache, run: PlateauRun, history: l
     return None
 
 
-def run_scratch(run: PlateauRun, root: Path) -> dict:
+def run_scratch(run: PlateauRun, root: Path, log=None) -> dict:
     """The escape step of a scratch run (trained, resumed or read from ``root``)."""
     cache = run.cache(root)
     record_path = cache.dir / "run.json"
@@ -244,7 +247,7 @@ def run_scratch(run: PlateauRun, root: Path) -> dict:
         start = time.perf_counter()
         escape = next((h["step"] for h in history if h["test_accuracy"] >= ESCAPE), None)
         if escape is None:
-            escape = train_until(trainer, cache, run, history, ESCAPE, run.cap, eval_every(run.length))
+            escape = train_until(trainer, cache, run, history, ESCAPE, run.cap, eval_every(run.length), log)
         record = {**meta(run), "escape_step": escape, "capped": escape is None, "steps": trainer.step,
                   "seconds": round(time.perf_counter() - start, 1), "history": history}
         cache.write_record(record)
@@ -282,7 +285,7 @@ def spt_search(solves, grid: tuple[int, ...] = SPT_GRID, start: int = 125) -> tu
     return (grid[k + 1] if test(k + 1) else grid[k + 2]), tried
 
 
-def run_spt(run: PlateauRun, root: Path) -> dict:
+def run_spt(run: PlateauRun, root: Path, log=None) -> dict:
     """SPT steps to 95% (:func:`spt_search`) of one seed at one n: one SPT trajectory (AdamW, 15%
     masking, stage seed ``1000 seed``) saved at each grid point tried, each finetuned (stage seed
     ``1000 seed + 1``) for at most :data:`FINETUNE_CAP` steps, stopping at 95%."""
@@ -308,6 +311,8 @@ def run_spt(run: PlateauRun, root: Path) -> dict:
                 below = max((s for s in done if s < steps), default=None)
                 if below is not None:
                     trainer.resume(cache.dir / f"spt_{below}.pt")
+                if log is not None:
+                    log(f"spt n={run.length} seed={run.seed}: SPT steps {trainer.step} -> {steps}")
                 trainer.advance(steps - trainer.step)
                 save_checkpoint(path, model, trainer.optimiser, trainer.state([]), meta(run))
             model = initial_model(run)
@@ -320,7 +325,9 @@ def run_spt(run: PlateauRun, root: Path) -> dict:
                 trainer = Trainer(model, data, "supervised", make_optimiser(model, "adamw", ADAMW_LR),
                                   run.seed * 1000 + 1)
                 history: list[dict] = []
-                reached = train_until(trainer, cache, run, history, SOLVED, FINETUNE_CAP, 25)
+                if log is not None:
+                    log(f"spt n={run.length} seed={run.seed}: finetuning the checkpoint at {steps} SPT steps")
+                reached = train_until(trainer, cache, run, history, SOLVED, FINETUNE_CAP, 25, log)
                 finetunes[str(steps)] = {"finetune_steps_to_95": reached, "history": history}
                 write_json(cache.dir / f"finetune_{steps}.json", finetunes[str(steps)])
             return finetunes[str(steps)]["finetune_steps_to_95"] is not None
@@ -435,10 +442,12 @@ def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
     if len(set(args.lengths)) != len(args.lengths):
         raise InputError(f"--lengths: each length once, got {' '.join(map(str, args.lengths))}")
     runs = [r for r in grid(tuple(args.lengths))
-            if not args.only or (r.kind if r.kind == "spt" else r.optimiser) in args.only]
+            if (not args.only or (r.kind if r.kind == "spt" else r.optimiser) in args.only)
+            and (not args.seeds or r.seed in args.seeds)]
     if not runs:
         raise InputError(f"no run of the grid at --lengths {' '.join(map(str, args.lengths))}"
                          + (f" for --only {' '.join(args.only)}" if args.only else "")
+                         + (f" for --seeds {' '.join(map(str, args.seeds))}" if args.seeds else "")
                          + f" (SGD runs at n = {', '.join(map(str, SGD_LENGTHS))}, SPT runs below n = {LONG} "
                          f"and at n = {PREDICTED})")
     if args.cache_dir.exists() and not args.cache_dir.is_dir():
@@ -456,6 +465,10 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"where runs are trained and cached (default {RUNS})")
     p.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
     p.add_argument("--only", choices=("adamw", "sgd", "spt"), nargs="+")
+    p.add_argument("--seeds", type=int, nargs="+", choices=SEEDS, metavar="SEED",
+                   help=f"train only these seeds of the grid (of {' '.join(map(str, SEEDS))}; default all): a "
+                        "registered rule that one seed can refute is decided seed by seed")
+    p.add_argument("--no-progress", action="store_true", help="no line per evaluation on stderr")
     cli_args.add_threads(p)
     p.add_argument("--summary", type=Path, metavar="PATH",
                    help="summary JSON (default CACHE_DIR/plateau_runs.json; never the committed evidence)")
@@ -475,8 +488,9 @@ def main(argv: list[str] | None = None) -> int:
             print("wrote "
                   f"{measure_gradient_rms(args.cache_dir / GRADIENT_RMS.name) and args.cache_dir / GRADIENT_RMS.name}")
             return 0
+        log = None if args.no_progress else (lambda line: print(line, file=sys.stderr, flush=True))
         for r in runs:
-            out = run_spt(r, args.cache_dir) if r.kind == "spt" else run_scratch(r, args.cache_dir)
+            out = (run_spt if r.kind == "spt" else run_scratch)(r, args.cache_dir, log)
             value = out.get("spt_steps_to_95", out.get("escape_step"))
             print(f"{r.kind} n={r.length} {r.optimiser} scale={r.qk_scale:g} seed={r.seed}: {value} "
                   f"({out['seconds']} s)", flush=True)

@@ -33,7 +33,7 @@ def _error_line(err: str, *words: str) -> None:
 @pytest.fixture
 def no_training(monkeypatch):
     """plateau's runs fail the test if reached."""
-    def reached(run, root):
+    def reached(run, root, log=None):
         raise AssertionError(f"trained {run} before the arguments were checked")
 
     monkeypatch.setattr(plateau, "run_scratch", reached)
@@ -91,7 +91,7 @@ def test_plateau_run_finished_while_waiting_for_the_lock_is_read_not_trained_aga
 PLATEAU_STUB = """
 import sys, time
 from spt_theory import plateau
-def run(r, root):
+def run(r, root, log=None):
     print("training", flush=True)
     time.sleep(60)
 plateau.run_scratch = plateau.run_spt = run
@@ -295,7 +295,7 @@ def test_the_pathfinder_generator_never_writes_through_a_link_inside_its_folder(
 
 
 def _fake_run(record_value):
-    def run(r, root):
+    def run(r, root, log=None):
         cache = r.cache(root)
         cache.dir.mkdir(parents=True, exist_ok=True)
         key = "spt_steps_to_95" if r.kind == "spt" else "escape_step"
