@@ -1,0 +1,296 @@
+r"""The statistics of a verdict: paired differences of arms over seeds and shared test examples,
+Student-t intervals, and the power of a design (``docs/statistics.md``).
+
+Every claim that compares arms or tests a prediction takes its interval from here; quantiles come
+from :mod:`scipy.stats`, never from a hand-written constant.
+
+**Seeds only.**  A combination of arms ``D_s = sum_a w_a x_{a,s}`` measured on the same seeds
+(paired by seed id) has the interval ``mean(D) ± t_{k-1} sd(D) / sqrt(k)`` (:func:`t_interval`).
+
+**Seeds and shared test examples.**  When every arm is scored on the same ``n`` test examples and
+keeps its per-example correctness ``c_{a,s,i}``, the per-example paired difference
+``d_{s,i} = sum_a w_a c_{a,s,i}`` is a seeds x examples table.  In the two-way random-effects
+model ``d_{s,i} = mu + alpha_s + beta_i + eps_{s,i}`` the mean over the table has variance
+``sigma_alpha^2 / k + sigma_beta^2 / n + sigma_eps^2 / (k n)``.  With the mean squares of the
+table (seeds MS_S, examples MS_E, residual MS_R), an unbiased estimate is
+
+    V = MS_S / (k n) + max(0, MS_E - MS_R) / (k n)
+      = sd_s(D_s)^2 / k                         (the seeds' paired-t term; it holds the seed x example noise)
+      + sigma_beta^2 / n                        (the examples every seed shares: it shrinks with n, not with k)
+
+with Satterthwaite's degrees of freedom (:func:`paired_difference`).  The test-set part is that of
+the *paired* per-example difference: arms that get the same examples right cancel, and nothing is
+added for noise the seed term already holds.  With k = 1 there is no interval (infinite).
+This is the analytic equivalent of a two-level bootstrap over seeds and examples (checked against
+one in ``tests/test_stats.py``).
+
+**Power** (:func:`power`): the chance that a t interval at ``level`` over ``k`` seeds excludes a
+value ``separation`` away from the truth, for a paired standard deviation ``sd``, from the
+noncentral t distribution.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats as sps
+
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with its two-sided ``level`` interval: ``value`` in [``low``, ``high``], its
+    standard error ``se`` with ``df`` degrees of freedom, and how it was made (``method``)."""
+
+    value: float
+    low: float
+    high: float
+    se: float
+    df: float
+    level: float
+    method: str
+    per_seed: dict[int, float] = field(default_factory=dict)
+    parts: dict[str, float] = field(default_factory=dict)
+    """Standard-error parts: ``seeds`` and ``test`` (shared test examples), where they apply."""
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+    def text(self, unit: str = " pts", digits: int = 1) -> str:
+        """``+1.7 [-2.0, 5.4] pts (95% t, 2 df)``."""
+        f = f"{{:+.{digits}f}}"
+        return (f"{f.format(self.value)} [{f.format(self.low)}, {f.format(self.high)}]{unit} "
+                f"({self.level:.0%} {self.short_method})")
+
+    @property
+    def short_method(self) -> str:
+        return "no interval (1 seed)" if not math.isfinite(self.df) or self.df <= 0 else f"t, {self.df:.3g} df"
+
+    def as_dict(self) -> dict:
+        return {"value": self.value, "interval": [self.low, self.high], "se": self.se, "df": self.df,
+                "level": self.level, "method": self.method, "per_seed": self.per_seed, "se_parts": self.parts}
+
+
+def t_quantile(level: float, df: float) -> float:
+    """The two-sided ``level`` quantile of Student's t with ``df`` degrees of freedom.
+
+    >>> round(t_quantile(0.95, 2), 3), round(t_quantile(0.95, 1e9), 3)
+    (4.303, 1.96)
+    """
+    return float(sps.t.ppf(0.5 + level / 2, df))
+
+
+def _interval(value: float, se: float, df: float, level: float, method: str, per_seed: dict, parts: dict) -> Interval:
+    if df <= 0 or not math.isfinite(se):
+        return Interval(value, -math.inf, math.inf, math.inf, 0.0, level, method, per_seed, parts)
+    half = t_quantile(level, df) * se
+    return Interval(value, value - half, value + half, se, df, level, method, per_seed, parts)
+
+
+def combine(arms: Sequence[tuple[float, Mapping[int, float]]]) -> dict[int, float]:
+    """Per seed, ``sum_a w_a x_{a,s}`` of ``arms`` = [(w_a, {seed: x_{a,s}})]; ValueError if the
+    arms were measured on different seeds (they are paired by seed id).
+
+    >>> combine([(1, {0: 60.0, 1: 62.0}), (-1, {0: 50.0, 1: 51.0})])
+    {0: 10.0, 1: 11.0}
+    """
+    seeds = sorted(arms[0][1])
+    for _, values in arms:
+        if sorted(values) != seeds:
+            raise ValueError(f"arms measured at different seeds: {seeds} and {sorted(values)}")
+    return {s: float(sum(w * values[s] for w, values in arms)) for s in seeds}
+
+
+def t_interval(per_seed: Mapping[int, float], level: float = LEVEL) -> Interval:
+    """Student-t interval of the mean of paired per-seed values (k - 1 df).
+
+    Parameters
+    ----------
+    per_seed : {seed: value}, e.g. :func:`combine` of the arms.
+    level : two-sided confidence level.
+
+    Returns
+    -------
+    Interval with ``method`` "paired t over k seeds (k - 1 df)"; with one seed, infinite.
+
+    Examples
+    --------
+    Differences 1, 2, 3: mean 2, sd 1, se 1/sqrt(3), t(0.975, 2) = 4.303, half-width 2.484:
+
+    >>> iv = t_interval({0: 1.0, 1: 2.0, 2: 3.0})
+    >>> round(iv.low, 3), round(iv.high, 3), iv.df
+    (-0.484, 4.484, 2.0)
+    """
+    values = np.array([per_seed[s] for s in sorted(per_seed)], dtype=float)
+    k = len(values)
+    if k == 0:
+        raise ValueError("no seed to take an interval over")
+    mean = float(values.mean())
+    se = float(values.std(ddof=1) / math.sqrt(k)) if k > 1 else math.inf
+    return _interval(mean, se, float(k - 1), level, f"paired t over {k} seeds ({k - 1} df)", dict(per_seed),
+                     {"seeds": se})
+
+
+def _table(arms: Sequence[tuple[float, Mapping[int, np.ndarray]]], scale: float) -> tuple[list[int], np.ndarray]:
+    """The seeds x examples table of per-example paired differences (module doc)."""
+    seeds = sorted(arms[0][1])
+    n = None
+    rows = np.zeros((len(seeds), 0))
+    for w, by_seed in arms:
+        if sorted(by_seed) != seeds:
+            raise ValueError(f"arms measured at different seeds: {seeds} and {sorted(by_seed)}")
+        block = np.array([np.asarray(by_seed[s], dtype=float) for s in seeds])
+        if block.ndim != 2 or (n is not None and block.shape[1] != n):
+            raise ValueError("every arm and seed must be scored on the same test examples "
+                             f"(got lengths {sorted({len(np.asarray(v)) for v in by_seed.values()})}, expected {n})")
+        n = block.shape[1]
+        rows = block * w if rows.size == 0 else rows + block * w
+    if not n:
+        raise ValueError("no test example")
+    return seeds, scale * rows
+
+
+def mean_squares(table: np.ndarray) -> tuple[float, float, float]:
+    """(MS_S, MS_E, MS_R) of a k x n two-way table without replication (k, n >= 2)."""
+    k, n = table.shape
+    grand = table.mean()
+    by_seed, by_example = table.mean(axis=1), table.mean(axis=0)
+    ms_s = n * float(((by_seed - grand) ** 2).sum()) / (k - 1)
+    ms_e = k * float(((by_example - grand) ** 2).sum()) / (n - 1)
+    residual = table - by_seed[:, None] - by_example[None, :] + grand
+    ms_r = float((residual ** 2).sum()) / ((k - 1) * (n - 1))
+    return ms_s, ms_e, ms_r
+
+
+def paired_difference(arms: Sequence[tuple[float, Mapping[int, np.ndarray]]], level: float = LEVEL,
+                      scale: float = 100.0) -> Interval:
+    """The interval of ``sum_a w_a accuracy_a`` from per-example correctness on shared test examples.
+
+    Parameters
+    ----------
+    arms : [(w_a, {seed: correctness})], correctness a length-n array of 0/1 (bool) for the same n
+        test examples in the same order for every arm and seed.
+    level : two-sided confidence level.
+    scale : what accuracy 1 stands for (100: points).
+
+    Returns
+    -------
+    Interval: value the mean over seeds of the combination, se from the two-way table (module doc),
+    Satterthwaite df; ``parts`` the seed and shared-test standard errors.  One seed: infinite.
+
+    Examples
+    --------
+    Two arms on 4 examples, 2 seeds; the difference is 25 points on both seeds and the per-example
+    differences agree across seeds, so all spread is between examples (shared by every seed):
+
+    >>> a = {0: [1, 1, 0, 0], 1: [1, 1, 0, 0]}
+    >>> b = {0: [1, 0, 0, 0], 1: [1, 0, 0, 0]}
+    >>> iv = paired_difference([(1, a), (-1, b)])
+    >>> iv.value, iv.parts["seeds"], round(iv.parts["test"], 3)
+    (25.0, 0.0, 25.0)
+    """
+    seeds, table = _table(arms, scale)
+    k, n = table.shape
+    per_seed = {s: float(v) for s, v in zip(seeds, table.mean(axis=1))}
+    value = float(table.mean())
+    if k < 2:
+        return _interval(value, math.inf, 0.0, level, "1 seed: no interval", per_seed, {"seeds": math.inf})
+    if n < 2:
+        raise ValueError("a paired test-set term needs at least 2 test examples")
+    ms_s, ms_e, ms_r = mean_squares(table)
+    a = 1.0 / (k * n)
+    shared = max(0.0, ms_e - ms_r)
+    var = a * ms_s + a * shared
+    parts = {"seeds": math.sqrt(a * ms_s), "test": math.sqrt(a * shared)}
+    if var <= 0:
+        return _interval(value, 0.0, float(k - 1), level, f"paired seeds x {n} test examples: no spread",
+                         per_seed, parts)
+    terms = (a * ms_s) ** 2 / (k - 1)
+    if shared > 0:
+        terms += (a * ms_e) ** 2 / (n - 1) + (a * ms_r) ** 2 / ((k - 1) * (n - 1))
+    df = var ** 2 / terms
+    method = (f"paired over {k} seeds x {n} shared test examples (two-way: seeds se {parts['seeds']:.2f}, "
+              f"test se {parts['test']:.2f}), t with {df:.1f} df (Satterthwaite)")
+    return _interval(value, math.sqrt(var), df, level, method, per_seed, parts)
+
+
+def unpaired_difference(arms: Sequence[tuple[float, Mapping[int, np.ndarray]]], level: float = LEVEL,
+                        scale: float = 100.0) -> Interval:
+    """As :func:`paired_difference`, but as if the arms were independent: the sum of each arm's
+    own variance (seeds and test terms), every covariance between arms ignored.  For comparison
+    only (``tests/test_stats.py``): no claim uses it."""
+    seeds, table = _table(arms, scale)
+    k, n = table.shape
+    var, terms = 0.0, 0.0
+    for w, by_seed in arms:
+        _, own = _table([(w, by_seed)], scale)
+        ms_s, ms_e, ms_r = mean_squares(own)
+        a = 1.0 / (k * n)
+        shared = max(0.0, ms_e - ms_r)
+        var += a * (ms_s + shared)
+        terms += (a * ms_s) ** 2 / (k - 1) + ((a * ms_e) ** 2 / (n - 1) + (a * ms_r) ** 2 / ((k - 1) * (n - 1))
+                                               if shared > 0 else 0.0)
+    df = var ** 2 / terms if terms > 0 else float(k - 1)
+    return _interval(float(table.mean()), math.sqrt(var), df, level, f"unpaired, t with {df:.1f} df",
+                     {s: float(v) for s, v in zip(seeds, table.mean(axis=1))}, {})
+
+
+# ------------------------------------------------------------------------------------ verdicts
+def at_least(iv: Interval, threshold: float) -> str:
+    """PASS if the interval lies at or above ``threshold``, FAIL if wholly below, else INCONCLUSIVE.
+
+    >>> at_least(t_interval({0: 5.0, 1: 6.0, 2: 7.0}), 0.0), at_least(t_interval({0: -1.0, 1: 2.0}), 0.0)
+    ('PASS', 'INCONCLUSIVE')
+    """
+    return "PASS" if iv.low >= threshold else "FAIL" if iv.high < threshold else "INCONCLUSIVE"
+
+
+def within(iv: Interval, bound: float) -> str:
+    """PASS if the interval lies inside [-bound, bound], FAIL if wholly outside, else INCONCLUSIVE."""
+    if -bound <= iv.low and iv.high <= bound:
+        return "PASS"
+    return "FAIL" if iv.low > bound or iv.high < -bound else "INCONCLUSIVE"
+
+
+# ------------------------------------------------------------------------------------ design
+def power(separation: float, sd: float, k: int, level: float = LEVEL) -> float:
+    """The chance that a one-sided bound of a two-sided ``level`` t interval over ``k`` paired seeds
+    (paired sd ``sd``) excludes a value ``separation`` away from the true mean.
+
+    Parameters
+    ----------
+    separation : distance between the truth and the value to exclude (same units as ``sd``).
+    sd : the paired per-seed standard deviation.
+    k : seeds (k - 1 df).
+    level : two-sided confidence level of the interval.
+
+    Returns
+    -------
+    float : 1 - F_nct(t_q; k - 1, separation sqrt(k) / sd).
+
+    Examples
+    --------
+    With no separation the bound excludes the truth only in its own tail, (1 - level) / 2:
+
+    >>> round(power(0.0, 1.0, 8), 4)
+    0.025
+    """
+    if k < 2:
+        return 0.0
+    return float(sps.nct.sf(t_quantile(level, k - 1), k - 1, separation * math.sqrt(k) / sd))
+
+
+def separation_for(target: float, sd: float, k: int, level: float = LEVEL) -> float:
+    """The least separation with :func:`power` >= ``target`` (bisection on a monotone function)."""
+    lo, hi = 0.0, sd
+    while power(hi, sd, k, level) < target:
+        hi *= 2
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if power(mid, sd, k, level) < target else (lo, mid)
+    return hi
