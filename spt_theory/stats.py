@@ -294,3 +294,17 @@ def separation_for(target: float, sd: float, k: int, level: float = LEVEL) -> fl
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if power(mid, sd, k, level) < target else (lo, mid)
     return hi
+
+
+def slope_interval(xs: Sequence[float], ys: Sequence[float], level: float = LEVEL) -> Interval:
+    """Least-squares slope of ``ys`` on ``xs`` with its t interval (N - 2 df; scipy.stats.linregress).
+
+    >>> iv = slope_interval([0, 1, 2, 3], [0.0, 1.0, 2.0, 3.0])
+    >>> iv.value, iv.half_width, iv.df
+    (1.0, 0.0, 2.0)
+    """
+    if len(xs) < 3:
+        raise ValueError("a slope interval needs at least 3 points")
+    fit = sps.linregress(np.asarray(xs, float), np.asarray(ys, float))
+    return _interval(float(fit.slope), float(fit.stderr), float(len(xs) - 2), level,
+                     f"least-squares slope over {len(xs)} points, t with {len(xs) - 2} df", {}, {})

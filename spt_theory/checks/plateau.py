@@ -48,7 +48,7 @@ import dataclasses
 import math
 import statistics
 
-from spt_theory import evidence, plateau
+from spt_theory import evidence, plateau, stats
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import schema
 from spt_theory.theory.per_token import pair_coupling_bound
@@ -87,11 +87,12 @@ def slope(xs: list[float], ys: list[float]) -> float:
 
 
 def slope_with_error(xs: list[float], ys: list[float]) -> dict:
-    """Least-squares slope of ys on xs and its standard error sqrt(RSS / ((N - 2) Sxx)) (N > 2)."""
-    b, mx, my = slope(xs, ys), statistics.fmean(xs), statistics.fmean(ys)
-    rss = sum((y - my - b * (x - mx)) ** 2 for x, y in zip(xs, ys))
-    sxx = sum((x - mx) ** 2 for x in xs)
-    return {"slope": b, "standard_error": math.sqrt(rss / ((len(xs) - 2) * sxx)) if len(xs) > 2 else math.nan}
+    """Least-squares slope of ys on xs, its standard error and 95% t interval (N - 2 df; N > 2)."""
+    if len(xs) < 3:
+        return {"slope": slope(xs, ys), "standard_error": math.nan}
+    iv = stats.slope_interval(xs, ys)
+    return {"slope": iv.value, "standard_error": iv.se, "interval": [iv.low, iv.high], "df": iv.df,
+            "method": iv.method}
 
 
 def loglog_slope(by_n: dict[int, float]) -> float:
@@ -206,7 +207,15 @@ def extrapolate(by_n: dict[int, dict], lengths: tuple[int, ...] = LRA_LENGTHS) -
 
 def seed_standard_error(values: list[float]) -> float:
     """The standard error of a prediction from its per-seed values: sd over the seeds / sqrt(seeds)."""
-    return statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else math.nan
+    return stats.t_interval(dict(enumerate(values))).se if len(values) > 1 else math.nan
+
+
+def seed_interval(values: list[float], digits: int = 2) -> str:
+    """The prediction's 95% t interval over its per-seed values (k - 1 df), in words."""
+    if len(values) < 2:
+        return "no interval (one seed)"
+    iv = stats.t_interval(dict(enumerate(values)))
+    return f"[{iv.low:.{digits}f}, {iv.high:.{digits}f}] (95% t over {len(values)} seeds, {iv.df:.0f} df)"
 
 
 def alternative(name: str, value: float, low: float, high: float) -> dict:
@@ -223,8 +232,13 @@ def alternative_line(alt: dict) -> str:
 
 def explained(m: Measurement, alternatives: list[dict], standard_error: str, **details) -> Measurement:
     """``m`` with the alternatives it must beat and the prediction's own standard error printed
-    under its row (and in its details); an INCONCLUSIVE reason stays the first line."""
-    lines = ((f"INCONCLUSIVE: {m.inconclusive}",) if m.inconclusive else ()) + tuple(
+    under its row (and in its details), and the fitted exponent's interval where it has one; an
+    INCONCLUSIVE reason stays the first line."""
+    fit = m.details.get("per_seed_fit", {})
+    fitted = ((f"fitted exponent over the runs {fit['slope']:.2f} [{fit['interval'][0]:.2f}, {fit['interval'][1]:.2f}] "
+               f"(95% t, {fit['df']:.0f} df; the verdict reads the point estimate against the registered window)",)
+              if "interval" in fit else ())
+    lines = ((f"INCONCLUSIVE: {m.inconclusive}",) if m.inconclusive else ()) + fitted + tuple(
         alternative_line(a) for a in alternatives) + (f"prediction's standard error from the seeds: {standard_error}",)
     return dataclasses.replace(m, lines=lines, details={**m.details, "alternatives": alternatives,
                                                          "prediction_standard_error": standard_error, **details})
@@ -257,7 +271,7 @@ def check_p1(ctx: Context) -> Measurement:
                         predicted_sgd_exponent(sorted(by_n) or list(plateau.LENGTHS), summary["data"]["p"]),
                         *exponent_window(predicted))]
     return explained(exponent_check(by_n, predicted, details), alts,
-                     f"exponent {predicted:.2f} ± {se:.2f} (per seed of s(n): "
+                     f"exponent {predicted:.2f} ± {se:.2f}, {seed_interval(per_seed)} (per seed of s(n): "
                      + ", ".join(f"{v:.2f}" for v in per_seed) + ")", predicted_per_seed=per_seed)
 
 
@@ -406,7 +420,7 @@ def check_p5(ctx: Context) -> Measurement:
     alts = [alternative("one law for SPT and scratch (ratio exponent)", 0.0, *window),
             alternative("SPT sign regime, scratch on P1's law (ratio exponent)", -predicted_adamw_exponent(rms), *window)]
     return explained(exponent_check(ratios, predicted, details), alts,
-                     f"exponent {predicted:.2f} ± {se:.2f} (per seed of s, s_rec: "
+                     f"exponent {predicted:.2f} ± {se:.2f}, {seed_interval(per_seed)} (per seed of s, s_rec: "
                      + ", ".join(f"{v:.2f}" for v in per_seed) + ")", predicted_per_seed=per_seed)
 
 

@@ -21,7 +21,9 @@ run at n = 400 (now) INCONCLUSIVE with the command that runs them.
 
 from __future__ import annotations
 
-from spt_theory import evidence, plateau
+import statistics
+
+from spt_theory import evidence, plateau, stats
 from spt_theory.checks import plateau as law
 from spt_theory.checks import plateau_prediction as pp
 from spt_theory.claims import records
@@ -30,7 +32,8 @@ from spt_theory.claims.registry import Context, Measurement, claim
 GROUP = "Plateau law, out of sample"
 ALTERNATIVE_NAMES = {"gradient_flow": "gradient flow under (A0), T ∝ 1/beta_n",
                      "a0_noise": "T8's noise law under (A0), T ∝ n s(n)",
-                     "sign_regime": "sign regime, T flat in n"}
+                     "sign_regime": "sign regime, T flat in n",
+                     "straight_line": "straight-line trend of the measured values (T = a + b n, no law)"}
 
 
 def prediction_of(ctx: Context) -> dict:
@@ -48,47 +51,109 @@ def runs_at(summary: dict, kind: str, length: int) -> dict[int, dict]:
     return dict(sorted(out.items()))
 
 
+def place(runs: dict[int, dict], lo: float, hi: float) -> dict[int, dict]:
+    """Per seed: its value, whether capped, and where it falls against [lo, hi] (a capped run is
+    outside only if its cap is above the interval, else undecided)."""
+    per_seed = {}
+    for seed, row in runs.items():
+        value, capped = row["value"], row["capped"]
+        where = ("outside" if value > hi else "undecided") if capped else ("inside" if lo <= value <= hi else "outside")
+        per_seed[seed] = {"value": value, "capped": capped, "where": where}
+    return per_seed
+
+
+def trend(summary: dict, kind: str, target: int, fit: tuple[int, ...] = pp.FIT_LENGTHS) -> dict:
+    """The straight-line trend of the measured values, T = a + b n by least squares over the runs at
+    ``fit`` (every seed), carried to ``target``: the alternative that assumes no law at all."""
+    cells = {n: c for n, c in law.cells(summary, kind).items() if n in fit}
+    xs = [n for n, c in cells.items() for _ in c["values"]]
+    ys = [v for c in cells.values() for v in c["values"]]
+    b = stats.slope_interval(xs, ys)
+    a = statistics.fmean(ys) - b.value * statistics.fmean(xs)
+    return {"law": "straight_line", "steps": a + b.value * target, "slope": b.as_dict(),
+            "fit_lengths": sorted(cells)}
+
+
 def judge(summary: dict, tree: dict, kind: str, key: str) -> Measurement:
     """All seeds of the prediction inside its single-seed interval (module doc)."""
     prediction, target, seeds = tree["predictions"][key], tree["target_length"], tree["seeds"]
     lo, hi = prediction["interval"]
-    threshold = f"all {len(seeds)} seeds in [{lo:.0f}, {hi:.0f}]"
     runs = runs_at(summary, kind, target)
-    per_seed = {}
-    for seed, row in runs.items():
-        value, capped = row["value"], row["capped"]
-        if capped:
-            where = "outside" if value > hi else "undecided"
-        else:
-            where = "inside" if lo <= value <= hi else "outside"
-        per_seed[seed] = {"value": value, "capped": capped, "where": where}
-    outside = [s for s, r in per_seed.items() if r["where"] == "outside"]
-    inside = [s for s, r in per_seed.items() if r["where"] == "inside"]
+    line = [trend(summary, kind, target)]
+    line[0]["excluded"] = not lo <= line[0]["steps"] <= hi
     lines = [f"prediction ({records.PREDICTION_400}, {tree['date']}, from n = "
              f"{', '.join(map(str, tree['fit_lengths']))} only): {prediction['steps']:.0f} steps, single-seed "
              f"interval [{lo:.0f}, {hi:.0f}] ({prediction['law']}); its standard error from the seeds "
              f"{prediction['log_standard_error']:.3f} in ln T, one seed's scatter {prediction['log_seed_sd']:.3f}"]
-    for alt in prediction["alternatives"]:
-        name = ALTERNATIVE_NAMES.get(alt["law"], alt["law"])
-        lines.append(f"alternative: {name}, {alt['steps']:.0f} steps: " +
-                     ("excluded (outside the interval)" if alt["excluded"] else
-                      "NOT excluded (inside the interval): this window cannot separate the law from it"))
-    measured = " / ".join((">= " if r["capped"] else "") + f"{r['value']:g}" for r in per_seed.values()) or "no run"
-    details = {"prediction": {k: prediction[k] for k in ("law", "steps", "interval", "log_standard_error",
-                                                        "log_seed_sd", "alternatives")},
-               "per_seed": per_seed, "rule": tree["registration_rule"], "target_length": target}
-    if outside:
-        return Measurement(measured, threshold, False, details, lines=tuple(lines))
-    if len(inside) == len(seeds) and set(inside) == set(seeds):
-        return Measurement(measured, threshold, True, details, lines=tuple(lines))
+    lines += alternative_lines(prediction["alternatives"])
+    lines += alternative_lines(line, "added 2026-12-02 after the n = 25-200 data, not in the registration: ")
     if not runs:
         reason = (f"no n = {target} run yet (prediction committed in {records.PREDICTION_400}; "
                   f"run: {plateau.PREDICTED_COMMAND})")
     else:
-        reason = (f"{len(inside)} of {len(seeds)} seeds at n = {target} inside, none outside, "
+        reason = None
+    return decide(place(runs, lo, hi), seeds, lo, hi, lines, reason,
+                  {"prediction": {k: prediction[k] for k in ("law", "steps", "interval", "log_standard_error",
+                                                             "log_seed_sd", "alternatives")},
+                   "straight_line": line[0], "rule": tree["registration_rule"], "target_length": target})
+
+
+def alternative_lines(alternatives: list[dict], prefix: str = "") -> list[str]:
+    return [f"alternative: {prefix}{ALTERNATIVE_NAMES.get(alt['law'], alt['law'])}, {alt['steps']:.0f} steps: "
+            + ("excluded (outside the interval)" if alt["excluded"] else
+               "NOT excluded (inside the interval): this window cannot separate the law from it")
+            for alt in alternatives]
+
+
+def decide(per_seed: dict[int, dict], seeds: list[int], lo: float, hi: float, lines: list[str],
+           reason: str | None, details: dict) -> Measurement:
+    """The registered rule: one seed outside refutes; all seeds inside hold; else INCONCLUSIVE."""
+    threshold = f"all {len(seeds)} seeds in [{lo:.0f}, {hi:.0f}]"
+    outside = [s for s, r in per_seed.items() if r["where"] == "outside"]
+    inside = [s for s, r in per_seed.items() if r["where"] == "inside"]
+    measured = " / ".join((">= " if r["capped"] else "") + f"{r['value']:g}" for r in per_seed.values()) or "no run"
+    details = {**details, "per_seed": per_seed}
+    if outside:
+        lines = [f"seed {', '.join(map(str, outside))} outside: the rule is refuted"
+                 + (f" (the other seeds need not run)" if len(per_seed) < len(seeds) else ""), *lines]
+        return Measurement(measured, threshold, False, details, lines=tuple(lines))
+    if set(inside) == set(seeds):
+        return Measurement(measured, threshold, True, details, lines=tuple(lines))
+    if reason is None:
+        reason = (f"{len(inside)} of {len(seeds)} seeds inside, none outside, "
                   f"{len(seeds) - len(inside)} not decided (run: {plateau.PREDICTED_COMMAND})")
     return Measurement(measured, threshold, False, details, inconclusive=reason,
                        lines=(f"INCONCLUSIVE: {reason}", *lines))
+
+
+BACKTEST_FIT = (25, 50, 100)
+BACKTEST_TARGET = 200
+LAWS = {"scratch": ("exact_force", ("gradient_flow", "a0_noise"), 0.0),
+        "spt": ("spt_noise", ("sign_regime", "gradient_flow"), pp.SPT_QUANTUM)}
+
+
+def backtest(ctx: Context, kind: str) -> Measurement:
+    """The procedure of P6 / P7 (:func:`spt_theory.checks.plateau_prediction.one_prediction`, the
+    registered inputs at init) anchored on n = 25-100 only, predicting the grid's runs at n = 200,
+    judged by the same rule: all three seeds inside the single-seed interval."""
+    tree, summary, rms = prediction_of(ctx), law.grid_of(ctx), law.rms_of(ctx)
+    main, alternatives, quantum = LAWS[kind]
+    prediction = pp.one_prediction(summary, rms, tree["inputs"], kind, main, alternatives, quantum,
+                                   fit=BACKTEST_FIT, target=BACKTEST_TARGET)
+    lo, hi = prediction["interval"]
+    cell = law.cells(summary, kind, lengths=(BACKTEST_TARGET,)).get(BACKTEST_TARGET)
+    runs = {} if cell is None else {s: {"value": v, "capped": cell["capped"]}
+                                    for s, v in zip(summary["seeds"], cell["values"])}
+    line = [trend(summary, kind, BACKTEST_TARGET, BACKTEST_FIT)]
+    line[0]["excluded"] = not lo <= line[0]["steps"] <= hi
+    ratios = prediction["in_sample_measured_over_law"]
+    lines = [f"the same procedure from n = {', '.join(map(str, BACKTEST_FIT))} only: {prediction['steps']:.0f} steps "
+             f"at n = {BACKTEST_TARGET}, single-seed interval [{lo:.0f}, {hi:.0f}] ({main})",
+             "in sample, measured / law: " + ", ".join(f"n {n} {r:.2f}" for n, r in ratios.items()),
+             *alternative_lines(prediction["alternatives"]), *alternative_lines(line)]
+    reason = None if runs else f"no whole row at n = {BACKTEST_TARGET} in the grid"
+    return decide(place(runs, lo, hi), list(summary["seeds"]), lo, hi, lines, reason,
+                  {"prediction": prediction, "straight_line": line[0], "target_length": BACKTEST_TARGET})
 
 
 @claim("P6", section=GROUP, method="escape (acc>=.6) n 400, 3 seeds vs bd8a28f")
@@ -101,3 +166,13 @@ def check_p6(ctx: Context) -> Measurement:
 def check_p7(ctx: Context) -> Measurement:
     tree, summary = prediction_of(ctx), law.grid_of(ctx)
     return judge(summary, tree, "spt", "spt_steps_to_95")
+
+
+@claim("P6b", section=GROUP, method="P6's procedure from n 25-100, judged at n 200")
+def check_p6b(ctx: Context) -> Measurement:
+    return backtest(ctx, "scratch")
+
+
+@claim("P7b", section=GROUP, method="P7's procedure from n 25-100, judged at n 200")
+def check_p7b(ctx: Context) -> Measurement:
+    return backtest(ctx, "spt")

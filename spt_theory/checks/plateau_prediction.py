@@ -114,19 +114,19 @@ def laws(rms: dict, inputs: dict, p: float, seed: int | None = None) -> dict[str
             "sign_regime": {n: 1.0 for n in ns}}
 
 
-def fit_runs(summary: dict, kind: str) -> dict[int, list[float]]:
-    """The per-seed values of the AdamW default-init rows (``scratch`` or ``spt``) at n = 25-200
-    only; ValueError if one is capped or missing (an anchor on a lower bound is no anchor)."""
-    cells = {n: c for n, c in law.cells(summary, kind).items() if n in FIT_LENGTHS}
-    if sorted(cells) != list(FIT_LENGTHS) or any(c["capped"] for c in cells.values()):
-        raise ValueError(f"{kind}: the anchor needs every n of {FIT_LENGTHS} with 3 uncapped seeds")
+def fit_runs(summary: dict, kind: str, fit: tuple[int, ...] = FIT_LENGTHS) -> dict[int, list[float]]:
+    """The per-seed values of the AdamW default-init rows (``scratch`` or ``spt``) at the lengths
+    ``fit`` only; ValueError if one is capped or missing (an anchor on a lower bound is no anchor)."""
+    cells = {n: c for n, c in law.cells(summary, kind).items() if n in fit}
+    if sorted(cells) != list(fit) or any(c["capped"] for c in cells.values()):
+        raise ValueError(f"{kind}: the anchor needs every n of {fit} with 3 uncapped seeds")
     return {n: list(c["values"]) for n, c in cells.items()}
 
 
-def anchored(values: dict[int, list[float]], L: dict[int, float]) -> float:
-    """ln T(400) = mean over runs of (ln T - ln L(n)) + ln L(400)."""
+def anchored(values: dict[int, list[float]], L: dict[int, float], target: int = TARGET) -> float:
+    """ln T(target) = mean over runs of (ln T - ln L(n)) + ln L(target)."""
     offsets = [math.log(v) - math.log(L[n]) for n, vs in values.items() for v in vs]
-    return statistics.fmean(offsets) + math.log(L[TARGET])
+    return statistics.fmean(offsets) + math.log(L[target])
 
 
 def within_n_sd(values: dict[int, list[float]]) -> float:
@@ -137,28 +137,29 @@ def within_n_sd(values: dict[int, list[float]]) -> float:
 
 
 def one_prediction(summary: dict, rms: dict, inputs: dict, kind: str, main: str, alternatives: tuple[str, ...],
-                   quantum: float = 0.0) -> dict:
-    """The prediction of law ``main`` for the ``kind`` rows at n = 400 (module doc)."""
+                   quantum: float = 0.0, fit: tuple[int, ...] = FIT_LENGTHS, target: int = TARGET) -> dict:
+    """The prediction of law ``main`` for the ``kind`` rows at ``target`` from the runs at ``fit``
+    (module doc; the registered one: n = 25-200 to 400; the backtest: n = 25-100 to 200)."""
     p = summary["data"]["p"]
-    values = fit_runs(summary, kind)
-    centre = anchored(values, laws(rms, inputs, p)[main])
-    per_seed = [anchored({n: [vs[i]] for n, vs in values.items()}, laws(rms, inputs, p, seed)[main])
+    values = fit_runs(summary, kind, fit)
+    centre = anchored(values, laws(rms, inputs, p)[main], target)
+    per_seed = [anchored({n: [vs[i]] for n, vs in values.items()}, laws(rms, inputs, p, seed)[main], target)
                 for i, seed in enumerate(SEEDS)]
     se = statistics.stdev(per_seed) / math.sqrt(len(per_seed))
     tau = math.sqrt(within_n_sd(values) ** 2 + quantum ** 2)
     half = WIDTH * math.sqrt(tau ** 2 + se ** 2)
     lo, hi = math.exp(centre - half), math.exp(centre + half)
     all_laws = laws(rms, inputs, p)
-    offset = centre - math.log(all_laws[main][TARGET])
+    offset = centre - math.log(all_laws[main][target])
     in_sample = {str(n): law.geometric_mean(vs) / math.exp(offset + math.log(all_laws[main][n]))
                  for n, vs in values.items()}
     alts = []
     for name in alternatives:
-        value = math.exp(anchored(values, all_laws[name]))
+        value = math.exp(anchored(values, all_laws[name], target))
         alts.append({"law": name, "steps": value, "excluded": not lo <= value <= hi})
     return {"law": main, "steps": math.exp(centre), "interval": [lo, hi], "log_standard_error": se,
             "log_seed_sd": tau, "log_half_width": half, "per_seed_anchor_steps": [math.exp(v) for v in per_seed],
-            "law_ratio_400_over_200": all_laws[main][TARGET] / all_laws[main][200],
+            f"law_ratio_{target}_over_{max(fit)}": all_laws[main][target] / all_laws[main][max(fit)],
             "in_sample_measured_over_law": in_sample,
             "fit_values": {str(n): vs for n, vs in values.items()}, "alternatives": alts}
 

@@ -73,6 +73,7 @@ PLATEAU_LAW = "cf076e0"  # 2026-12-01: T8's predictions P1, P3-P5
 RACE_RULES = "1b11fa8"  # 2026-12-02 06:14: per-task L rules, neutral selection, the race L5 (before any race run)
 FORCE = "f66bf68"  # 2026-12-02 06:40: T9, the exact label force, its tolerances and first result
 PREDICTION_400 = "bd8a28f"  # 2026-12-02 08:47: the n = 400 plateau prediction (P6, P7), before any n = 400 run
+STATISTICS = "STATSCOMMIT"  # 2026-12-02 18:50: spt_theory.stats (t intervals, paired test term); the backtests P6b, P7b
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
                 "SPT-learned gate (50% of the marginal-to-neighbour gap) was written with the ListOps "
@@ -368,7 +369,19 @@ TABLE: dict[str, Row] = _table(
                           "from gradient flow; no n = 400 run yet, so the first result commit is still to come"),
         Record("inconclusive", "2026-12-02", f"{PLATEAU}: no run at n = 400 yet (prediction committed first, "
                                              f"{PREDICTION_400})", source="hypothesis")),
-
+    Row("P6b",
+        "Backtest: P6's procedure from n = 25-100 predicts AdamW's escape at n = 200",
+        "all 3 seeds in its single-seed interval",
+        Registration("post", STATISTICS, STATISTICS,
+                     note="P6's registered rule applied to a prediction made after the n = 25-200 runs were known "
+                          "(the backtest asks whether the procedure works in sample)"),
+        Record("does not hold", "2026-12-02", "BACKTEST6", source="hypothesis")),
+    Row("P7b",
+        "Backtest: P7's procedure from n = 25-100 predicts SPT's steps to 95% at n = 200",
+        "all 3 seeds in its single-seed interval",
+        Registration("post", STATISTICS, STATISTICS,
+                     note="P7's registered rule applied to a prediction made after the n = 25-200 runs were known"),
+        Record("does not hold", "2026-12-02", "BACKTEST7", source="hypothesis")),
 )
 """Every claim verify checks, in the order it prints them."""
 

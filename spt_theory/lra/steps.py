@@ -103,6 +103,20 @@ rule every claim reads: it favours neither an arm that peaks early nor one that 
 ``first`` or ``last`` (kept beside it in the details, to show whether a verdict hinges on it)."""
 
 
+def best_points_within(curve: list[dict], steps: int | None = None, rule: str = "mean") -> list[dict]:
+    """The evaluations :func:`best_within` reads: those at the best validation accuracy among the
+    evaluations done by ``steps`` (all when None): every tied one for ``mean``, the first or the
+    last for the other rules; [] if no evaluation is that early."""
+    if rule not in SELECTION_RULES:
+        raise ValueError(f"rule must be one of {SELECTION_RULES}, got {rule!r}")
+    done = [point for point in curve if steps is None or point["step"] <= steps]
+    if not done:
+        return []
+    best = max(point["val_accuracy"] for point in done)
+    tied = [point for point in done if point["val_accuracy"] == best]
+    return tied if rule == "mean" else [tied[0] if rule == "first" else tied[-1]]
+
+
 def best_within(curve: list[dict], steps: int | None = None, rule: str = "mean") -> float | None:
     """Test accuracy at the best validation accuracy among the evaluations done by ``steps``
     optimiser steps (all when None), ties resolved by ``rule`` (:data:`SELECTION_RULES`); None
@@ -113,14 +127,8 @@ def best_within(curve: list[dict], steps: int | None = None, rule: str = "mean")
     >>> [best_within(curve, None, rule) for rule in SELECTION_RULES]
     [0.5, 0.4, 0.6]
     """
-    done = [point for point in curve if steps is None or point["step"] <= steps]
-    if not done:
-        return None
-    best = max(point["val_accuracy"] for point in done)
-    tied = [point["test_accuracy"] for point in done if point["val_accuracy"] == best]
-    if rule not in SELECTION_RULES:
-        raise ValueError(f"rule must be one of {SELECTION_RULES}, got {rule!r}")
-    return sum(tied) / len(tied) if rule == "mean" else tied[0] if rule == "first" else tied[-1]
+    points = best_points_within(curve, steps, rule)
+    return sum(p["test_accuracy"] for p in points) / len(points) if points else None
 
 
 ARM_COLOURS = {"scratch": "#777777", "spt": "#4c72b0", "cnn": "#55a868", "lstm": "#55a868", "bag": "#8172b2"}
