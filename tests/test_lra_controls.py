@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 import torch
 
+from spt_theory.evidence import schema
+from spt_theory.evidence.correctness import accuracy_of, decode
 from spt_theory.lra.__main__ import main
 from spt_theory.lra.controls import ControlConfig, build, shortcut
 from spt_theory.lra.references import gap_closed, references
@@ -57,9 +59,22 @@ def test_sweep_records_controls_references_and_curves_against_steps(task, contro
     assert len(scratch["runs"][0]["curve"]) == 2 and scratch["cell"]["finetune_epochs"] == 2
     if task == "pathfinder":
         assert "grid_ratio" in run["proximity"][0]
+    _every_evaluation_keeps_its_test_correctness(summary, controls)
     capsys.readouterr()
     assert main(["report", "--results", str(tmp_path / "results")]) == 0
     assert f"control {controls[0]}" in capsys.readouterr().out
+
+
+def _every_evaluation_keeps_its_test_correctness(summary: dict, controls: tuple[str, ...]) -> None:
+    """Every curve point of every cell and trained control, and every baseline, holds which test
+    examples were right (n_test of them, their share its test accuracy), and the schema takes it."""
+    n_test = summary["data"]["n_test"]
+    runs = [run for row in summary["cells"] for run in row["runs"]] + summary["controls"][controls[0]]["runs"]
+    for record in [point for run in runs for point in run["curve"]] + [summary["controls"][controls[1]]]:
+        correct = decode(record["test_correct"])
+        assert len(correct) == n_test and accuracy_of(record["test_correct"]) == record["test_accuracy"]
+    assert schema.test_correctness(runs[0], "t.json").mean() == runs[0]["test_accuracy"]
+    schema.parse(json.dumps({**summary, "schema_version": 1, "model_defaults": {}}), schema.SweepSummary, "t.json")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -12,6 +12,12 @@ fields are kept (a newer writer may add one); known ones are checked.
 An error is an :class:`~spt_theory.evidence.EvidenceError` naming the file and the field's path,
 e.g. ``pathfinder.json: cells[2].runs[0].test_accuracy: not a finite number``.
 
+Per-example test correctness (``test_correct``, :mod:`spt_theory.evidence.correctness`) may sit
+beside a ``test_accuracy`` (curve points, untrained controls); where it does it must decode, count
+the file's ``data.n_test`` examples and give that accuracy to 1e-9.  It is optional here (files
+written before it was kept lack it); a claim that pairs arms on it asks for it with
+:func:`test_correctness`, an EvidenceError (an ERROR row) when it is missing.
+
 The proximity metric an LRA summary is judged on is a property of its format, written once:
 :func:`proximity_metric` (the 2-D neighbour share for pixel masking, else band mass).
 
@@ -30,9 +36,10 @@ import statistics
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from spt_theory.evidence import EvidenceError
+from spt_theory.evidence import EvidenceError, correctness
+from spt_theory.evidence.correctness import test_correctness as test_correctness  # what a claim calls
 
 SCHEMA_VERSION = 1
 ROUNDING = 1e-5
@@ -90,6 +97,8 @@ class CurvePoint(Open):
     step: Count
     val_accuracy: Fraction
     test_accuracy: Fraction
+    test_correct: dict[str, Any] | None = None
+    check_test_correct = field_validator("test_correct")(correctness.field_check)
 
 
 class ProximityPoint(Open):
@@ -177,6 +186,8 @@ class CellRow(Open):
 class Control(Open):
     test_accuracy: Stat | Fraction
     runs: list[Run] | None = None
+    test_correct: dict[str, Any] | None = None
+    check_test_correct = field_validator("test_correct")(correctness.field_check)
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -237,6 +248,10 @@ class SweepSummary(Versioned):
                 raise ValueError(f"{where}: seeds {[run.seed for run in runs]} are not the summary's seeds {want}")
         if self.config.task != self.task:
             raise ValueError(f"config.task {self.config.task!r} is not task {self.task!r}")
+        points = [(f"controls.{k}", c) for k, c in self.controls.items()]
+        points += [(f"{where}.runs[{j}].curve[{i}]", point) for where, runs in arms
+                   for j, run in enumerate(runs) for i, point in enumerate(run.curve)]
+        correctness.check_counts(points, self.data.n_test)
         return self
 
     @property
@@ -351,6 +366,8 @@ class RacePoint(Open):
     test_accuracy: Fraction
     seconds: NonNegative
     flops: NonNegative
+    test_correct: dict[str, Any] | None = None
+    check_test_correct = field_validator("test_correct")(correctness.field_check)
 
 
 class RaceArm(Open):
@@ -386,6 +403,8 @@ class RaceEvidence(Versioned):
         for a in self.arms:
             if a.seed not in self.seeds:
                 raise ValueError(f"arm {a.arm} seed {a.seed}: not a seed of the race {self.seeds}")
+        correctness.check_counts([(f"arms[{j}].curve[{i}]", p) for j, a in enumerate(self.arms)
+                                  for i, p in enumerate(a.curve)], self.data.n_test)
         return self
 
 

@@ -25,6 +25,10 @@ and two baselines without training (:func:`baselines`):
   of its bin of ``SHORTCUT_BIN`` pixels (the better label overall for an empty bin), on the test
   split.  On data generated with ``--match-distances`` it should sit near chance.
 
+Every one keeps which test examples it got right (``test_correct``, in the split's order:
+:mod:`spt_theory.evidence.correctness`): the trained ones at every evaluation of their curve (the
+training loop records it), the baselines beside their test accuracy.
+
 The trainable controls expose the interface the training loop and the runner use: ``forward(x,
 valid)`` on the task's inputs (:meth:`spt_theory.lra.task.LRATask.inputs`) and ``group_of``
 (every parameter is in group ``mlp`` except the classifier's, ``head``).
@@ -40,6 +44,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from spt_theory.evidence.correctness import FIELD, encode
 from spt_theory.util.io import InputError
 
 TRAINED = ("cnn", "lstm", "bag")
@@ -154,7 +159,8 @@ def check_control(kind: str, task: str, tokens: bool) -> None:
 def majority(y_train: torch.Tensor, y_test: torch.Tensor) -> dict:
     """Test accuracy of the most frequent training label."""
     label = int(torch.bincount(y_train).argmax())
-    return {"test_accuracy": float((y_test == label).float().mean()), "label": label}
+    correct = (y_test == label).numpy()
+    return {"test_accuracy": int(correct.sum()) / len(correct), "label": label, FIELD: encode(correct)}
 
 
 def shortcut(d_train: np.ndarray, y_train: np.ndarray, d_test: np.ndarray, y_test: np.ndarray) -> dict:
@@ -165,8 +171,8 @@ def shortcut(d_train: np.ndarray, y_train: np.ndarray, d_test: np.ndarray, y_tes
     for b, y in zip(bins(d_train), y_train):
         votes.setdefault(b, np.zeros(2, int))[y] += 1
     rule = {b: int(v.argmax()) if v[0] != v[1] else fallback for b, v in votes.items()}
-    predicted = np.array([rule.get(b, fallback) for b in bins(d_test)])
-    return {"test_accuracy": float((predicted == y_test).mean()), "bin_pixels": SHORTCUT_BIN,
+    correct = np.array([rule.get(b, fallback) for b in bins(d_test)]) == y_test
+    return {"test_accuracy": int(correct.sum()) / len(correct), FIELD: encode(correct), "bin_pixels": SHORTCUT_BIN,
             "train_accuracy": float((np.array([rule[b] for b in bins(d_train)]) == y_train).mean())}
 
 

@@ -10,7 +10,8 @@ SPT's steps counted; validation and test accuracy after every epoch (500 steps).
 :data:`OVERRIDES`; resumable).  :func:`collect` reads every arm's per-epoch history from its stage
 cache (the newest checkpoint holds it, so a race still running is read as far as it got) and
 builds the evidence (:class:`~spt_theory.evidence.schema.RaceEvidence`): every evaluation of
-every arm and seed with the total steps, the seconds and the FLOPs so far.  ``python -m
+every arm and seed with the total steps, the seconds and the FLOPs so far (and, for stages trained
+since it is kept, which test examples were right: ``test_correct``).  ``python -m
 spt_theory.lra race --out OUT --data-dir D`` writes it to ``OUT/race/pathfinder16.json``;
 ``--promote`` copies it into the committed evidence.
 """
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from spt_theory.bench.cases import train_step_flops
 from spt_theory.evidence import schema
+from spt_theory.evidence.correctness import FIELD
 from spt_theory.lra.runner import LRARun, RunOptions, options_json, versions
 from spt_theory.lra.steps import best_within
 from spt_theory.training.cache import load_checkpoint
@@ -119,7 +121,8 @@ def arm_curve(history: list[dict], per_epoch: int, start_step: int, start_second
         seconds += record["seconds"]
         step = start_step + record["epoch"] * per_epoch
         points.append({"step": step, "val_accuracy": record["val_accuracy"], "test_accuracy": record["test_accuracy"],
-                       "seconds": round(seconds, 3), "flops": start_flops + (step - start_step) * flops})
+                       "seconds": round(seconds, 3), "flops": start_flops + (step - start_step) * flops,
+                       **({FIELD: record[FIELD]} if FIELD in record else {})})
     return points
 
 

@@ -6,6 +6,11 @@ run's supervised epoch e sits at step ``P + min(e S, max_steps)``, with ``P`` th
 steps (its epochs times its steps per epoch, capped the same way) and ``S = ceil(n_train / batch)``;
 a scratch or control run's at ``min(e S, max_steps)``.
 
+A curve point holds the epoch, its step, the validation and test accuracy and, for runs trained
+since it is kept, ``test_correct``: which test examples were right, in the split's order
+(:mod:`spt_theory.evidence.correctness`; the claims pair arms on it).  A stage cached before
+has none: its points go without.
+
 :func:`run_steps` gives a run's curve (validation and test accuracy after every supervised epoch)
 and, for a Transformer whose epoch checkpoints were kept (``SPT_KEEP_CHECKPOINTS=all``), the
 proximity of its attention at each of them, SPT's and finetuning's (band mass |i-j| <= 2 over its
@@ -19,6 +24,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from spt_theory.evidence.correctness import FIELD
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import load_model_state, stage_steps
 from spt_theory.util.io import is_number, require, write_json
@@ -38,7 +44,8 @@ def run_steps(run, result: dict, probe_limit: int | None) -> dict:
                                      run.source.max_steps)
     curve = [{"epoch": r["epoch"], "step": pretrain_steps + stage_steps(len(data.y_train), r["epoch"],
                                                                         run.config.batch_size, run.config.max_steps),
-              "val_accuracy": r["val_accuracy"], "test_accuracy": r["test_accuracy"]} for r in result["history"]]
+              "val_accuracy": r["val_accuracy"], "test_accuracy": r["test_accuracy"],
+              **({FIELD: r[FIELD]} if FIELD in r else {})} for r in result["history"]]
     found = {"steps_per_epoch": per_epoch, "pretrain_steps": pretrain_steps, "curve": curve}
     if result["kind"] in ("scratch", "spt"):
         found["proximity"] = trajectory(run, result, probe_limit, pretrain_steps)

@@ -33,6 +33,7 @@ from spt_theory.core.objectives import (
     masked_token_loss,
     supervised_loss,
 )
+from spt_theory.evidence.correctness import FIELD, encode
 from spt_theory.lra.configs import LRAConfig
 from spt_theory.lra.data import LRAData, real_lengths
 from spt_theory.lra.readers.common import Vocabulary
@@ -115,15 +116,20 @@ class LRATask:
         return list(order.split(EVAL_BATCH))
 
     @torch.no_grad()
-    def accuracy(self, model: Encoder, x: torch.Tensor, y: torch.Tensor, runtime: Runtime) -> float:
-        """Share of ``x`` classified correctly (eval mode, the runtime's autocast)."""
+    def correct(self, model: Encoder, x: torch.Tensor, y: torch.Tensor, runtime: Runtime) -> torch.Tensor:
+        """Whether each example of ``x`` is classified correctly, in ``x``'s order whatever order
+        the batches ran in (eval mode, the runtime's autocast): a bool tensor on the CPU."""
         model.eval()
-        correct = 0
+        correct = torch.zeros(len(x), dtype=torch.bool)
         for index in self.batches(x):
             with runtime.autocast_context():
-                correct += (self.logits(model, x[index]).argmax(-1) == y[index]).sum().item()
+                correct[index.cpu()] = (self.logits(model, x[index]).argmax(-1) == y[index]).cpu()
         model.train()
-        return correct / max(len(x), 1)
+        return correct
+
+    def accuracy(self, model: Encoder, x: torch.Tensor, y: torch.Tensor, runtime: Runtime) -> float:
+        """Share of ``x`` classified correctly (:meth:`correct`)."""
+        return share(self.correct(model, x, y, runtime))
 
     @torch.no_grad()
     def reconstruction_loss(self, model: Encoder, x: torch.Tensor, stage: Stage, runtime: Runtime,
@@ -139,14 +145,21 @@ class LRATask:
         return total / len(x) if len(x) else math.nan
 
 
+def share(correct: torch.Tensor) -> float:
+    """The share of True in ``correct`` (0.0 when empty): a count over the size, so it is exactly
+    the share the per-example record gives (:func:`spt_theory.evidence.correctness.accuracy_of`)."""
+    return int(correct.sum()) / max(len(correct), 1)
+
+
 @dataclass
 class LRATraining:
     """One LRA task's loaded data as a :class:`~spt_theory.training.loop.Task`.
 
     The loss is :meth:`LRATask.loss`; after every epoch it records the masked validation loss
     (SPT, one fixed mask draw: :meth:`LRATask.reconstruction_loss`) or the validation and test
-    accuracy (supervised).  ``lengths``: the real training lengths when batches come from length
-    buckets, else None.
+    accuracy and, as ``test_correct``, which test examples were right, in the split's order
+    (supervised; :mod:`spt_theory.evidence.correctness`).  ``lengths``: the real training
+    lengths when batches come from length buckets, else None.
     """
 
     task: LRATask
@@ -161,8 +174,9 @@ class LRATraining:
     def metrics(self, model: Encoder, stage: Stage) -> dict:
         if stage.objective == "spt":
             return {"val_loss": self.task.reconstruction_loss(model, self.data.x_val, stage, self.runtime)}
+        test = self.task.correct(model, self.data.x_test, self.data.y_test, self.runtime)
         return {"val_accuracy": self.task.accuracy(model, self.data.x_val, self.data.y_val, self.runtime),
-                "test_accuracy": self.task.accuracy(model, self.data.x_test, self.data.y_test, self.runtime)}
+                "test_accuracy": share(test), **({FIELD: encode(test.numpy())} if len(test) else {})}
 
     def check(self, model: Encoder) -> None:
         """The model config is built from the data's width (:meth:`LRATask.model_config`): nothing to check."""
