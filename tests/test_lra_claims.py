@@ -6,9 +6,9 @@ the threshold.  No evidence is an ERROR, never a verdict."""
 import json
 
 import pytest
+from spt_theory.checks.intervals import Z, difference
 
 from spt_theory.checks import lra
-from spt_theory.checks.intervals import Z, difference
 from spt_theory.checks.lra import check_l1, check_l2, check_l3, check_l4
 from spt_theory.claims.registry import Context
 from spt_theory.evidence import EvidenceError

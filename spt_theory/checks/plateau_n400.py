@@ -115,12 +115,12 @@ def decide(per_seed: dict[int, dict], seeds: list[int], lo: float, hi: float, li
     details = {**details, "per_seed": per_seed}
     if outside:
         lines = [f"seed {', '.join(map(str, outside))} outside: the rule is refuted"
-                 + (f" (the other seeds need not run)" if len(per_seed) < len(seeds) else ""), *lines]
+                 + (" (the other seeds need not run)" if len(per_seed) < len(seeds) else ""), *lines]
         return Measurement(measured, threshold, False, details, lines=tuple(lines))
     if set(inside) == set(seeds):
         return Measurement(measured, threshold, True, details, lines=tuple(lines))
     if reason is None:
-        reason = (f"{len(inside)} of {len(seeds)} seeds inside, none outside, "
+        reason = (f"{len(inside)} of {len(seeds)} seeds at n = {details['target_length']} inside, none outside, "
                   f"{len(seeds) - len(inside)} not decided (run: {plateau.PREDICTED_COMMAND})")
     return Measurement(measured, threshold, False, details, inconclusive=reason,
                        lines=(f"INCONCLUSIVE: {reason}", *lines))
