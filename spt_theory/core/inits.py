@@ -58,7 +58,7 @@ def proximity_init(model: Encoder, offsets: tuple[int, ...] = PROXINIT_OFFSETS, 
                                            dtype=torch.float64)
                 w_k[row:row + 2, col:col + 2] = rot
         if project_tokens:  # remove the token-token and token-PE terms of the scores at init
-            basis = torch.cat([model.embed.weight.detach().to(torch.float64), torch.ones(1, d, dtype=torch.float64)])
+            basis = _input_span(model)
             q, _ = torch.linalg.qr(basis.T)
             complement = torch.eye(d, dtype=torch.float64) - q @ q.T
             w_q, w_k = w_q @ complement, w_k @ complement
@@ -68,6 +68,41 @@ def proximity_init(model: Encoder, offsets: tuple[int, ...] = PROXINIT_OFFSETS, 
         block.attn.qk.bias.zero_()
 
 
-INIT_HOOKS = {"proxinit": proximity_init}
+def _input_span(model: Encoder) -> torch.Tensor:
+    """Rows spanning what the input adds to the residual stream before the first LayerNorm, plus
+    the all-ones direction (the LayerNorm's centring): the token embeddings, or for continuous
+    input (``vocab_size`` 0: a linear map of the channels) the map's columns and its bias."""
+    d = model.cfg.d_model
+    ones = torch.ones(1, d, dtype=torch.float64)
+    if model.cfg.vocab_size > 0:
+        return torch.cat([model.embed.weight.detach().to(torch.float64), ones])
+    rows = [model.embed.weight.detach().T.to(torch.float64)]
+    if model.embed.bias is not None:
+        rows.append(model.embed.bias.detach().to(torch.float64).unsqueeze(0))
+    return torch.cat([*rows, ones])
+
+
+def grid_offsets(side: int) -> tuple[int, int, int, int]:
+    """The 4 grid neighbours of a row-major ``side``-wide image as sequence offsets: +1, -1, +side, -side."""
+    return (1, -1, side, -side)
+
+
+@torch.no_grad()
+def grid_proximity_init(model: Encoder, side: int | None = None, alpha: float = PROXINIT_ALPHA) -> None:
+    """:func:`proximity_init` with the offsets of the 4 grid neighbours (:func:`grid_offsets`), one per
+    head (cycled when there are more heads), for a row-major ``side`` x ``side`` image (default: the
+    square root of the model's ``max_len``).  The scores see positions only through the 1-D
+    sinusoidal PE of the flattened sequence, a function of ``i - j``, so +-1 also reaches across a
+    row's end (pixel 15 of row r to pixel 0 of row r + 1): the same offsets the probes'
+    grid-neighbour share counts (:mod:`spt_theory.lra.probe`).  The rest of the model keeps its
+    default init."""
+    if side is None:
+        side = math.isqrt(model.cfg.max_len)
+        if side * side != model.cfg.max_len:
+            raise ValueError(f"max_len {model.cfg.max_len} is not a square: give the grid's side")
+    proximity_init(model, offsets=grid_offsets(side), alpha=alpha)
+
+
+INIT_HOOKS = {"proxinit": proximity_init, "proxinit_grid": grid_proximity_init}
 """Named initialisation hooks of :class:`spt_theory.walk.experiments.RunSpec` (applied after the seeded
 default init)."""

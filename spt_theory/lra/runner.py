@@ -20,8 +20,12 @@ its result is written as kind ``control``.  Every stage's warm-up is checked aga
 (:func:`check_warmup`).
 
 Ablations are options: ``pretrain_epochs``, ``layers``, ``pretrain_task``, ``freeze`` (groups fixed
-during supervised training: ``qk`` in a scratch run is attention frozen at random init) and
-``keep`` (hybrid initialisation, e.g. only ``qk`` from the SPT checkpoint).
+during supervised training: ``qk`` in a scratch run is attention frozen at random init),
+``keep`` (hybrid initialisation, e.g. only ``qk`` from the SPT checkpoint) and ``init``
+(``proximity``: every random init of the run gets W_Q, W_K that attend to the neighbours, the
+rest of the model at its default init: :func:`~spt_theory.core.inits.grid_proximity_init`, the 4
+grid neighbours, for pixel tasks, :func:`~spt_theory.core.inits.proximity_init`, offsets +-1, for
+token tasks; it enters the cache keys only when set, so the keys of default runs are unchanged).
 
 A stage is cached in ``out/cache/<key>/`` where the key hashes everything it depends on (the
 data's content, the model, the seed, the stage without its epoch count, the step cap, and for
@@ -45,6 +49,7 @@ import numpy as np
 import torch
 
 import spt_theory
+from spt_theory.core.inits import grid_proximity_init, proximity_init
 from spt_theory.core.model import Encoder
 from spt_theory.lra import controls
 from spt_theory.lra.configs import LRAConfig, tiny
@@ -62,6 +67,8 @@ ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
 """What finetuning takes from the SPT checkpoint by default (the head is never trained by SPT)."""
 DEFAULT_FINETUNE_EPOCHS = 20
 MODELS = ("transformer", "cnn", "lstm", "bag")
+INITS = ("default", "proximity")
+"""How a run's Transformer starts (:attr:`RunOptions.init`; module doc)."""
 WARMUP_SHARE = 1 / 3
 """Largest share of a stage's optimizer steps its linear warm-up may take (:func:`check_warmup`)."""
 
@@ -87,10 +94,15 @@ class RunOptions:
     checkpoint_every: int = 200
     progress: bool = True
     model: str = "transformer"
+    init: str = "default"
 
     def __post_init__(self):
         if self.model not in MODELS:
             raise InputError(f"--model {self.model}: must be one of {', '.join(MODELS)}")
+        if self.init not in INITS:
+            raise InputError(f"init {self.init}: must be one of {', '.join(INITS)}")
+        if self.init != "default" and self.model != "transformer":
+            raise InputError(f"init {self.init}: only for the transformer (--model {self.model} has no W_Q, W_K)")
         if self.finetune_epochs < 1:
             raise InputError(f"--finetune-epochs must be >= 1, got {self.finetune_epochs}")
         if self.checkpoint_every < 1:
@@ -214,7 +226,8 @@ class LRARun:
         stage = self.recipe(pretrained=True).stages[0]
         cache = self.stage_cache({"objective": "spt", "data": fingerprint, "model": dataclasses.asdict(model_config),
                                   "seed": self.options.seed, "stage": dataclasses.asdict(replace(stage, epochs=0)),
-                                  "max_steps": self.source.max_steps, "padding": padding(self.source)})
+                                  "max_steps": self.source.max_steps, "padding": padding(self.source),
+                                  **self._init_field()})
         key = cache.key
         model = self.initial_model(model_config)
         self._say(f"SPT pretraining on {self.source.task} ({_budget(stage, self.source)}) -> cache {key}")
@@ -240,7 +253,8 @@ class LRARun:
         cache = self.stage_cache({"objective": "supervised", "data": fingerprint,
                                   "model": dataclasses.asdict(model_config), "seed": self.options.seed,
                                   "stage": dataclasses.asdict(replace(stage, epochs=0)),
-                                  "max_steps": self.config.max_steps, "init": init, "padding": padding(self.config)})
+                                  "max_steps": self.config.max_steps, "init": init, "padding": padding(self.config),
+                                  **self._init_field()})
         key = cache.key
         model = self.initial_model(model_config)
         if pretrained:
@@ -350,10 +364,17 @@ class LRARun:
         return self.data_cache[where]
 
     def initial_model(self, model_config):
-        """The random init of ``seed`` (made on the CPU, so it is the same on every device)."""
+        """The random init of ``seed`` (made on the CPU, so it is the same on every device), then
+        the ``init`` hook (module doc)."""
         torch.manual_seed(self.options.seed)
         model = build(model_config) if isinstance(model_config, ControlConfig) else Encoder(model_config)
+        if self.options.init == "proximity":
+            (proximity_init if model_config.vocab_size > 0 else grid_proximity_init)(model)
         return model.to(self.runtime.device)
+
+    def _init_field(self) -> dict:
+        """What a stage's cache key adds for ``init``: nothing at the default (old keys unchanged)."""
+        return {} if self.options.init == "default" else {"init_hook": self.options.init}
 
     def stage_cache(self, fields: dict) -> StageCache:
         """The cache of the stage whose key hashes ``fields``: ``out/cache/<key>/``."""
@@ -412,8 +433,11 @@ def options_from_json(options: dict, **changes) -> RunOptions:
 
 
 def options_json(options: RunOptions) -> dict:
-    """The options as JSON values (paths as strings); :func:`options_from_json` reads them back."""
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(options).items()}
+    """The options as JSON values (paths as strings); :func:`options_from_json` reads them back.
+    ``init`` is left out at its default, so the options of default runs (and the sweeps that
+    compare them) read as before it existed."""
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(options).items()
+            if not (k == "init" and v == "default")}
 
 
 def _budget(stage: Stage, config: LRAConfig) -> str:

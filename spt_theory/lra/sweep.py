@@ -45,7 +45,7 @@ from pathlib import Path
 from spt_theory.core import args as cli_args
 from spt_theory.lra.controls import TRAINED
 from spt_theory.lra.probe import probe_result
-from spt_theory.lra.runner import ENCODER_GROUPS, LRARun, RunOptions, options_json, versions
+from spt_theory.lra.runner import ENCODER_GROUPS, INITS, LRARun, RunOptions, options_json, versions
 from spt_theory.lra.steps import run_steps
 from spt_theory.lra.tasks import task_names
 from spt_theory.util.io import InputError, directory_lock, write_json
@@ -61,9 +61,11 @@ AXES = {"recipe": " or ".join(f"{name} ({what})" for name, what in RECIPES.items
         "keep": "groups taken from the SPT checkpoint, or all (the encoder) (qk: hybrid initialisation)",
         "pretrain_task": "the task whose data SPT reads, or self",
         "finetune_epochs": "supervised epochs of the cell (scratch as long as SPT and finetuning: "
-                           "equal steps)"}
+                           "equal steps)",
+        "init": "default or proximity (W_Q, W_K set to attend to the neighbours: the 4 grid neighbours of "
+                "an image, +-1 in a token sequence; the rest default)"}
 DEFAULTS = {"recipe": "spt", "pretrain_epochs": None, "layers": None, "freeze": "none", "keep": "all",
-            "pretrain_task": "self", "finetune_epochs": None}
+            "pretrain_task": "self", "finetune_epochs": None, "init": "default"}
 PRETRAIN_ONLY = ("pretrain_epochs", "keep", "pretrain_task")
 DEFAULT_WORDS = {"finetune_epochs": "--finetune-epochs"}
 """What an axis whose default is None falls back to, where that is not the task config."""
@@ -107,6 +109,10 @@ def parse_value(axis: str, text: str):
         return value
     if axis in ("freeze", "keep"):
         return _groups(axis, text)
+    if axis == "init":
+        if text not in INITS:
+            raise InputError(f"init={text}: must be one of {', '.join(INITS)}")
+        return text
     if text != "self" and text not in task_names():
         raise InputError(f"pretrain_task={text}: must be self or one of {', '.join(task_names())}")
     return text
@@ -163,15 +169,16 @@ def cells(grid: list[str], extra: list[str]) -> list[dict]:
 
 def label(cell: dict) -> str:
     """A cell in words: its recipe and every axis that differs from the default."""
-    parts = [cell["recipe"]] + [f"{axis}={cell[axis]}" for axis in list(AXES)[1:]
-                                if cell[axis] != DEFAULTS[axis]]
+    parts = [cell["recipe"]] + [f"{axis}={cell.get(axis, DEFAULTS[axis])}" for axis in list(AXES)[1:]
+                                if cell.get(axis, DEFAULTS[axis]) != DEFAULTS[axis]]
     return " ".join(parts)
 
 
 def cell_options(base: RunOptions, cell: dict, seed: int) -> RunOptions:
     """The run options of one cell and seed."""
     changes = {"seed": seed, "freeze": _cell_groups("freeze", cell["freeze"]), "keep": _cell_groups("keep", cell["keep"]),
-               "pretrain_task": None if cell["pretrain_task"] == "self" else cell["pretrain_task"]}
+               "pretrain_task": None if cell["pretrain_task"] == "self" else cell["pretrain_task"],
+               "init": cell.get("init", DEFAULTS["init"])}
     if cell["layers"] is not None:
         changes["layers"] = cell["layers"]
     if cell["pretrain_epochs"] is not None:
@@ -230,6 +237,8 @@ the same sweep (its data are compared by content, the fingerprint)."""
 def grid_of(task: str, cells_run: list[dict], seeds, options: dict, config: dict, fingerprint: str) -> dict:
     """What makes two sweeps the same grid: task, cells, seeds, options (run mechanics and paths
     aside), the task config and the fingerprint of the task's data."""
+    cells_run = [{k: v for k, v in cell.items() if not (k == "init" and v == DEFAULTS["init"])}
+                 for cell in cells_run]  # summaries from before the init axis compare as before
     grid = {"task": task, "cells": cells_run, "seeds": list(seeds),
             "options": {k: v for k, v in options.items() if k not in (*RUN_MECHANICS, *PATHS, "seed")},
             "config": config, "data": fingerprint}
