@@ -73,6 +73,7 @@ PLATEAU_LAW = "cf076e0"  # 2026-12-01: T8's predictions P1, P3-P5
 RACE_RULES = "1b11fa8"  # 2026-12-02 06:14: per-task L rules, neutral selection, the race L5 (before any race run)
 FORCE = "f66bf68"  # 2026-12-02 06:40: T9, the exact label force, its tolerances and first result
 PREDICTION_400 = "bd8a28f"  # 2026-12-02 08:47: the n = 400 plateau prediction (P6, P7), before any n = 400 run
+N400_SPT = "2a5b2bb"  # 2026-12-02 18:22: the first n = 400 result, SPT seed 0 (P7 refuted)
 STATISTICS = "STATSCOMMIT"  # 2026-12-02 18:50: spt_theory.stats (t intervals, paired test term); the backtests P6b, P7b
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
@@ -363,12 +364,15 @@ TABLE: dict[str, Row] = _table(
     Row("P7",
         "SPT steps to 95%, n = 400 out of sample: T ∝ n s_rec(n)",
         "all 3 seeds in [1880, 3472]",
-        Registration("pre", PREDICTION_400, PREDICTION_400,
+        Registration("pre", PREDICTION_400, N400_SPT,
                      note="interval and alternatives read from evidence/plateau/prediction_n400.json: the sign "
                           "regime (515) lies outside it, gradient flow (2816) inside: P7 cannot separate the law "
-                          "from gradient flow; no n = 400 run yet, so the first result commit is still to come"),
-        Record("inconclusive", "2026-12-02", f"{PLATEAU}: no run at n = 400 yet (prediction committed first, "
-                                             f"{PREDICTION_400})", source="hypothesis")),
+                          "from gradient flow"),
+        Record("does not hold", "2026-12-02", f"{PLATEAU} and the n = 400 SPT run of seed 0 ({N400_SPT}): solved at "
+                                              "1000 SPT steps (707 not), below the interval [1880, 3472]; one seed "
+                                              "outside refutes the registered rule, seeds 1-2 need not run; the "
+                                              "straight-line trend of n = 25-200 (1016) was nearer",
+               source="hypothesis")),
     Row("P6b",
         "Backtest: P6's procedure from n = 25-100 predicts AdamW's escape at n = 200",
         "all 3 seeds in its single-seed interval",
