@@ -16,6 +16,7 @@ import torch
 import torch.distributed as dist
 
 from spt_theory.core.model import Encoder, ModelConfig
+from spt_theory.evidence.correctness import accuracy_of, decode
 from spt_theory.lra import runner as runner_module
 from spt_theory.lra.__main__ import main
 from spt_theory.lra.configs import one_layer, tiny
@@ -87,6 +88,9 @@ def test_every_task_confirms_end_to_end_and_reports(task, lra_root, tmp_path, ca
         assert 0.0 <= result["metrics"]["test_accuracy"] <= 1.0
         assert result["versions"]["torch"] == torch.__version__
         assert result["history"][0]["loss"] > 0 and "val_accuracy" in result["history"][0]
+        for record in result["history"]:  # which test examples were right, in the split's order
+            assert len(decode(record["test_correct"])) == result["data"]["n_test"]
+            assert accuracy_of(record["test_correct"]) == record["test_accuracy"]
     assert spt["pretrain"]["best_epoch"] == pretrain["metrics"]["best_epoch"] == 1
     assert spt["model"] == scratch["model"] and spt["model"]["head"] == config.head
     assert pretrain["history"][0]["val_loss"] > 0

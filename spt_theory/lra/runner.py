@@ -32,7 +32,9 @@ data's content, the model, the seed, the stage without its epoch count, the step
 finetuning the pretraining key and best epoch), so a rerun reloads, a killed run resumes and a
 shorter pretraining reuses the epochs of a longer one, as in :mod:`spt_theory.walk.experiments`.
 Each finished recipe writes ``out/results/<task>/<recipe>-<key>.json``: options, configs, seed,
-versions, runtime, per-epoch history and the metrics (test accuracy at the best validation epoch).
+versions, runtime, per-epoch history (with, for supervised stages, which test examples were right:
+``test_correct``, :mod:`spt_theory.evidence.correctness`) and the metrics (test accuracy at the best
+validation epoch).
 """
 
 from __future__ import annotations
