@@ -20,6 +20,7 @@ from the git history; each is named once below.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 RECORD_OF_VERDICT = {"PASS": "holds", "FAIL": "does not hold", "INCONCLUSIVE": "inconclusive"}
 """The words of a record for each verdict a check can give."""
@@ -54,10 +55,18 @@ class Registration:
     original: str | None = None
     note: str | None = None
     """What the reader should know of the registration besides when (e.g. a leg known from a pilot)."""
+    files: tuple[tuple[str, str], ...] = ()
+    """Files registered with the threshold, which can never change after: (path under the evidence
+    folder, sha256 of its bytes in ``threshold_commit``); verify gives ERROR when one differs
+    (:func:`spt_theory.claims.registry.check_registered_files`)."""
 
     def __post_init__(self):
         if self.when not in ("pre", "post"):
             raise ValueError(f"registration {self.when!r} is neither 'pre' nor 'post'")
+        for name, digest in self.files:
+            if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest) or Path(name).is_absolute():
+                raise ValueError(f"registered file {name!r}: a path under the evidence folder and its sha256 "
+                                 f"(64 hex digits), got {digest!r}")
 
 
 # The commits the registrations name (each once).
@@ -73,6 +82,9 @@ PLATEAU_LAW = "cf076e0"  # 2026-12-01: T8's predictions P1, P3-P5
 RACE_RULES = "1b11fa8"  # 2026-12-02 06:14: per-task L rules, neutral selection, the race L5 (before any race run)
 FORCE = "f66bf68"  # 2026-12-02 06:40: T9, the exact label force, its tolerances and first result
 PREDICTION_400 = "bd8a28f"  # 2026-12-02 08:47: the n = 400 plateau prediction (P6, P7), before any n = 400 run
+PREDICTION_400_FILES = (("plateau/prediction_n400.json",
+                         "d07f6ebc40f13e692384ac87424b4378210247e13a735ecc2e1378407d1773e5"),)
+"""The prediction file as committed in PREDICTION_400 (sha256 of ``git show bd8a28f:...``)."""
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
                 "SPT-learned gate (50% of the marginal-to-neighbour gap) was written with the ListOps "
@@ -353,7 +365,7 @@ TABLE: dict[str, Row] = _table(
     Row("P6",
         "AdamW escape, n = 400 out of sample: T ∝ s(n)/sigma_1(n)",
         "all 3 seeds in [15030, 37932]",
-        Registration("pre", PREDICTION_400, PREDICTION_400,
+        Registration("pre", PREDICTION_400, PREDICTION_400, files=PREDICTION_400_FILES,
                      note="interval and alternatives read from evidence/plateau/prediction_n400.json: gradient flow "
                           "(11202) and T8's A0 noise law (9766) lie outside it; no n = 400 run yet, so the first "
                           "result commit is still to come"),
@@ -362,7 +374,7 @@ TABLE: dict[str, Row] = _table(
     Row("P7",
         "SPT steps to 95%, n = 400 out of sample: T ∝ n s_rec(n)",
         "all 3 seeds in [1880, 3472]",
-        Registration("pre", PREDICTION_400, PREDICTION_400,
+        Registration("pre", PREDICTION_400, PREDICTION_400, files=PREDICTION_400_FILES,
                      note="interval and alternatives read from evidence/plateau/prediction_n400.json: the sign "
                           "regime (515) lies outside it, gradient flow (2816) inside: P7 cannot separate the law "
                           "from gradient flow; no n = 400 run yet, so the first result commit is still to come"),
