@@ -469,12 +469,12 @@ def check_promotable(args: argparse.Namespace, runs: list[PlateauRun]) -> None:
         return
     if lengths != LENGTHS:
         raise InputError(f"--promote: --lengths {' '.join(map(str, lengths))} is not the grid's "
-                         f"{' '.join(map(str, LENGTHS))} (or {PREDICTED} alone): the grid would be partial; "
-                         "nothing was trained")
+                         f"{' '.join(map(str, LENGTHS))} (or {PREDICTED} alone): a partial grid; "
+                         "nothing was trained, nothing was promoted")
     left = [r for r in grid(LENGTHS) if r not in runs and not (r.cache(args.cache_dir).dir / "run.json").exists()]
     if left:
         raise InputError(f"--promote: {len(left)} runs of the grid outside this selection (--only / --seeds) "
-                         f"are not finished in {args.cache_dir}: the grid would be partial; nothing was trained")
+                         f"are not finished in {args.cache_dir}: a partial grid; nothing was trained, nothing was promoted")
 
 
 @interruptible
