@@ -431,6 +431,7 @@ def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGT
 def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
     """The runs to train; InputError for a bad option or an output that cannot be written, before
     any training (a folder created for an output is said on stderr)."""
+    cli_args.refuse_evidence_outputs(args)
     if args.gradient_rms:
         cli_args.prepare_output(args.cache_dir / GRADIENT_RMS.name)
         return []
@@ -452,9 +453,28 @@ def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
                          f"and at n = {PREDICTED})")
     if args.cache_dir.exists() and not args.cache_dir.is_dir():
         raise InputError(f"--cache-dir {args.cache_dir}: not a folder")
+    if args.promote:
+        check_promotable(args, runs)
     cli_args.prepare_output(args.summary)
     cli_args.prepare_output(args.cache_dir, folder=True)
     return runs
+
+
+def check_promotable(args: argparse.Namespace, runs: list[PlateauRun]) -> None:
+    """``--promote`` refused before any training when what it would promote cannot be whole: the
+    grid at other lengths than its own (or n = 400 alone), or a selection (``--only``, ``--seeds``)
+    whose runs left out are not already finished in the cache."""
+    lengths = tuple(args.lengths)
+    if lengths == (PREDICTED,):
+        return
+    if lengths != LENGTHS:
+        raise InputError(f"--promote: --lengths {' '.join(map(str, lengths))} is not the grid's "
+                         f"{' '.join(map(str, LENGTHS))} (or {PREDICTED} alone): a partial grid; "
+                         "nothing was trained, nothing was promoted")
+    left = [r for r in grid(LENGTHS) if r not in runs and not (r.cache(args.cache_dir).dir / "run.json").exists()]
+    if left:
+        raise InputError(f"--promote: {len(left)} runs of the grid outside this selection (--only / --seeds) "
+                         f"are not finished in {args.cache_dir}: a partial grid; nothing was trained, nothing was promoted")
 
 
 @interruptible

@@ -148,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError(f"--task: unknown task {args.task!r} (known: walk; LRA tasks: "
                              f"python -m spt_theory.lra)")
         threads = args.threads
+        cli_args.refuse_evidence_outputs(args)
         spec = build_spec(args)
         if args.json:
             cli_args.prepare_output(args.json)

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from spt_theory import checks, evidence
 from spt_theory.claims import records
-from spt_theory.claims.registry import Claim, Context, Measurement, all_claims
+from spt_theory.claims.registry import Claim, Context, Measurement, all_claims, check_registered_files
 from spt_theory.core import args as cli_args
 from spt_theory.core.model import model_settings
 from spt_theory.evidence import EvidenceError
@@ -90,6 +90,7 @@ def run_claim(claim: Claim, ctx: Context) -> dict:
     """Run one check; an exception inside it is reported as verdict ERROR (never as recorded)."""
     start = time.perf_counter()
     try:
+        check_registered_files(claim.id, ctx.evidence_root)  # a pre-registered file changed: ERROR
         m: Measurement = claim.check(ctx)
         verdict = m.verdict
         row = {"measured": m.measured, "threshold": m.threshold, "details": m.details}
@@ -249,6 +250,7 @@ def select(claims: list[Claim], only: list[str] | None) -> list[Claim]:
 
 def _check_arguments(args: argparse.Namespace) -> list[Claim]:
     """The selected claims; bad arguments and an unwritable ``--json`` raise before any work."""
+    cli_args.refuse_evidence_outputs(args)
     claims = select(all_claims(), args.only)
     args.model_settings = cli_args.parse_model_settings(args.model_settings)
     if args.json and not args.list:

@@ -23,13 +23,18 @@ from fractions import Fraction
 
 import torch
 
+MAX_LENGTH = 4096
+"""The longest walk a run may ask for: attention over n positions holds batch x heads x n^2 scores
+(n = 4096, batch 64, 4 heads: 17 GB in float32); longer is refused before anything is allocated."""
+
 
 def check_walk(vocab: int, length: int, p: float) -> None:
-    """ValueError unless ``vocab >= 2``, ``length >= 2`` and ``0 <= p <= 1``."""
+    """ValueError unless ``vocab >= 2``, ``2 <= length <= MAX_LENGTH`` and ``0 <= p <= 1``."""
     if vocab < 2:
         raise ValueError(f"vocab must be >= 2, got {vocab}")
-    if length < 2:
-        raise ValueError(f"length must be >= 2, got {length}")
+    if not 2 <= length <= MAX_LENGTH:
+        raise ValueError(f"length must be >= 2 and <= {MAX_LENGTH} (the limit: the attention of one batch "
+                         f"grows as length^2), got {length}")
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must be in [0, 1], got {p}")
 

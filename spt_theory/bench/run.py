@@ -25,10 +25,12 @@ from spt_theory.bench.models import (
     training_step,
 )
 from spt_theory.bench.timing import clock_for, device_peak_gflops, interleaved_times, matmul_peak_gflops, quartiles
+from spt_theory.core import args as cli_args
 from spt_theory.core import cpu
 from spt_theory.core.args import at_least
 from spt_theory.training.loop import Runtime
-from spt_theory.util.io import write_json
+from spt_theory.util.interrupts import interruptible
+from spt_theory.util.io import InputError, write_json
 from spt_theory.util.prog import prog
 from spt_theory.util.tables import line
 from synthetic.walk import generate_walk
@@ -129,6 +131,7 @@ def header(unit: str) -> str:
     return row_line(["size", "model", "ms/step", "IQR", "tokens/s", unit, "peak", "vs torch"])
 
 
+@interruptible
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog=prog("python -m spt_theory.bench"), description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -141,10 +144,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tiny", action="store_true", help="with --lra: tiny sizes (a check that it runs)")
     p.add_argument("--verify", action="store_true",
                    help="also time a quick verify from an empty cache (minutes)")
+    cli_args.add_no_progress(p)
     args = p.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         print("error: --device cuda: no CUDA device is available to this torch build", file=sys.stderr)
         return 2
+    try:  # the output before any timing: a path that cannot be written (or the evidence) is one line
+        cli_args.refuse_evidence_outputs(args)
+        if args.json:
+            cli_args.prepare_output(args.json)
+        return _run(args, argv)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     lra_only = args.lra or args.device == "cuda" or args.tiny
     device = torch.device(args.device)
     results = {"threads": torch.get_num_threads(), "torch": str(torch.__version__), "device": args.device,
@@ -185,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         results["verify_quick_seconds"] = verify_wall_time()
         print(f"verify (quick, empty cache): {results['verify_quick_seconds']:.1f} s")
     if args.json:
-        write_json(args.json, results)
+        cli_args.announce(write_json(args.json, results))
     return 0
 
 

@@ -50,7 +50,7 @@ import statistics
 
 from spt_theory import evidence, plateau, stats
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
-from spt_theory.evidence import schema
+from spt_theory.evidence import require, schema
 from spt_theory.theory.per_token import pair_coupling_bound
 from spt_theory.util.tables import table
 
@@ -65,9 +65,25 @@ GROUP = "Plateau law"
 
 def load(path):
     """The plateau evidence ``path`` (the grid or the gradient RMS), validated by its schema;
-    EvidenceError (an ERROR row) if missing, unreadable or not of the format."""
+    EvidenceError (an ERROR row) if missing, unreadable or not of the format, or a grid that is not
+    whole (:func:`check_whole`)."""
     model = schema.GradientRMS if path.name == plateau.GRADIENT_RMS.name else schema.PlateauRuns
-    return schema.load(path, model)
+    found = schema.load(path, model)
+    if model is schema.PlateauRuns:
+        check_whole(found, path)
+    return found
+
+
+def check_whole(grid: dict, path) -> None:
+    """EvidenceError unless the grid holds every run of the registered grid (``plateau.grid``,
+    n = 25-200: the rows the claims read) and says it is not partial; the n = 400 runs are added as
+    they finish (P6, P7 decide on what is there)."""
+    require(grid.get("partial", False) is False, path, "partial", "false (a partial grid is no evidence)")
+    found = {(r["kind"], r["length"], r["seed"], r["optimiser"], r["qk_scale"], r["cap"]) for r in grid["runs"]}
+    for run in plateau.grid(plateau.LENGTHS):
+        key = (run.kind, run.length, run.seed, run.optimiser, run.qk_scale, run.cap)
+        require(key in found, path, "runs", f"the whole registered grid (no {run.kind} n = {run.length} "
+                f"{run.optimiser} scale {run.qk_scale:g} cap {run.cap} seed {run.seed})")
 
 
 def grid_of(ctx: Context) -> dict:

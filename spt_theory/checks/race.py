@@ -21,7 +21,7 @@ FLOPs scratch had spent by then.
 from __future__ import annotations
 
 from spt_theory.claims.registry import Context, Measurement, claim
-from spt_theory.evidence import RACE, schema
+from spt_theory.evidence import RACE, require, schema
 from spt_theory.lra import race
 
 ESCAPE = 0.70
@@ -32,8 +32,39 @@ EARLY_STOP = 1000
 
 
 def load_race(root) -> dict:
-    """The race evidence under the evidence folder ``root``, validated (EvidenceError otherwise)."""
-    return schema.load(root / RACE / race.NAME, schema.RaceEvidence)
+    """The race evidence under the evidence folder ``root``, validated (EvidenceError otherwise)
+    and the registered race (:func:`check_registered`)."""
+    path = root / RACE / race.NAME
+    found = schema.load(path, schema.RaceEvidence)
+    check_registered(found, path)
+    return found
+
+
+def check_registered(found: dict, path) -> None:
+    """EvidenceError naming the field unless ``found`` is the registered race, whole: its task,
+    seeds, data fingerprint and rules (total steps, SPT's pretraining steps) those registered, and
+    both arms of every seed present (a race with an arm left out is not the race)."""
+    rules = found["rules"]
+    require(found["task"] == race.TASK, path, "task", repr(race.TASK))
+    require(found["seeds"] == list(race.SEEDS), path, "seeds", f"the registered seeds {list(race.SEEDS)}")
+    require(found["data"]["fingerprint"] == race.FINGERPRINT, path, "data.fingerprint",
+            f"the registered data's {race.FINGERPRINT}")
+    require(rules.get("total_steps") == CAP, path, "rules.total_steps", f"the registered {CAP}")
+    pretrain = rules.get("pretrain_steps")
+    require(type(pretrain) is int and 0 < pretrain < CAP, path, "rules.pretrain_steps", f"an integer in (0, {CAP})")
+    arms = {(a["seed"], a["arm"]): a for a in found["arms"]}
+    for seed in race.SEEDS:
+        for arm in ("scratch", "spt"):
+            require((seed, arm) in arms, path, "arms", f"both arms of every seed (no {arm} arm of seed {seed})")
+            want = pretrain if arm == "spt" else 0
+            require(arms[seed, arm]["pretrain_steps"] == want, path, f"arms ({arm} seed {seed}).pretrain_steps",
+                    f"{want}, the registered rules'")
+
+
+def within_cap(arm: dict) -> dict:
+    """``arm`` read only up to the registered cap (:data:`CAP` total steps): evaluations past it
+    are never read (a curve run on past the cap cannot change the verdict)."""
+    return {**arm, "curve": [p for p in arm["curve"] if p["step"] <= CAP]}
 
 
 def evidence(ctx: Context) -> dict:
@@ -52,7 +83,8 @@ def decided(arms: dict[str, dict]) -> bool:
 def judge(found: dict) -> tuple[str, str, dict, str | None]:
     """(verdict, measured text, details, reason if INCONCLUSIVE) of the race evidence ``found``."""
     seeds = found["seeds"]
-    by_seed = {s: {a["arm"]: a for a in found["arms"] if a["seed"] == s} for s in seeds}
+    by_seed = {s: {a["arm"]: within_cap(a) for a in found["arms"] if a["seed"] == s and within_cap(a)["curve"]}
+               for s in seeds}
     rows, supports, refutes, left_plateau = {}, 0, 0, False
     for s, arms in by_seed.items():
         row = {"decided": decided(arms)}

@@ -20,6 +20,7 @@ from the git history; each is named once below.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 RECORD_OF_VERDICT = {"PASS": "holds", "FAIL": "does not hold", "INCONCLUSIVE": "inconclusive"}
 """The words of a record for each verdict a check can give."""
@@ -54,10 +55,18 @@ class Registration:
     original: str | None = None
     note: str | None = None
     """What the reader should know of the registration besides when (e.g. a leg known from a pilot)."""
+    files: tuple[tuple[str, str], ...] = ()
+    """Files registered with the threshold, which can never change after: (path under the evidence
+    folder, sha256 of its bytes in ``threshold_commit``); verify gives ERROR when one differs
+    (:func:`spt_theory.claims.registry.check_registered_files`)."""
 
     def __post_init__(self):
         if self.when not in ("pre", "post"):
             raise ValueError(f"registration {self.when!r} is neither 'pre' nor 'post'")
+        for name, digest in self.files:
+            if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest) or Path(name).is_absolute():
+                raise ValueError(f"registered file {name!r}: a path under the evidence folder and its sha256 "
+                                 f"(64 hex digits), got {digest!r}")
 
 
 # The commits the registrations name (each once).
@@ -74,7 +83,10 @@ RACE_RULES = "1b11fa8"  # 2026-12-02 06:14: per-task L rules, neutral selection,
 FORCE = "f66bf68"  # 2026-12-02 06:40: T9, the exact label force, its tolerances and first result
 PREDICTION_400 = "bd8a28f"  # 2026-12-02 08:47: the n = 400 plateau prediction (P6, P7), before any n = 400 run
 N400_SPT = "2a5b2bb"  # 2026-12-02 18:22: the first n = 400 result, SPT seed 0 (P7 refuted)
-STATISTICS = "STATSCOMMIT"  # 2026-12-02 18:50: spt_theory.stats (t intervals, paired test term); the backtests P6b, P7b
+STATISTICS = "1efdbaa"  # 2026-12-02 18:05: spt_theory.stats (t intervals, paired test term); the backtests P6b, P7b
+PREDICTION_400_FILES = (("plateau/prediction_n400.json",
+                         "d07f6ebc40f13e692384ac87424b4378210247e13a735ecc2e1378407d1773e5"),)
+"""The prediction file as committed in PREDICTION_400 (sha256 of ``git show bd8a28f:...``)."""
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
                 "SPT-learned gate (50% of the marginal-to-neighbour gap) was written with the ListOps "
@@ -280,7 +292,7 @@ TABLE: dict[str, Row] = _table(
         Registration("post", FIRST_RESULTS, FIRST_RESULTS)),
     Row("L1",
         "LRA: SPT then finetune beats supervised training from scratch at equal steps",
-        "gain >= 2 pts at equal steps, 95% interval",
+        "gain >= 2 pts at equal steps, 95% paired t interval",
         Registration("post", LRA_GATES, LRA_EVIDENCE, LRA_ORIGINAL),
         Record("inconclusive", "2026-12-02", f"{LRA_SEEDS} at equal steps, mean-of-ties selection: ListOps -1.5 ± "
                                              "4.3 pts, no headroom (no model passes 34.8%); Pathfinder-16 +1.6 ± "
@@ -294,7 +306,7 @@ TABLE: dict[str, Row] = _table(
                                       "s/dln n = 0.74 ± 0.25", source="hypothesis")),
     Row("L2",
         "LRA: after SPT attention is proximity-biased, after scratch it is not",
-        ">= 1.5x uniform and scratch, 95% interval",
+        ">= 1.5x uniform and scratch, 95% t interval",
         Registration("post", LRA_GATES, LRA_EVIDENCE, LRA_ORIGINAL),
         Record("does not hold", "2026-12-01", f"{LRA_SEEDS}: proximity at the SPT checkpoint ListOps 1.30x (scratch "
                                               "0.72x), Pathfinder-16 7.43x (0.77x) passes")),
@@ -308,7 +320,7 @@ TABLE: dict[str, Row] = _table(
                                              "steps), not at n 50 within 3000", source="hypothesis")),
     Row("L3",
         "LRA: attention frozen at random init is about as good as trained",
-        "|frozen - scratch| <= 3 at equal supervised steps, 95% interval",
+        "|frozen - scratch| <= 3 at equal supervised steps, 95% paired t interval",
         Registration("post", LRA_GATES, LRA_EVIDENCE, LRA_ORIGINAL),
         Record("inconclusive", "2026-12-02", f"{LRA_SEEDS}: frozen W_Q, W_K ListOps -10.6 ± 5.3 pts against scratch, "
                                              "no headroom; Pathfinder-16 -2.1 ± 3.5, no arm learned. Was 'does not "
@@ -327,7 +339,7 @@ TABLE: dict[str, Row] = _table(
                                               "0.32 / 0.46 / 0.53 / 0.62x", source="hypothesis")),
     Row("L4",
         "LRA: W_Q, W_K alone from the SPT checkpoint recover the gain",
-        "hybrid recovers >= 50% of the gain, 95% interval",
+        "hybrid recovers >= 50% of the gain, 95% paired t interval",
         Registration("post", LRA_GATES, LRA_EVIDENCE, LRA_ORIGINAL),
         Record("inconclusive", "2026-12-02", f"{LRA_SEEDS}: no qk-hybrid cell in either sweep, and no SPT gain >= 2 "
                                              "pts to recover (ListOps -1.5, Pathfinder-16 +1.6)")),
@@ -355,7 +367,7 @@ TABLE: dict[str, Row] = _table(
     Row("P6",
         "AdamW escape, n = 400 out of sample: T ∝ s(n)/sigma_1(n)",
         "all 3 seeds in [15030, 37932]",
-        Registration("pre", PREDICTION_400, PREDICTION_400,
+        Registration("pre", PREDICTION_400, PREDICTION_400, files=PREDICTION_400_FILES,
                      note="interval and alternatives read from evidence/plateau/prediction_n400.json: gradient flow "
                           "(11202) and T8's A0 noise law (9766) lie outside it; no n = 400 run yet, so the first "
                           "result commit is still to come"),
@@ -364,7 +376,7 @@ TABLE: dict[str, Row] = _table(
     Row("P7",
         "SPT steps to 95%, n = 400 out of sample: T ∝ n s_rec(n)",
         "all 3 seeds in [1880, 3472]",
-        Registration("pre", PREDICTION_400, N400_SPT,
+        Registration("pre", PREDICTION_400, N400_SPT, files=PREDICTION_400_FILES,
                      note="interval and alternatives read from evidence/plateau/prediction_n400.json: the sign "
                           "regime (515) lies outside it, gradient flow (2816) inside: P7 cannot separate the law "
                           "from gradient flow"),

@@ -146,3 +146,28 @@ def _order(claim_id: str) -> tuple[int, int, str]:
 def all_claims() -> list[Claim]:
     """Every registered claim, theory first, then experiments, then controls, by number."""
     return sorted(REGISTRY.values(), key=lambda c: _order(c.id))
+
+
+def check_registered_files(claim_id: str, root: Path) -> None:
+    """EvidenceError naming the file and its registration commit when a file registered with
+    ``claim_id``'s threshold (:attr:`~spt_theory.claims.records.Registration.files`, under the
+    evidence folder ``root``) is missing or differs from its registered bytes (sha256)."""
+    import hashlib
+
+    row = records.TABLE.get(claim_id)
+    registration = None if row is None else row.registration
+    for name, digest in () if registration is None else registration.files:
+        path = Path(root) / name
+        try:
+            found = hashlib.sha256(path.read_bytes()).hexdigest()
+        except FileNotFoundError:
+            raise evidence.EvidenceError(f"{path}: missing (registered in {registration.threshold_commit}; no "
+                                         "evidence, no verdict)") from None
+        except OSError as error:
+            raise evidence.EvidenceError(f"{path}: registered in {registration.threshold_commit}, unreadable "
+                                         f"({error.strerror or error})") from None
+        if found != digest:
+            raise evidence.EvidenceError(f"{path}: changed since its registration in {registration.threshold_commit} "
+                                         f"(sha256 {found[:12]}..., registered {digest[:12]}...): a pre-registered "
+                                         "file cannot change (restore it: git checkout "
+                                         f"{registration.threshold_commit} -- spt_theory/evidence/{name})")

@@ -27,9 +27,23 @@ import argparse
 from collections.abc import Callable, Sequence
 
 from spt_theory.core.model import MODEL_SETTINGS, PARAMETER_GROUPS, ModelConfig, configured
+from spt_theory.util.files import refuse_evidence
 from spt_theory.util.io import InputError, announce, prepare_output  # noqa: F401 (the commands' output helpers)
 
 GROUP_JOIN = "+"
+
+WRITERS = ("json", "summary", "out", "cache_dir")
+"""The options through which a command writes (files or folders)."""
+
+
+def refuse_evidence_outputs(args: argparse.Namespace, names: Sequence[str] = WRITERS) -> None:
+    """Before any work: InputError (one ``error:`` line, exit 2) when an output option (``--json``,
+    ``--summary``, ``--out``, ``--cache-dir``) names a path inside the committed evidence, however
+    spelt (relative, absolute, through a link): only ``--promote`` writes there."""
+    for name in names:
+        value = getattr(args, name, None)
+        if value is not None:
+            refuse_evidence(value, "--" + name.replace("_", "-"))
 
 
 def add_seeds(parser, default: Sequence[int] | None, default_text: str) -> None:

@@ -102,8 +102,9 @@ def promote(source: Path, *parts: str) -> Path:
     ``--promote`` calls this: no writer writes into the evidence otherwise."""
     import json
 
-    from spt_theory.util.files import write_json
+    from spt_theory.util.files import promoting, write_json
 
     target = path(*parts)
-    write_json(target, scrub_paths(json.loads(Path(source).read_text())))
+    with promoting():
+        write_json(target, scrub_paths(json.loads(Path(source).read_text())))
     return target

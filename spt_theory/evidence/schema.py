@@ -40,19 +40,25 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from spt_theory.evidence import EvidenceError, correctness
 from spt_theory.evidence.correctness import test_correctness as test_correctness  # what a claim calls
+from spt_theory.evidence.strict import strict_json
 
 SCHEMA_VERSION = 1
 ROUNDING = 1e-5
 """Largest gap allowed between a stored summary figure and its recomputation (stored figures are
 rounded to 5 decimals)."""
 
+LARGEST = 2**63 - 1
+"""Largest integer a count or seed may be (64 bits)."""
+
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0, le=1)]
 Positive = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
 NonNegative = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
-Count = Annotated[int, Field(strict=True, ge=0)]
-PositiveCount = Annotated[int, Field(strict=True, ge=1)]
-Seed = Annotated[int, Field(strict=True, ge=0)]
+Count = Annotated[int, Field(strict=True, ge=0, le=LARGEST)]
+PositiveCount = Annotated[int, Field(strict=True, ge=1, le=LARGEST)]
+Seed = Annotated[int, Field(strict=True, ge=0, le=LARGEST)]
+Version = Annotated[int, Field(strict=True, ge=SCHEMA_VERSION, le=SCHEMA_VERSION)]
+"""``schema_version``: the integer 1 (not ``true``, not ``1.0``)."""
 
 
 class Open(BaseModel):
@@ -64,7 +70,7 @@ class Open(BaseModel):
 class Versioned(Open):
     """An evidence file: its schema version and the model defaults of the code that wrote it."""
 
-    schema_version: Literal[1]
+    schema_version: Version
     model_defaults: dict[str, Any]
 
 
@@ -123,6 +129,15 @@ class Run(Open):
         steps = [point.step for point in self.curve]
         if steps != sorted(set(steps)):
             raise ValueError("curve: steps must increase")
+        best = [point for point in self.curve if point.epoch == self.best_epoch]
+        if len(best) != 1:
+            raise ValueError(f"curve: no single evaluation at best_epoch {self.best_epoch}")
+        top = max(point.val_accuracy for point in self.curve)
+        if not (_close(best[0].val_accuracy, top) and _close(best[0].val_accuracy, self.val_accuracy)
+                and _close(best[0].test_accuracy, self.test_accuracy)):
+            raise ValueError(f"test_accuracy {self.test_accuracy} and val_accuracy {self.val_accuracy} are not "
+                             f"what the curve gives at its best validation epoch (test {best[0].test_accuracy}, val "
+                             f"{best[0].val_accuracy}, best val {top})")
         return self
 
 
@@ -288,6 +303,8 @@ class PlateauRuns(Versioned):
                 raise ValueError(f"run {r.kind} n {r.length} seed {r.seed}: not a seed of the grid {self.seeds}")
             if r.capped and r.value is not None and r.value != r.cap:
                 raise ValueError(f"run {r.kind} n {r.length} seed {r.seed}: a capped run's value is its cap")
+            if r.cap and r.value is not None and r.value > r.cap:
+                raise ValueError(f"run {r.kind} n {r.length} seed {r.seed}: value {r.value} is over its cap {r.cap}")
         return self
 
 
@@ -412,7 +429,7 @@ class RaceEvidence(Versioned):
 class GPUSummary(Open):
     """The GPU confirmation run's ``summary.json`` (written by ``scripts/lra_gpu_confirm.sh``)."""
 
-    schema_version: Literal[1] | None = None
+    schema_version: Version | None = None
     device: Any = None
 
 
@@ -434,18 +451,15 @@ def _message(error: dict) -> str:
         return "not a finite number"
     if kind == "missing":
         return "missing"
-    if kind == "literal_error" and error["loc"] == ("schema_version",):
+    if error["loc"] == ("schema_version",) and kind != "missing":
         return f"schema version {error.get('input')!r}, this toolkit reads {SCHEMA_VERSION}"
     return msg[len("Value error, "):] if msg.startswith("Value error, ") else msg
 
 
 def parse(text: str | bytes, model: type[BaseModel], name: str) -> dict:
-    """``text`` parsed as JSON and validated by ``model``: the plain object (EvidenceError otherwise)."""
-    try:
-        data = json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        where = f"line {error.lineno} column {error.colno}" if isinstance(error, json.JSONDecodeError) else "encoding"
-        raise EvidenceError(f"{name}: not JSON ({where})") from None
+    """``text`` parsed as JSON (:func:`strict_json`) and validated by ``model``: the plain object
+    (EvidenceError otherwise)."""
+    data = strict_json(text, name)
     if not isinstance(data, dict):
         raise EvidenceError(f"{name}: (top level): not an object")
     try:

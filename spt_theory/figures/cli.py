@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         seeds, threads = args.seeds, args.threads
         settings = cli_args.parse_model_settings(args.model_settings)
+        cli_args.refuse_evidence_outputs(args)
         cli_args.prepare_output(args.out, folder=True)
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from spt_theory.evidence import schema
 from spt_theory.figures.context import FigureContext, FigureSkipped
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import drawable_text
@@ -90,6 +91,8 @@ def lra_evidence(ctx: FigureContext) -> list[Path]:
     if not files:
         raise FigureSkipped(f"no committed LRA sweep under {ctx.lra_evidence}")
     summaries = {path: read_json(path) for path in files}
+    for path, summary in summaries.items():  # made at other model settings (--set): refused, as verify does
+        schema.check_model_defaults(summary if isinstance(summary, dict) else {}, str(path))
     with_curves = [summary for path, summary in summaries.items() if check_drawable(summary, path)]
     prepare_output(ctx.out / "lra", folder=True)  # every file read and checked: nothing is half-drawn
     paths = []

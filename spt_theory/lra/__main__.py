@@ -216,19 +216,24 @@ def set_threads(args: argparse.Namespace) -> None:
 
 
 def execute(args: argparse.Namespace) -> None:
+    cli_args.refuse_evidence_outputs(args)  # --out inside the committed evidence: refused before any work
     if args.command == "report":
         print(format_report(load_results(args.results)))
         return
     if args.command == "race":
-        found = race_collect(args.out, args.data_dir)
+        found = race_collect(args.out, args.data_dir, checked=args.promote)
         if not found["arms"]:
             raise InputError(f"{args.out / 'cache'}: no stage of the race (run scripts/escape_race.sh)")
-        cli_args.announce(race_write(found, args.out))
-        if args.promote:
+        merged = None
+        if args.promote:  # every check before anything is written: a refused promotion writes nothing
             committed = evidence.path(evidence.RACE, RACE_NAME)
+            merged = evidence.scrub_paths(found)
             if committed.is_file():  # seeds run elsewhere stay; an arm that ran further here replaces its own
-                found = race_merge(evidence.scrub_paths(found), schema.load(committed, schema.RaceEvidence))
-            promoted = race_write(found, args.out, "promoted-" + RACE_NAME)
+                merged = race_merge(merged, schema.load(committed, schema.RaceEvidence))
+        cli_args.announce(race_write(found, args.out))
+        if merged is not None:
+            promoted = race_write(merged, args.out, "promoted-" + RACE_NAME)
+            cli_args.announce(promoted)
             cli_args.announce(evidence.promote(promoted, evidence.RACE, RACE_NAME))
         return
     if args.command == "probe":

@@ -59,18 +59,49 @@ def _epoch(path: Path) -> int:
     return int(match.group(1)) if match else -1
 
 
-def newest_history(folder: Path) -> tuple[dict, list[dict]] | None:
-    """(meta, per-epoch history) of the stage cached in ``folder``: from whichever of its
-    checkpoints holds the longest history (a finished stage keeps its epoch checkpoints, a running
-    one its ``last.pt``); None if it holds none."""
+def newest_history(folder: Path) -> tuple[dict, list[dict], dict] | None:
+    """(meta, per-epoch history, model weights) of the stage cached in ``folder``: from whichever of
+    its checkpoints holds the longest history (a finished stage keeps its epoch checkpoints, a
+    running one its ``last.pt``); None if it holds none.  A checkpoint that holds no weights, or
+    whose history is not the one its position says (:func:`check_checkpoint`), is an InputError."""
     best = None
     for path in sorted(folder.glob("*.pt"), key=_epoch):
         if path.name != "last.pt" and _epoch(path) < 0:
             continue
         ckpt = load_checkpoint(path)
+        check_checkpoint(path, ckpt)
         if best is None or len(ckpt["history"]) > len(best[1]):
-            best = (ckpt.get("meta", {}), list(ckpt["history"]))
+            best = (ckpt.get("meta", {}), list(ckpt["history"]), ckpt["model"])
     return best
+
+
+def check_checkpoint(path: Path, ckpt: dict) -> None:
+    """InputError unless the checkpoint at ``path`` holds weights (a non-empty state dict of finite
+    tensors) and a history that matches it: one record per finished epoch, numbered 1, 2, ... up to
+    its ``epoch`` (for ``epoch_<e>.pt``, e)."""
+    import torch
+
+    model, history = ckpt["model"], ckpt["history"]
+    if not model or not all(isinstance(t, torch.Tensor) for t in model.values()):
+        raise InputError(f"{path}: holds no model weights: not a run the race can trust")
+    if not all(bool(torch.isfinite(t).all()) for t in model.values() if t.is_floating_point()):
+        raise InputError(f"{path}: model weights that are not finite: not a run the race can trust")
+    numbers = [r.get("epoch") if isinstance(r, dict) else None for r in history] if isinstance(history, list) else None
+    epoch = _epoch(path)
+    if numbers != list(range(1, len(numbers or []) + 1)) or ckpt["epoch"] != len(numbers) or epoch not in (
+            -1, len(numbers)):
+        raise InputError(f"{path}: its history ({len(numbers or [])} records) does not match the checkpoint "
+                         f"(epoch {ckpt['epoch']!r}): not a run the race can trust")
+
+
+def check_weights(path: Path, model: dict, reference: dict) -> None:
+    """InputError unless the weights ``model`` have the race model's parameters and shapes (``reference``)."""
+    shapes = {k: tuple(v.shape) for k, v in model.items()}
+    want = {k: tuple(v.shape) for k, v in reference.items()}
+    if shapes != want:
+        different = sorted(set(shapes) ^ set(want)) or sorted(k for k in want if shapes[k] != want[k])
+        raise InputError(f"{path}: weights that are not the race model's (first difference: {different[0]}): "
+                         "not a run the race can trust")
 
 
 def _is_race(meta: dict) -> bool:
@@ -80,15 +111,16 @@ def _is_race(meta: dict) -> bool:
             and not opts.get("freeze") and opts.get("pretrain_task") is None and not opts.get("max_steps"))
 
 
-def find_stages(out: Path) -> dict[tuple[int, str], tuple[str, list[dict]]]:
+def find_stages(out: Path, reference: dict | None = None) -> dict[tuple[int, str], tuple[str, list[dict]]]:
     """The race's stages in ``out/cache`` by (seed, ``scratch`` | ``pretrain`` | ``finetune``):
-    (cache key, history)."""
+    (cache key, history).  ``reference``: the race model's weights, which the supervised stages'
+    must match (:func:`check_weights`)."""
     found = {}
     for folder in sorted((Path(out) / "cache").glob("*/")):
         read = newest_history(folder)
         if read is None or not _is_race(read[0]):
             continue
-        meta, history = read
+        meta, history, model = read
         opts, objective = meta["options"], meta.get("stage", {}).get("objective")
         if objective == "spt" and opts.get("pretrain_epochs") == PRETRAIN_EPOCHS:
             kind = "pretrain"
@@ -98,6 +130,8 @@ def find_stages(out: Path) -> dict[tuple[int, str], tuple[str, list[dict]]]:
             kind = "finetune"
         else:
             continue
+        if reference is not None and kind != "pretrain":
+            check_weights(folder, model, reference)
         key = (opts["seed"], kind)
         if key in found:
             raise InputError(f"{out / 'cache'}: two {kind} stages of seed {opts['seed']} ({found[key][0]}, "
@@ -126,15 +160,16 @@ def arm_curve(history: list[dict], per_epoch: int, start_step: int, start_second
     return points
 
 
-def collect(out: Path, data_dir: Path) -> dict:
+def collect(out: Path, data_dir: Path, checked: bool = False) -> dict:
     """The race's evidence from the stage caches under ``out`` (module doc); the data at
-    ``data_dir`` must be the registered one (its fingerprint)."""
+    ``data_dir`` must be the registered one (its fingerprint).  ``checked`` (``--promote``): the
+    supervised stages' weights must also be the race model's."""
     run = LRARun(options(data_dir, out))
-    data, fingerprint, _, _ = run.setup_target()
+    data, fingerprint, _, model_config = run.setup_target()
     if fingerprint != FINGERPRINT:
         raise InputError(f"{data_dir}: data fingerprint {fingerprint}, the race is registered on {FINGERPRINT}")
     per_epoch = math.ceil(len(data.y_train) / run.config.batch_size)
-    stages = find_stages(out)
+    stages = find_stages(out, run.initial_model(model_config).state_dict() if checked else None)
     supervised, spt = step_flops(run.config, data.width, False), step_flops(run.config, data.width, True)
     arms = []
     for seed in SEEDS:

@@ -223,7 +223,11 @@ def spread(values: list[float]) -> dict:
 
 
 def summary_path(base: RunOptions, name: str) -> Path:
-    """Where the summary of sweep ``name`` on ``base.task`` goes: ``out/sweeps/<task>-<name>.json``."""
+    """Where the summary of sweep ``name`` on ``base.task`` goes: ``out/sweeps/<task>-<name>.json``;
+    InputError for a name that would lead out of ``out/sweeps`` (a path separator, ``..``, empty)."""
+    if not name or name in (".", "..") or any(c in name for c in "/\\\0") or ".." in name:
+        raise InputError(f"--name {name!r}: a plain name (no '/', '\\' or '..'): the summary goes to "
+                         f"{base.out / 'sweeps'}/<task>-<name>.json")
     return base.out / "sweeps" / f"{base.task}-{name}.json"
 
 

@@ -119,15 +119,50 @@ def _signals_held() -> Iterator[None]:
             handlers[signum](signum, frame)
 
 
+EVIDENCE_FOLDER = Path(__file__).resolve().parent.parent / "evidence"
+"""The package's committed evidence (``spt_theory/evidence``), found beside this package without
+importing it: only ``--promote`` (:func:`promoting`) writes there."""
+_promoting = threading.local()
+
+
+@contextlib.contextmanager
+def promoting() -> Iterator[None]:
+    """The one way into :data:`EVIDENCE_FOLDER`: writes in this block may land there
+    (``spt_theory.evidence.promote``, what every ``--promote`` calls)."""
+    before = getattr(_promoting, "on", False)
+    _promoting.on = True
+    try:
+        yield
+    finally:
+        _promoting.on = before
+
+
+def inside_evidence(path: str | os.PathLike) -> bool:
+    """Whether ``path`` (relative, absolute, through links; it need not exist) lies in or is the
+    committed evidence folder."""
+    real, root = Path(os.path.realpath(path)), Path(os.path.realpath(EVIDENCE_FOLDER))
+    return real == root or root in real.parents
+
+
+def refuse_evidence(path: str | os.PathLike, option: str = "") -> None:
+    """InputError, before any work, when a command would write at ``path`` inside the committed
+    evidence (outside :func:`promoting`): ``option`` names where the path came from (``--json``)."""
+    if inside_evidence(path) and not getattr(_promoting, "on", False):
+        raise InputError(f"{option + ' ' if option else ''}{path}: inside the committed evidence "
+                         f"({EVIDENCE_FOLDER}); only --promote writes there: nothing was written")
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp_path)`` and move the finished file onto ``path`` atomically.
 
+    A ``path`` inside the committed evidence is refused (:func:`refuse_evidence`) unless promoting.
     The file gets mode ``0666 & ~umask``.  An OSError while writing (no space, read-only folder),
     or an error raised while handling one, becomes a :class:`StorageError` naming ``path``; the
     previous file at ``path`` stays intact.  (``write`` should write through a Python file object:
     C++ writers such as ``torch.save(obj, path)`` lose the OSError.)
     """
     path = Path(path)
+    refuse_evidence(path)
     make_dirs(path.parent)
     tmp = None
     try:
@@ -200,9 +235,11 @@ def check_output(path: str | os.PathLike) -> list[Path]:
     Missing parent folders are created (the caller announces them); a probe temporary file, named
     like :func:`atomic_write`'s (``.NAME.<pid>.*.tmp``), is created and removed in the folder.  A
     folder that cannot be created or written, or a ``path`` that is a folder, raises
-    :class:`StorageError` naming ``path``.
+    :class:`StorageError` naming ``path``; a ``path`` inside the committed evidence, InputError
+    (:func:`refuse_evidence`).
     """
     path = Path(path)
+    refuse_evidence(path)
     if path.is_dir():
         raise StorageError(f"{path}: cannot write (it is a folder)")
     missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]

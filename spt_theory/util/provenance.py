@@ -10,12 +10,25 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
 from spt_theory.util.files import OWNED, InputError, atomic_write, links_between, make_dirs, write_json
 
 MARKER = "GENERATED.json"
+
+WRITTEN = re.compile("|".join((
+    re.escape(OWNED), re.escape(MARKER),
+    r"(?:.*/)?\.[^/]+\.\d+\.[^/]+\.tmp",  # an atomic write's temporary file (atomic_write)
+    r"(?:listops-\d+/)?(?:basic_(?:train|val|test)\.tsv|GENERATED\.json)",  # synthetic.listops, its parts
+    r"(?:listops|pathfinder)-\d+",  # the data step's parts
+    r"(?:pathfinder-\d+/)?curv_contour_length_\d+(?:/(?:GENERATED\.json|imgs(?:/\d+(?:/sample_\d+\.png)?)?"
+    r"|metadata(?:/\d+\.npy)?))?",  # synthetic.pathfinder, its parts
+)))
+"""Every path (relative to a folder the toolkit may replace) that the toolkit's writers make there:
+its markers, temporary files, and the generators' release layouts.  A folder holding anything
+else holds a file the toolkit did not write, and is never replaced."""
 
 
 def write_marker(folder: str | Path, generator: str, settings: dict) -> Path:
@@ -46,13 +59,30 @@ def owned_folder(folder: str | os.PathLike, root: str | os.PathLike, generators:
         return None
     if not folder.is_dir():
         return f"{folder} is not a folder: nothing was changed"
-    if (folder / OWNED).is_file() or not any(folder.iterdir()):
+    if not any(folder.iterdir()):
         return None
     markers = [read_marker(folder)] + [read_marker(sub) for sub in folder.iterdir() if sub.is_dir()
                                        and not sub.is_symlink()]
-    if any(m is not None and m.get("generator") in generators for m in markers):
-        return None
-    return f"{folder} was not made here (no {OWNED} marker, no generator marker): nothing was changed"
+    if not (folder / OWNED).is_file() and not any(m is not None and m.get("generator") in generators
+                                                   for m in markers):
+        return f"{folder} was not made here (no {OWNED} marker, no generator marker): nothing was changed"
+    foreign = not_written_here(folder)
+    if foreign is not None:
+        return (f"{folder} holds {foreign}, which this toolkit did not write: nothing was changed (move it "
+                f"away to let the folder be replaced)")
+    return None
+
+
+def not_written_here(folder: Path) -> Path | None:
+    """The first entry under ``folder`` that none of the toolkit's writers makes (:data:`WRITTEN`),
+    or a link; None if every entry is one of theirs."""
+    for top, folders, names in os.walk(folder):  # links are not followed (and are refused below)
+        for name in sorted(folders) + sorted(names):
+            path = Path(top) / name
+            relative = path.relative_to(folder).as_posix()
+            if path.is_symlink() or not WRITTEN.fullmatch(relative):
+                return path
+    return None
 
 
 def make_owned(folder: str | os.PathLike, root: str | os.PathLike, generators: tuple[str, ...] = ()) -> Path:

@@ -30,6 +30,7 @@ from pathlib import Path
 from spt_theory.core import args as cli_args
 from spt_theory.core.model import PARAMETER_GROUPS
 from spt_theory.util.interrupts import interruptible
+from spt_theory.util.io import InputError
 from spt_theory.util.prog import prog
 from spt_theory.walk.experiments import Budget, RunResult, RunSpec, WalkData, control_recipe, recipe, run
 
@@ -242,12 +243,41 @@ def main(argv: list[str] | None = None) -> int:
     cli_args.add_threads(p)
     cli_args.add_no_progress(p)
     args = p.parse_args(argv)
+    try:
+        groups = selected_groups(args.only)
+        cli_args.refuse_evidence_outputs(args)
+        cli_args.prepare_output(args.cache_dir, folder=True)  # a read-only cache: one line, before any work
+        return _train(args, groups)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+ALIASES = {"E14": "E13"}
+"""Claims served by another's runs."""
+
+
+def selected_groups(only: list[str] | None) -> set[str] | None:
+    """``--only``'s claim ids (case-insensitive: ``e11b`` is E11b) as the groups of
+    :func:`priority_queue`; InputError naming an id that has no runs here.  None: every group."""
+    if not only:
+        return None
+    known = {group for group, _ in priority_queue((0,))}
+    by_upper = {g.upper(): g for g in known} | {a.upper(): g for a, g in ALIASES.items()}
+    unknown = [word for word in only if word.upper() not in by_upper]
+    if unknown:
+        raise InputError(f"--only {' '.join(unknown)}: no runs here for that claim (known: "
+                         f"{' '.join(sorted(known | set(ALIASES)))})")
+    return {by_upper[word.upper()] for word in only}
+
+
+def _train(args: argparse.Namespace, groups: set[str] | None) -> int:
     seeds, threads = args.seeds, args.threads
     if threads is not None:
         from spt_theory.core import cpu
 
         cpu.set_intra_op_threads(threads)
-    jobs = [(g, j) for g, j in priority_queue(seeds) if not args.only or g in args.only]
+    jobs = [(g, j) for g, j in priority_queue(seeds) if groups is None or g in groups]
     for i, (group, job) in enumerate(jobs, 1):
         if group == "E13":
             point, seed = job

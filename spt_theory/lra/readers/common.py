@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path, PurePosixPath
@@ -154,7 +155,13 @@ def tsv_rows(path: Path, columns: Sequence[str]) -> Iterator[tuple[int, list[byt
     header whose first field is ``columns[0]`` is skipped, and so are blank lines at the end of the
     file; a blank line before a row, or a line with the wrong number of fields, raises InputError."""
     blank = None  # the first of the blank lines seen since the last row
-    with path.open("rb") as file:
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a folder, a FIFO (which would block), a device
+            raise InputError(f"{path}: cannot read (not a regular file)")
+        file = path.open("rb")
+    except OSError as error:
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    with file:
         for number, line in enumerate(file, 1):
             if not line.rstrip(b"\r\n"):
                 blank = blank or number
@@ -200,8 +207,10 @@ def report(task: str, split: str, result: LRASplit | LRAPairSplit, source: Path)
 
 def read_document(path: Path) -> bytes:
     """The bytes of one file (a review, a metadata file); an unreadable entry (a folder, a broken
-    link) is an InputError naming it."""
+    link, a FIFO or device, which could block forever) is an InputError naming it."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise InputError(f"{path}: cannot read (not a regular file)")
         return path.read_bytes()
     except OSError as error:
         raise InputError(f"{path}: cannot read ({error.strerror or error})") from None

@@ -28,6 +28,12 @@ from spt_theory.util.io import InputError
 
 PATHFINDER_LAYOUT = ("DATA_DIR/pathfinder32/curv_contour_length_14/{imgs/<k>/sample_<i>.png, "
                      "metadata/<k>.npy} (or under DATA_DIR/lra_release)")
+
+
+def pathfinder_layout(relative: str = "pathfinder32/curv_contour_length_14") -> str:
+    """The release layout of the Pathfinder folder ``relative`` (the one asked for: the race's is
+    ``pathfinder16/curv_contour_length_6``)."""
+    return f"DATA_DIR/{relative}/{{imgs/<k>/sample_<i>.png, metadata/<k>.npy}} (or under DATA_DIR/lra_release)"
 PATHFINDER_SPLIT_FRACTIONS = (0.8, 0.1)  # train, val; test is the remaining 10%
 
 
@@ -63,7 +69,7 @@ def read_pathfinder_metadata(root: Path) -> tuple[list[str], list[int], list[str
 
 def _pathfinder_root(data_dir: str | Path, contour_length: int, resolution: int) -> Path:
     relative = f"pathfinder{resolution}/curv_contour_length_{contour_length}"
-    return locate(data_dir, [relative, f"lra_release/{relative}"], PATHFINDER_LAYOUT)
+    return locate(data_dir, [relative, f"lra_release/{relative}"], pathfinder_layout(relative))
 
 
 def _pathfinder_index(n: int, split: str, seed: int) -> torch.Tensor:
