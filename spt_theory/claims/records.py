@@ -82,6 +82,7 @@ PLATEAU_LAW = "cf076e0"  # 2026-12-01: T8's predictions P1, P3-P5
 RACE_RULES = "1b11fa8"  # 2026-12-02 06:14: per-task L rules, neutral selection, the race L5 (before any race run)
 FORCE = "f66bf68"  # 2026-12-02 06:40: T9, the exact label force, its tolerances and first result
 PREDICTION_400 = "bd8a28f"  # 2026-12-02 08:47: the n = 400 plateau prediction (P6, P7), before any n = 400 run
+N400_ADAMW = "986fc6f"  # 2026-12-02 18:31: the n = 400 AdamW run of seed 0 (P6 refuted)
 N400_SPT = "2a5b2bb"  # 2026-12-02 18:22: the first n = 400 result, SPT seed 0 (P7 refuted)
 STATISTICS = "1efdbaa"  # 2026-12-02 18:05: spt_theory.stats (t intervals, paired test term); the backtests P6b, P7b
 PREDICTION_400_FILES = (("plateau/prediction_n400.json",
@@ -367,12 +368,14 @@ TABLE: dict[str, Row] = _table(
     Row("P6",
         "AdamW escape, n = 400 out of sample: T ∝ s(n)/sigma_1(n)",
         "all 3 seeds in [15030, 37932]",
-        Registration("pre", PREDICTION_400, PREDICTION_400, files=PREDICTION_400_FILES,
+        Registration("pre", PREDICTION_400, N400_ADAMW, files=PREDICTION_400_FILES,
                      note="interval and alternatives read from evidence/plateau/prediction_n400.json: gradient flow "
-                          "(11202) and T8's A0 noise law (9766) lie outside it; no n = 400 run yet, so the first "
-                          "result commit is still to come"),
-        Record("inconclusive", "2026-12-02", f"{PLATEAU}: no run at n = 400 yet (prediction committed first, "
-                                             f"{PREDICTION_400})", source="hypothesis")),
+                          "(11202) and T8's A0 noise law (9766) lie outside it"),
+        Record("does not hold", "2026-12-02", f"{PLATEAU} and the n = 400 AdamW run of seed 0 ({N400_ADAMW}): escape "
+                                              "at 5400 steps, below the interval [15030, 37932] and both registered "
+                                              "alternatives; one seed outside refutes the registered rule, seeds 1-2 "
+                                              "need not run; the straight-line trend of n = 25-200 (6536) was nearest",
+               source="hypothesis")),
     Row("P7",
         "SPT steps to 95%, n = 400 out of sample: T ∝ n s_rec(n)",
         "all 3 seeds in [1880, 3472]",
