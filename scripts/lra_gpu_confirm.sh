@@ -25,7 +25,7 @@
 #
 # Export ($OUT set, or --export DIR; what a lent GPU machine returns): at most 7 files,
 # summary.json, report.txt, results.tar.gz (the run's JSONs and logs, no data or checkpoints) and
-# the sweep figures <task>-gpu.{png,pdf}.  Details: spt_theory/lra/gpu_confirm.py.
+# the sweep figures <task>-gpu.{png,pdf}.  Details: spt_theory/lra/gpu/confirm.py.
 set -uo pipefail
 started=$(date +%s)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,9 +40,9 @@ if [[ -z $PY ]]; then
     exit 2
 fi
 
-"$PY" -m spt_theory.lra.gpu_confirm --python "$PY" --started "$started" "$@"
+"$PY" -m spt_theory.lra.gpu.confirm --python "$PY" --started "$started" "$@"
 status=$?
 if (( status != 0 && status != 2 )); then
-    echo "error: $PY -m spt_theory.lra.gpu_confirm stopped with exit status $status" >&2
+    echo "error: $PY -m spt_theory.lra.gpu.confirm stopped with exit status $status" >&2
 fi
 (( status == 0 )) || exit 2

@@ -1,4 +1,4 @@
-"""The one-GPU confirmation (scripts/lra_gpu_confirm.sh, spt_theory.lra.gpu_confirm): the whole
+"""The one-GPU confirmation (scripts/lra_gpu_confirm.sh, spt_theory.lra.gpu.confirm): the whole
 script at tiny size on the CPU as the lent GPU machine runs it (a copy of the tree, no install of
 the project) with its export checked against that machine's limits; a failing and an overrunning
 step; the steps' timeouts; the dry run's plan and FLOP count; the merges.
@@ -22,12 +22,14 @@ from pathlib import Path
 import pytest
 
 from spt_theory.bench.cases import BenchSize
-from spt_theory.lra import gpu_data, gpu_plan, gpu_run
-from spt_theory.lra.gpu_confirm import main
-from spt_theory.lra.gpu_data import generate_data, merge_listops, shares
-from spt_theory.lra.gpu_export import bench_numbers, export
-from spt_theory.lra.gpu_plan import FULL, STAGES, TASKS, TINY, Rates, plan, stage_flops
-from spt_theory.lra.gpu_steps import run_step
+from spt_theory.lra.gpu import data as gpu_data
+from spt_theory.lra.gpu import plan as gpu_plan
+from spt_theory.lra.gpu import run as gpu_run
+from spt_theory.lra.gpu.confirm import main
+from spt_theory.lra.gpu.data import generate_data, merge_listops, shares
+from spt_theory.lra.gpu.export import bench_numbers, export
+from spt_theory.lra.gpu.plan import FULL, STAGES, TASKS, TINY, Rates, plan, stage_flops
+from spt_theory.lra.gpu.steps import run_step
 from spt_theory.training.loop import stage_steps
 from spt_theory.util.provenance import read_marker
 from synthetic import listops
@@ -228,7 +230,7 @@ def test_a_step_past_its_timeout_is_cut_with_its_children(tmp_path):
 
 def test_sigterm_stops_the_running_step_on_its_way_out(tmp_path):
     log = tmp_path / "run/logs/bench.log"
-    confirm = subprocess.Popen([sys.executable, "-m", "spt_theory.lra.gpu_confirm", "--tiny", str(tmp_path / "run"),
+    confirm = subprocess.Popen([sys.executable, "-m", "spt_theory.lra.gpu.confirm", "--tiny", str(tmp_path / "run"),
                                 "--python", _failing_python(tmp_path, "-", sleeping="spt_theory.bench")],
                                cwd=REPO, stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"})
     try:
