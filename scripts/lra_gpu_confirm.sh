@@ -1,5 +1,15 @@
 #!/usr/bin/env bash
-# Budgeted SPT-on-LRA confirmation on one GPU: generated ListOps (lengths 500-2000) and
+# The GPU twin of the CPU design (issue 42, item 4; spt_theory/lra/gpu/twin.py, docs/gpu.md):
+# 1-layer Pathfinder-16, >= 8 seeds x {scratch, SPT then finetune, W_Q W_K hybrid, frozen W_Q W_K,
+# proximity init}, one batched ensemble, data generated on the device (or --data FILE.npz), the
+# plan benched and shrunk in its registered order to fit 420 s of training, results streamed to $OUT.
+#
+#   bash scripts/lra_gpu_confirm.sh [RUN]              the twin (needs CUDA; RUN: runs/gpu-twin)
+#   bash scripts/lra_gpu_confirm.sh --dry-run          its plan at the assumed throughput
+#   bash scripts/lra_gpu_confirm.sh --tiny RUN         the twin at tiny sizes on the CPU (tests)
+#   bash scripts/lra_gpu_confirm.sh --sweeps ...       the earlier confirmation, below (its options)
+#
+# --sweeps: budgeted SPT-on-LRA confirmation on one GPU: generated ListOps (lengths 500-2000) and
 # Pathfinder-32, 1-layer models, one seed: scratch, SPT then finetune (and keep=qk for ListOps),
 # attention probes of every checkpoint, sweep figures, the report table, and the throughput of our
 # model against torch.nn.TransformerEncoderLayer.  Planned to fit 300 s of H200 time with data
@@ -25,7 +35,7 @@
 #
 # Export ($OUT set, or --export DIR; what a lent GPU machine returns): at most 7 files,
 # summary.json, report.txt, results.tar.gz (the run's JSONs and logs, no data or checkpoints) and
-# the sweep figures <task>-gpu.{png,pdf}.  Details: spt_theory/lra/gpu_confirm.py.
+# the sweep figures <task>-gpu.{png,pdf}.  Details: spt_theory/lra/gpu/confirm.py.
 set -uo pipefail
 started=$(date +%s)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,9 +50,16 @@ if [[ -z $PY ]]; then
     exit 2
 fi
 
-"$PY" -m spt_theory.lra.gpu_confirm --python "$PY" --started "$started" "$@"
+if [[ ${1:-} == --sweeps ]]; then
+    shift
+    module=spt_theory.lra.gpu.confirm
+    "$PY" -m $module --python "$PY" --started "$started" "$@"
+else
+    module=spt_theory.lra.gpu.twin
+    "$PY" -m $module --started "$started" "$@"
+fi
 status=$?
 if (( status != 0 && status != 2 )); then
-    echo "error: $PY -m spt_theory.lra.gpu_confirm stopped with exit status $status" >&2
+    echo "error: $PY -m $module stopped with exit status $status" >&2
 fi
 (( status == 0 )) || exit 2

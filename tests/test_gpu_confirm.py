@@ -1,4 +1,4 @@
-"""The one-GPU confirmation (scripts/lra_gpu_confirm.sh, spt_theory.lra.gpu_confirm): the whole
+"""The one-GPU confirmation (scripts/lra_gpu_confirm.sh, spt_theory.lra.gpu.confirm): the whole
 script at tiny size on the CPU as the lent GPU machine runs it (a copy of the tree, no install of
 the project) with its export checked against that machine's limits; a failing and an overrunning
 step; the steps' timeouts; the dry run's plan and FLOP count; the merges.
@@ -22,12 +22,14 @@ from pathlib import Path
 import pytest
 
 from spt_theory.bench.cases import BenchSize
-from spt_theory.lra import gpu_data, gpu_plan, gpu_run
-from spt_theory.lra.gpu_confirm import main
-from spt_theory.lra.gpu_data import generate_data, merge_listops, shares
-from spt_theory.lra.gpu_export import bench_numbers, export
-from spt_theory.lra.gpu_plan import FULL, STAGES, TASKS, TINY, Rates, plan, stage_flops
-from spt_theory.lra.gpu_steps import run_step
+from spt_theory.lra.gpu import data as gpu_data
+from spt_theory.lra.gpu import plan as gpu_plan
+from spt_theory.lra.gpu import run as gpu_run
+from spt_theory.lra.gpu.confirm import main
+from spt_theory.lra.gpu.data import generate_data, merge_listops, shares
+from spt_theory.lra.gpu.export import bench_numbers, export
+from spt_theory.lra.gpu.plan import FULL, STAGES, TASKS, TINY, Rates, plan, stage_flops
+from spt_theory.lra.gpu.steps import run_step
 from spt_theory.training.loop import stage_steps
 from spt_theory.util.provenance import read_marker
 from synthetic import listops
@@ -41,7 +43,8 @@ EXPORTED = {"summary.json", "report.txt", "results.tar.gz", "listops-gpu.png", "
 def _script(*args, python: str = sys.executable, root: Path = REPO, cwd: Path, env: dict | None = None,
             timeout: int = 900):  # generous: the machine may be busy
     env = {**os.environ, "PYTHON": python, "OMP_NUM_THREADS": "1", **(env or {})}
-    return subprocess.run(["bash", str(root / "scripts/lra_gpu_confirm.sh"), *args], capture_output=True, text=True,
+    return subprocess.run(["bash", str(root / "scripts/lra_gpu_confirm.sh"), "--sweeps", *args], capture_output=True,
+                          text=True,
                           timeout=timeout, env=env, cwd=cwd)
 
 
@@ -228,7 +231,7 @@ def test_a_step_past_its_timeout_is_cut_with_its_children(tmp_path):
 
 def test_sigterm_stops_the_running_step_on_its_way_out(tmp_path):
     log = tmp_path / "run/logs/bench.log"
-    confirm = subprocess.Popen([sys.executable, "-m", "spt_theory.lra.gpu_confirm", "--tiny", str(tmp_path / "run"),
+    confirm = subprocess.Popen([sys.executable, "-m", "spt_theory.lra.gpu.confirm", "--tiny", str(tmp_path / "run"),
                                 "--python", _failing_python(tmp_path, "-", sleeping="spt_theory.bench")],
                                cwd=REPO, stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"})
     try:
@@ -468,3 +471,135 @@ def test_shares_and_listops_merge_keeps_each_tree_once(tmp_path):
     assert settings["duplicates_dropped"] == 9 and settings["seed"] == [0, 0]
     assert (settings["train"], settings["val"], settings["test"]) == (5, 2, 2)
     assert (tmp_path / "merged/basic_train.tsv").read_text() == (tmp_path / "p0/basic_train.tsv").read_text()
+
+
+# ------------------------------------------------------------------ the GPU twin (issue 42, item 4)
+
+def _twin(*args, cwd: Path, env: dict | None = None, timeout: int = 600):
+    env = {**os.environ, "PYTHON": sys.executable, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore", **(env or {})}
+    return subprocess.run(["bash", str(REPO / "scripts/lra_gpu_confirm.sh"), *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=cwd)
+
+
+@needs_bash
+def test_the_twins_dry_run_plans_eight_seeds_of_every_arm_within_420_s(tmp_path):
+    from spt_theory.lra.gpu.twin_plan import ARMS, FULL, assumed_rates, plan
+
+    done = _twin("--dry-run", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "x 8 seeds" in done.stdout and "fits" in done.stdout and "of 420 s" in done.stdout
+    p = plan(FULL, assumed_rates(FULL))
+    assert p["fits"] and p["total_seconds"] <= 420 and len(p["seeds"]) >= 8 and tuple(p["arms"]) == ARMS
+    assert 20000 <= p["steps"] <= 40000 and p["spt_steps"] + p["finetune_steps"] == p["steps"]
+
+
+def test_the_twins_plan_shrinks_steps_first_then_arms_in_the_registered_order():
+    from spt_theory.lra.gpu.twin_plan import DROP_ORDER, FULL, assumed_rates, plan
+
+    rates = assumed_rates(FULL)
+    full = plan(FULL, rates, budget=1e9)
+    assert full["steps"] == 40000 and not full["shrunk"]
+    fewer_steps = plan(FULL, rates, budget=300)
+    assert len(fewer_steps["arms"]) == 5 and FULL.floor_steps <= fewer_steps["steps"] < full["steps"]
+    kept = []
+    for budget in (200, 150, 120, 90, 10):
+        p = plan(FULL, rates, budget=budget)
+        assert len(p["seeds"]) >= 8 and {"scratch", "spt"} <= set(p["arms"])
+        dropped = [a for a in DROP_ORDER if a not in p["arms"]]
+        assert dropped == list(DROP_ORDER[:len(dropped)])  # dropped in order, never out of it
+        assert p["fits"] or (dropped == list(DROP_ORDER) and p["steps"] == FULL.floor_steps)
+        kept.append(len(p["arms"]))
+    assert kept == sorted(kept, reverse=True) and kept[-1] == 2
+
+
+@needs_bash
+def test_the_twins_tiny_run_streams_every_arm_and_seed_to_out(tmp_path):
+    from spt_theory.lra.gpu.ensemble import unpack_bits
+    from spt_theory.lra.gpu.twin_plan import ARMS, TINY
+
+    exported = tmp_path / "OUT"
+    start = time.perf_counter()
+    done = _twin("--tiny", str(tmp_path / "run"), cwd=tmp_path, env={"OUT": str(exported)})
+    wall = time.perf_counter() - start
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert wall < 120  # about 25 s on a busy 2-core machine
+    files = assert_within_the_lent_machines_limits(exported)
+    assert {p.name for p in files} == {"summary.json", "log.txt", "group-0.json", "group-1.json"}
+    summary = json.loads((exported / "summary.json").read_text())
+    assert summary["complete"] and summary["groups_done"] == [0, 1] and len(summary["data"]["fingerprint"]) == 64
+    assert summary["data"]["n_test"] == TINY.n_test and summary["versions"]["torch"]
+    runs = [r for k in (0, 1) for r in json.loads((exported / f"group-{k}.json").read_text())["runs"]]
+    assert sorted((r["arm"], r["seed"]) for r in runs) == sorted((a, s) for a in ARMS for s in (100, 101))
+    for r in runs:
+        assert r["complete"] and r["curve"] and 0 <= r["test_accuracy"] <= 1
+        point = r["curve"][-1]
+        bits = unpack_bits(point["test_correct"])
+        assert len(bits) == TINY.n_test and abs(bits.mean() - point["test_accuracy"]) < 1e-4
+        assert point["step"] == TINY.steps  # SPT arms count their SPT steps
+    assert (tmp_path / "run" / "data.npz").is_file()
+
+
+def test_a_cut_twin_run_keeps_the_seeds_it_finished(tmp_path, monkeypatch):
+    from spt_theory.lra.gpu import twin, twin_train
+
+    real, calls = twin_train.train_group, []
+
+    def cut_after_one(*args, **kwargs):
+        if calls:
+            raise KeyboardInterrupt  # the lease ends in the second group
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(twin_train, "train_group", cut_after_one)
+    exported = tmp_path / "OUT"
+    with pytest.raises(KeyboardInterrupt):
+        twin.main(["--tiny", str(tmp_path / "run"), "--export", str(exported)])
+    summary = json.loads((exported / "summary.json").read_text())
+    assert summary["groups_done"] == [0] and not summary["complete"]
+    group = json.loads((exported / "group-0.json").read_text())
+    assert all(r["complete"] and r["curve"] for r in group["runs"]) and len(group["runs"]) == 5
+    assert not (exported / "group-1.json").exists()
+
+
+def test_the_twin_refuses_folders_holding_files_it_did_not_write(tmp_path, capsys):
+    from spt_theory.lra.gpu import twin
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "notes.txt").write_text("mine")
+    assert twin.main(["--tiny", str(run)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nothing was changed" in err[0]
+    assert (run / "notes.txt").read_text() == "mine" and len(list(run.iterdir())) == 1
+    out = tmp_path / "OUT"
+    out.mkdir()
+    (out / "theirs.bin").write_text("x")
+    assert twin.main(["--tiny", str(tmp_path / "run2"), "--export", str(out)]) == 2
+    assert "did not write" in capsys.readouterr().err and (out / "theirs.bin").exists()
+
+
+def test_an_ensemble_member_trains_as_the_plain_model_would():
+    """One ensemble step of member 1 = one AdamW step of the plain Encoder on the same batch."""
+    import torch
+
+    from spt_theory.lra.gpu.ensemble import Ensemble, pixels
+    from spt_theory.lra.gpu.twin_plan import TINY
+    from spt_theory.lra.gpu.twin_train import seeded
+
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randint(0, 256, (16, 256), dtype=torch.uint8, generator=g), torch.randint(0, 2, (16,), generator=g)
+    ens = Ensemble([seeded(TINY, 0), seeded(TINY, 1)], [0, 1], "supervised", 1e-3, fixed=[("decoder",)] * 2)
+    index = ens._batch_indices(16, 4)
+    ens._orders = [None, None]
+    ens._generators = [torch.Generator().manual_seed(1000 * s + 1) for s in (0, 1)]
+    ens.step(x, y, 4)
+    plain = seeded(TINY, 1)
+    trainable = [p for n, p in plain.named_parameters() if plain.group_of(n) != "decoder"]
+    opt = torch.optim.AdamW(trainable, lr=1e-3, weight_decay=0.01)
+    torch.nn.functional.cross_entropy(plain(pixels(x[index[1]])), y[index[1]]).backward()
+    opt.step()
+    member = ens.member(1)
+    for (name, a), b in zip(plain.named_parameters(), member.parameters()):
+        if name.endswith("attn.qk.bias"):  # b_K's gradient is 0 up to rounding, which AdamW scales to +-lr
+            a, b = a[:TINY.d_model], b[:TINY.d_model]
+        assert torch.allclose(a, b, atol=1e-6), name

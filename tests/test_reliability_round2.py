@@ -141,7 +141,7 @@ def test_verify_prints_the_exit_status_it_returns_when_the_json_cannot_be_writte
 @pytest.mark.parametrize("case", ["OUT_under_a_file", "export_under_a_file",
                                   "run_is_a_file", "run_under_a_file"])
 def test_gpu_confirm_checks_its_folders_before_the_first_step(case, tmp_path, capsys, monkeypatch):
-    from spt_theory.lra import gpu_confirm
+    from spt_theory.lra.gpu import confirm as gpu_confirm
 
     def no_steps(*args, **kwargs):
         raise AssertionError("a step ran before the folders were checked")

@@ -1,4 +1,4 @@
-"""The run of the one-GPU confirmation (:mod:`spt_theory.lra.gpu_confirm`): the steps start,
+"""The run of the one-GPU confirmation (:mod:`spt_theory.lra.gpu.confirm`): the steps start,
 bench, data and the sweeps in order under their timeouts (:class:`Confirmation`), then the report,
 ``OUT/summary.json`` and the export, whatever a step did (:func:`confirm`)."""
 
@@ -12,9 +12,9 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from spt_theory.lra import gpu_export
-from spt_theory.lra.gpu_data import generate_data
-from spt_theory.lra.gpu_plan import (
+from spt_theory.lra.gpu import export as gpu_export
+from spt_theory.lra.gpu.data import generate_data
+from spt_theory.lra.gpu.plan import (
     ASSUMED_SCRIPT_START,
     BENCH_REPETITIONS,
     CELLS,
@@ -35,7 +35,7 @@ from spt_theory.lra.gpu_plan import (
     planned_seconds,
     step_timeout,
 )
-from spt_theory.lra.gpu_steps import Step, run_step, say
+from spt_theory.lra.gpu.steps import Step, run_step, say
 from spt_theory.lra.report import format_report, load_results
 from spt_theory.util.io import InputError, StorageError, atomic_write, prepare_output, write_json
 
@@ -57,7 +57,7 @@ def sweep_command(python: str, task: str, out: Path, task_plan: dict, sizes: Siz
 @dataclass
 class Confirmation:
     """One run of the confirmation: its settings, the steps run so far
-    (:class:`~spt_theory.lra.gpu_steps.Step`) and the plans made; ``started``: the wall-clock time
+    (:class:`~spt_theory.lra.gpu.steps.Step`) and the plans made; ``started``: the wall-clock time
     (``time.time()``) the budget counts from."""
 
     python: str
@@ -78,7 +78,7 @@ class Confirmation:
         return time.time() - self.started
 
     def timeout(self, name: str, planned: float) -> float | None:
-        """The timeout of the step ``name`` (:func:`~spt_theory.lra.gpu_plan.step_timeout`), or None,
+        """The timeout of the step ``name`` (:func:`~spt_theory.lra.gpu.plan.step_timeout`), or None,
         the step recorded as skipped, when less than ``MIN_STEP_SECONDS`` of the budget would be left
         for it."""
         timeout = step_timeout(planned, self.budget - self.elapsed())

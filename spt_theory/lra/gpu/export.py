@@ -1,4 +1,4 @@
-"""What the one-GPU confirmation (:mod:`spt_theory.lra.gpu_confirm`) leaves behind: the numbers
+"""What the one-GPU confirmation (:mod:`spt_theory.lra.gpu.confirm`) leaves behind: the numbers
 ``summary.json`` reads off the run folder (device, versions, the bench, every training stage, the
 sweeps), and the export into one folder (``$OUT`` on the lent GPU machine) within what that
 machine returns (:data:`LIMITS`):

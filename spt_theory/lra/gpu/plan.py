@@ -1,4 +1,4 @@
-"""The plan of the one-GPU confirmation (:mod:`spt_theory.lra.gpu_confirm`, whose help explains
+"""The plan of the one-GPU confirmation (:mod:`spt_theory.lra.gpu.confirm`, whose help explains
 the budget and the step caps): its tunables, the data sizes of each mode, the rates the plan's
 seconds come from (assumed, measured by the bench, measured on this CPU), the planner
 (:func:`plan`, each step's timeout :func:`step_timeout`) and its table (:func:`format_plan`)."""

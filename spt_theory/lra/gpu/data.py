@@ -1,4 +1,4 @@
-"""The data step of the one-GPU confirmation (:mod:`spt_theory.lra.gpu_confirm`): ListOps and
+"""The data step of the one-GPU confirmation (:mod:`spt_theory.lra.gpu.confirm`): ListOps and
 Pathfinder-32 drawn by generator processes at once (:func:`data_commands`), their parts merged into
 the release layout with one provenance marker per task (:func:`merge_listops`,
 :func:`merge_pathfinder`), only in folders the step made itself (:func:`made_here`)."""
@@ -12,8 +12,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from spt_theory.lra.gpu_plan import Sizes
-from spt_theory.lra.gpu_steps import Step, run_step, say
+from spt_theory.lra.gpu.plan import Sizes
+from spt_theory.lra.gpu.steps import Step, run_step, say
 from spt_theory.util.io import InputError, atomic_write, make_dirs
 from spt_theory.util.provenance import make_owned, owned_folder
 

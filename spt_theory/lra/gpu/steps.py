@@ -1,4 +1,4 @@
-"""The steps of the one-GPU confirmation (:mod:`spt_theory.lra.gpu_confirm`) as processes with a
+"""The steps of the one-GPU confirmation (:mod:`spt_theory.lra.gpu.confirm`) as processes with a
 timeout.  Each process runs in a process group of its own (in this session, so that whatever ends
 the session's processes ends it too; on Python 3.10 in a session of its own); its output (stdout
 and stderr together) is shown on this process's stderr as it comes and kept in a log file.  A step
