@@ -226,25 +226,33 @@ def generate_sample(rng: np.random.Generator, label: int, style: PathfinderStyle
                      f"use a larger --size or a shorter --contour-length")
 
 
-def balanced_labels(n: int, seed: int) -> np.ndarray:
-    """``n`` labels, half of them 1 (one more 0 if ``n`` is odd), in a seeded random order."""
+def balanced_labels(n: int, seed: int, offset: int = 0) -> np.ndarray:
+    """``n`` labels, half of them 1 (one more 0 if ``n`` is odd), in a seeded random order (the
+    block of images from index ``offset`` on draws its own order)."""
     labels = np.arange(n) % 2
-    return np.random.default_rng([seed, n]).permutation(labels)
+    return np.random.default_rng([seed, n] if offset == 0 else [seed, n, offset]).permutation(labels)
 
 
-def generate(n: int, seed: int = 0, style: PathfinderStyle = PathfinderStyle(), progress: bool = False):
-    """Yield ``n`` samples with balanced labels; sample ``i`` draws from the stream ``(seed, i)``."""
-    labels = balanced_labels(n, seed)
+def generate(n: int, seed: int = 0, style: PathfinderStyle = PathfinderStyle(), progress: bool = False,
+             offset: int = 0):
+    """Yield ``n`` samples with balanced labels; sample ``i`` draws from the stream ``(seed, offset + i)``
+    (``offset``: the images written before, so a held-out test block shares no stream with them)."""
+    labels = balanced_labels(n, seed, offset)
     with Progress("pathfinder images", n, "images", enabled=progress) as bar:
         for i in range(n):
-            yield generate_sample(np.random.default_rng([seed, i]), int(labels[i]), style)
+            yield generate_sample(np.random.default_rng([seed, offset + i]), int(labels[i]), style)
             bar.update()
 
 
-def check_counts(n: int, per_folder: int) -> None:
-    """InputError unless there is at least one image and one image per folder."""
-    if n < 1 or per_folder < 1:
-        raise InputError(f"need n >= 1 and per_folder >= 1, got n={n}, per_folder={per_folder}")
+def check_counts(n: int, per_folder: int, n_test: int = 0) -> None:
+    """InputError unless there is at least one image and one image per folder (and n_test >= 0)."""
+    if n < 1 or per_folder < 1 or n_test < 0:
+        raise InputError(f"need n >= 1, per_folder >= 1 and n_test >= 0, got n={n}, per_folder={per_folder}, "
+                         f"n_test={n_test}")
+
+
+TEST_PREFIX = "test_"
+"""Folders of a held-out test split (``--n-test``): ``imgs/test_<k>/`` and ``metadata/test_<k>.npy``."""
 
 
 def dataset_root(out: str | Path, style: PathfinderStyle) -> Path:
@@ -253,27 +261,40 @@ def dataset_root(out: str | Path, style: PathfinderStyle) -> Path:
 
 
 def write_dataset(out: str | Path, n: int, seed: int = 0, style: PathfinderStyle = PathfinderStyle(),
-                  per_folder: int = 1000, progress: bool = False) -> Path:
+                  per_folder: int = 1000, progress: bool = False, n_test: int = 0) -> Path:
     """Write ``n`` images in the release layout under ``out/curv_contour_length_<L>``; return it.
+
+    With ``n_test`` > 0, ``n_test`` more images (streams ``(seed, n + i)``, their own balanced
+    labels) go to ``imgs/test_<k>/`` and ``metadata/test_<k>.npy``: a held-out test split.  The
+    reader (:mod:`spt_theory.lra.readers.pathfinder`) then takes its test split from them and
+    splits the ``n`` others 8 : 1 into train and validation (the release's 80 / 10).
 
     Each folder's metadata file is written after its images, so metadata never lists a missing
     image.
     """
-    check_counts(n, per_folder)
+    check_counts(n, per_folder, n_test)
     root = dataset_root(out, style)
+    _write_block(root, generate(n, seed, style, progress), n, per_folder, "", style)
+    if n_test:
+        _write_block(root, generate(n_test, seed, style, progress, offset=n), n_test, per_folder, TEST_PREFIX, style)
+    write_marker(root, "synthetic.pathfinder", {"n": n, "seed": seed, **asdict(style),
+                                                **({"n_test": n_test} if n_test else {})})
+    return root
+
+
+def _write_block(root: Path, samples, n: int, per_folder: int, prefix: str, style: PathfinderStyle) -> None:
+    """The images of ``samples`` in folders ``imgs/<prefix><k>``, each folder's metadata after its images."""
     lines: list[str] = []
-    for index, sample in enumerate(generate(n, seed, style, progress)):
+    for index, sample in enumerate(samples):
         folder, i = divmod(index, per_folder)
-        atomic_write(root / f"imgs/{folder}/sample_{i}.png",
+        atomic_write(root / f"imgs/{prefix}{folder}/sample_{i}.png",
                      lambda tmp, image=sample.image: Image.fromarray(image).save(tmp, format="PNG"))
-        lines.append(f"imgs/{folder} sample_{i}.png {i} {sample.label} {style.contour_length} "
+        lines.append(f"imgs/{prefix}{folder} sample_{i}.png {i} {sample.label} {style.contour_length} "
                      f"{sample.marker_distance:.4f}\n")
         if i == per_folder - 1 or index == n - 1:
             text = "".join(lines)
-            atomic_write(root / f"metadata/{folder}.npy", lambda tmp, text=text: tmp.write_text(text))
+            atomic_write(root / f"metadata/{prefix}{folder}.npy", lambda tmp, text=text: tmp.write_text(text))
             lines = []
-    write_marker(root, "synthetic.pathfinder", {"n": n, "seed": seed, **asdict(style)})
-    return root
 
 
 @interruptible
@@ -297,6 +318,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--match-distances", action="store_true",
                         help="label-0 markers at the label-1 marker-distance law (removes the "
                              "marker-distance shortcut; module doc)")
+    parser.add_argument("--n-test", type=int, default=0,
+                        help="a held-out test split of this many more images (imgs/test_<k>/); the --n images "
+                             "then split 8 : 1 into train and validation (default 0: the reader's seeded "
+                             "80/10/10 split of the --n images)")
     parser.add_argument("--per-folder", type=int, default=1000, help="images per imgs/<k> folder (1000)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--no-progress", action="store_true",
@@ -306,13 +331,15 @@ def main(argv: list[str] | None = None) -> int:
         style = PathfinderStyle(size=args.size, contour_length=args.contour_length,
                                 distractors=args.distractors, distractor_length=args.distractor_length,
                                 match_distances=args.match_distances)
-        check_counts(args.n, args.per_folder)
+        check_counts(args.n, args.per_folder, args.n_test)
         refuse_links(dataset_root(args.out, style), args.out)
         prepare_output(dataset_root(args.out, style) / MARKER)  # before the first image; a created folder is said
-        root = write_dataset(args.out, args.n, args.seed, style, args.per_folder, progress=not args.no_progress)
+        root = write_dataset(args.out, args.n, args.seed, style, args.per_folder, progress=not args.no_progress,
+                             n_test=args.n_test)
     except InputError as error:
         parser.exit(2, f"error: {error}\n")
-    announce(root, f"{args.n} images (imgs/, metadata/) to")
+    announce(root, f"{args.n} images (imgs/, metadata/)" + (f" and {args.n_test} test images (imgs/test_*/)"
+                                                             if args.n_test else "") + " to")
     announce(root / MARKER)
     return 0
 

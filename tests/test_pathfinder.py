@@ -1,5 +1,6 @@
 """Pathfinder generator: label = connectivity, geometry, balance, determinism, release layout."""
 
+import json
 import math
 
 import numpy as np
@@ -97,6 +98,26 @@ def test_reader_reads_what_the_generator_writes(tmp_path):
     read = {(row.numpy().astype(np.uint8).tobytes(), int(label))
             for split in splits.values() for row, label in zip(split.inputs, split.labels)}
     assert read == expected
+
+
+def test_a_held_out_test_split_is_read_as_the_test_split(tmp_path):
+    """``--n-test``: the registered 16,000 / 2,000 / 10,000 split in miniature (18 + 10 images: 16 / 2 / 10);
+    the test images come from their own streams, none of them is a train or validation image."""
+    root = write_dataset(tmp_path / "pathfinder32", 18, seed=5, per_folder=8, n_test=10)
+    assert sorted(p.name for p in (root / "metadata").iterdir()) == [
+        "0.npy", "1.npy", "2.npy", "test_0.npy", "test_1.npy"]
+    assert json.loads((root / "GENERATED.json").read_text())["settings"]["n_test"] == 10
+    main, test = list(generate(18, seed=5)), list(generate(10, seed=5, offset=18))
+    assert not {s.image.tobytes() for s in main} & {s.image.tobytes() for s in test}
+    assert sum(s.label for s in test) == 5  # balanced on its own
+    splits = {name: read_pathfinder(tmp_path, name, seed=0) for name in ("train", "val", "test")}
+    assert [len(s) for s in splits.values()] == [16, 2, 10]
+    assert [row.numpy().astype(np.uint8).tobytes() for row in splits["test"].inputs] == [
+        s.image.reshape(-1).tobytes() for s in test]  # in metadata order
+    train_val = {row.numpy().astype(np.uint8).tobytes() for name in ("train", "val") for row in splits[name].inputs}
+    assert train_val == {s.image.reshape(-1).tobytes() for s in main}
+    write_dataset(tmp_path / "plain" / "pathfinder32", 18, seed=5, per_folder=8)  # without: 80/10/10 as before
+    assert [len(read_pathfinder(tmp_path / "plain", name, seed=0)) for name in ("train", "val", "test")] == [14, 2, 2]
 
 
 def test_cli_writes_the_release_layout(tmp_path, capsys):
