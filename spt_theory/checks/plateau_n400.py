@@ -21,6 +21,7 @@ run at n = 400 (now) INCONCLUSIVE with the command that runs them.
 
 from __future__ import annotations
 
+import math
 import statistics
 
 from spt_theory import evidence, plateau, stats
@@ -85,6 +86,7 @@ def judge(summary: dict, tree: dict, kind: str, key: str) -> Measurement:
              f"{', '.join(map(str, tree['fit_lengths']))} only): {prediction['steps']:.0f} steps, single-seed "
              f"interval [{lo:.0f}, {hi:.0f}] ({prediction['law']}); its standard error from the seeds "
              f"{prediction['log_standard_error']:.3f} in ln T, one seed's scatter {prediction['log_seed_sd']:.3f}"]
+    lines.append(interval_method(prediction, len(tree["fit_lengths"]), len(seeds)))
     lines += alternative_lines(prediction["alternatives"])
     lines += alternative_lines(line, "added 2026-12-02 after the n = 25-200 data, not in the registration: ")
     if not runs:
@@ -96,6 +98,18 @@ def judge(summary: dict, tree: dict, kind: str, key: str) -> Measurement:
                   {"prediction": {k: prediction[k] for k in ("law", "steps", "interval", "log_standard_error",
                                                              "log_seed_sd", "alternatives")},
                    "straight_line": line[0], "rule": tree["registration_rule"], "target_length": target})
+
+
+def interval_method(prediction: dict, lengths: int, seeds: int) -> str:
+    """How the registered single-seed interval was made, its degrees of freedom, and the same
+    interval with Student's t for tau's df in place of the registered 2 (printed; the verdict
+    reads the registered interval)."""
+    df = lengths * (seeds - 1)
+    centre, half = math.log(prediction["steps"]), prediction["log_half_width"] / pp.WIDTH
+    q = stats.t_quantile(0.95, df)
+    return (f"interval method (registered): exp(ln T ± {pp.WIDTH:g} sqrt(tau^2 + SE^2)), tau pooled within n "
+            f"({df} df), SE from {seeds} seeds ({seeds - 1} df); with t(0.975, {df}) = {q:.2f} in place of "
+            f"{pp.WIDTH:g}: [{math.exp(centre - q * half):.0f}, {math.exp(centre + q * half):.0f}] (not the rule)")
 
 
 def alternative_lines(alternatives: list[dict], prefix: str = "") -> list[str]:
@@ -149,6 +163,7 @@ def backtest(ctx: Context, kind: str) -> Measurement:
     ratios = prediction["in_sample_measured_over_law"]
     lines = [f"the same procedure from n = {', '.join(map(str, BACKTEST_FIT))} only: {prediction['steps']:.0f} steps "
              f"at n = {BACKTEST_TARGET}, single-seed interval [{lo:.0f}, {hi:.0f}] ({main})",
+             interval_method(prediction, len(BACKTEST_FIT), len(summary["seeds"])),
              "in sample, measured / law: " + ", ".join(f"n {n} {r:.2f}" for n, r in ratios.items()),
              *alternative_lines(prediction["alternatives"]), *alternative_lines(line)]
     reason = None if runs else f"no whole row at n = {BACKTEST_TARGET} in the grid"
