@@ -17,9 +17,22 @@ from spt_theory.verify import main
 
 @pytest.fixture
 def root(tmp_path):
+    """A copy of the committed evidence without its runs at n = 400 (the tests add their own)."""
     out = tmp_path / "evidence"
     shutil.copytree(evidence.root(), out, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    path = out / evidence.PLATEAU / plateau.SUMMARY.name
+    tree = json.loads(path.read_text())
+    tree["runs"] = [r for r in tree["runs"] if r["length"] != plateau.PREDICTED]
+    path.write_text(json.dumps(tree))
     return out
+
+
+def test_the_committed_runs_at_n_400_refute_both_claims_with_their_first_seed():
+    """Seed 0 of each (2026-12-02): AdamW escapes at 5400 (< 15030), SPT solves at 1000 (< 1880)."""
+    for check in (plateau_n400.check_p6, plateau_n400.check_p7):
+        m = check(Context())
+        assert m.verdict == "FAIL" and list(m.details["per_seed"]) == [0]
+        assert m.details["per_seed"][0]["where"] == "outside" and "need not run" in m.lines[0]
 
 
 def _add_runs(root, kind: str, values: list[float], capped: tuple[bool, ...] = (False, False, False)) -> None:
@@ -55,7 +68,11 @@ def test_three_seeds_inside_pass_one_outside_fails(claim_id, root, tmp_path):
     _add_runs(root, kind, inside)
     assert check(Context(evidence_root=root)).verdict == "PASS"
     other = tmp_path / "other"
-    shutil.copytree(evidence.root(), other, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    shutil.copytree(root, other)
+    path = other / evidence.PLATEAU / plateau.SUMMARY.name
+    tree = json.loads(path.read_text())
+    tree["runs"] = [r for r in tree["runs"] if r["length"] != plateau.PREDICTED]
+    path.write_text(json.dumps(tree))
     _add_runs(other, kind, [inside[0], inside[1], hi * 1.05])
     m = check(Context(evidence_root=other))
     assert m.verdict == "FAIL" and m.details["per_seed"][2]["where"] == "outside"
