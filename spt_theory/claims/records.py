@@ -73,6 +73,7 @@ PLATEAU_LAW = "cf076e0"  # 2026-12-01: T8's predictions P1, P3-P5
 RACE_RULES = "1b11fa8"  # 2026-12-02 06:14: per-task L rules, neutral selection, the race L5 (before any race run)
 FORCE = "f66bf68"  # 2026-12-02 06:40: T9, the exact label force, its tolerances and first result
 PREDICTION_400 = "bd8a28f"  # 2026-12-02 08:47: the n = 400 plateau prediction (P6, P7), before any n = 400 run
+DECIDE = "8650b85"  # 2026-12-02 evening: L1b, L4b, L3b, L6 pre-registered (docs/preregistration/2026-12-02-lra-decide.md)
 STATISTICS = "STATSCOMMIT"  # 2026-12-02 18:50: spt_theory.stats (t intervals, paired test term); the backtests P6b, P7b
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
@@ -80,6 +81,8 @@ LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gat
                 "pilot's 71% seen, and the controls' budget moved to scratch's after the seed-0 CNN "
                 "stayed at chance in 4 epochs (both gates pass with either budget)")
 
+NO_RUN = ("no run yet: fresh data (seed 1) and seeds, the design runs over several sessions; the first "
+          "result commit is still to come")
 WALK_SEEDS = "walk task, seeds 0-2, verify --full"
 PLATEAU = "plateau grid (evidence/plateau/plateau_runs.json), seeds 0-2"
 LRA_SEEDS = "CPU LRA sweep (evidence/lra/listops.json, pathfinder.json), seeds 0-2"
@@ -345,6 +348,26 @@ TABLE: dict[str, Row] = _table(
                "Pathfinder-16 escape race (evidence/race/pathfinder16.json), all 3 seeds: neither rule met, 0 seeds "
                "support, 1 refutes (seed 1: scratch at 70% after 16,000 steps, SPT never; seeds 0, 2: neither arm "
                "within 20,000 steps)")),
+    Row("L1b",
+        "Pathfinder-16: SPT beats scratch at 8,000 equal optimiser steps (sequential looks)",
+        "PASS lo > 0, FAIL hi < 3.5 pts; looks at 4, 6 seeds (99%), 8 seeds (95%)",
+        Registration("pre", DECIDE, DECIDE, note=NO_RUN),
+        Record("inconclusive", "2026-12-02", "no run yet (L1b pre-registered first, 8650b85)")),
+    Row("L4b",
+        "Pathfinder-16: W_Q, W_K alone from the SPT checkpoint recover half the gain",
+        "(hybrid - scratch) - 0.5 gain: PASS lo > 0, FAIL hi < 0; L1b's looks; exploratory below a 5.8-pt gain",
+        Registration("pre", DECIDE, DECIDE, note=NO_RUN + "; run only if L1b is PASS"),
+        Record("inconclusive", "2026-12-02", "no run yet (L4b pre-registered first, 8650b85)")),
+    Row("L3b",
+        "ListOps: attention frozen at random init is about as good as trained",
+        "|frozen - scratch| <= 3 at 1,570 and 3,140 steps, 95%, 6 seeds; chance gate",
+        Registration("pre", DECIDE, DECIDE, note=NO_RUN),
+        Record("inconclusive", "2026-12-02", "no run yet (L3b pre-registered first, 8650b85)")),
+    Row("L6",
+        "Pathfinder-16: a 1-layer Transformer with proximity init has room (capacity gate)",
+        "both seeds >= 75% (FAIL: both <= 69%) at 10,000 steps",
+        Registration("pre", DECIDE, DECIDE, note=NO_RUN),
+        Record("inconclusive", "2026-12-02", "no run yet (L6 pre-registered first, 8650b85)")),
     Row("P5",
         "SPT/scratch steps ratio ∝ n^(dln(s_rec/s)/dln n)",
         "0.08 ± 0.25",

@@ -275,6 +275,7 @@ class DecideEvidence(Versioned):
     data: SweepData
     cells: list[CellRow] = Field(min_length=1)
     sweeps: dict[str, dict[str, Any]]
+    controls: dict[str, Control] = {}
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -291,8 +292,9 @@ class DecideEvidence(Versioned):
                              f"sweeps {sorted(self.sweeps)})")
         if self.config.task != self.task:
             raise ValueError(f"config.task {self.config.task!r} is not task {self.task!r}")
-        correctness.check_counts([(f"cells[{k}].runs[{j}].curve[{i}]", point) for k, row in enumerate(self.cells)
-                                  for j, run in enumerate(row.runs) for i, point in enumerate(run.curve)],
+        correctness.check_counts([(f"controls.{k}", c) for k, c in self.controls.items()]
+                                 + [(f"cells[{k}].runs[{j}].curve[{i}]", point) for k, row in enumerate(self.cells)
+                                    for j, run in enumerate(row.runs) for i, point in enumerate(run.curve)],
                                  self.data.n_test)
         return self
 

@@ -58,6 +58,8 @@ class Experiment:
     finetune_epochs: int | None = None
     only: tuple[tuple[str, tuple[int, ...]], ...] = ()
     """Cells run at some seeds only: (spec, seeds)."""
+    controls: tuple[str, ...] = ("majority",)
+    """Untrained baselines computed beside the cells (the majority class: L3b's chance gate)."""
 
     @property
     def overrides(self) -> tuple[tuple[str, str], ...]:
@@ -130,12 +132,13 @@ def run(experiment: Experiment, seeds, data_dir: Path, out: Path, runtime, tiny:
     summaries = []
     for seed in seeds:
         grid = parse_cells([], experiment.specs(seed))
-        summaries.append(sweep(base, grid, [seed], runtime, sweep_name(experiment.name, seed)))
+        summaries.append(sweep(base, grid, [seed], runtime, sweep_name(experiment.name, seed),
+                               controls=experiment.controls))
     return summaries
 
 
 # ----------------------------------------------------------------------------------- collect
-SAME = ("experiment", "task", "registered", "tiny", "options", "config", "data")
+SAME = ("experiment", "task", "registered", "tiny", "options", "config", "data", "controls")
 """The fields two pieces of evidence of one experiment must share (every seed's, and a merge's)."""
 
 
@@ -183,6 +186,7 @@ def _piece(experiment: Experiment, summary: dict) -> dict:
         "schema_version": schema.SCHEMA_VERSION, "experiment": experiment.name, "task": experiment.task,
         "registered": REGISTERED, "tiny": bool(opts.get("tiny")), "seeds": [seed], "options": opts,
         "config": summary["config"], "data": data, "data_source": summary["data"].get("source"),
+        "controls": {kind: entry for kind, entry in summary.get("controls", {}).items() if "runs" not in entry},
         "cells": _with_stats(cells), "sweeps": {str(seed): {"name": summary["name"], "versions": summary["versions"],
                                                             "written": summary.get("written"),
                                                             "sweep_seconds": summary.get("sweep_seconds")}},
