@@ -43,6 +43,8 @@ DATA = {"pathfinder": {"n_train": 16_000, "n_val": 2_000, "n_test": 10_000},
         "listops": {"n_train": 5_000, "n_val": 500, "n_test": 5_000}}
 """The registered data sizes (fresh data, generator seed 1)."""
 SCRATCH_16 = "recipe=scratch,finetune_epochs=16"
+PROBE_LIMIT = 200
+"""Test examples the attention probes read (as the committed sweeps; the claims do not read them)."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +135,7 @@ def run(experiment: Experiment, seeds, data_dir: Path, out: Path, runtime, tiny:
     for seed in seeds:
         grid = parse_cells([], experiment.specs(seed))
         summaries.append(sweep(base, grid, [seed], runtime, sweep_name(experiment.name, seed),
-                               controls=experiment.controls))
+                               probe_limit=PROBE_LIMIT, controls=experiment.controls))
     return summaries
 
 
