@@ -88,12 +88,15 @@ STATISTICS = "1efdbaa"  # 2026-12-02 18:05: spt_theory.stats (t intervals, paire
 PREDICTION_400_FILES = (("plateau/prediction_n400.json",
                          "d07f6ebc40f13e692384ac87424b4378210247e13a735ecc2e1378407d1773e5"),)
 """The prediction file as committed in PREDICTION_400 (sha256 of ``git show bd8a28f:...``)."""
+DECIDE = "8650b85"  # 2026-12-02 18:19: L1b, L4b, L3b, L6 pre-registered (docs/preregistration/2026-12-02-lra-decide.md)
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
                 "SPT-learned gate (50% of the marginal-to-neighbour gap) was written with the ListOps "
                 "pilot's 71% seen, and the controls' budget moved to scratch's after the seed-0 CNN "
                 "stayed at chance in 4 epochs (both gates pass with either budget)")
 
+NO_RUN = ("no run yet: fresh data (seed 1) and seeds, the design runs over several sessions; the first "
+          "result commit is still to come")
 WALK_SEEDS = "walk task, seeds 0-2, verify --full"
 PLATEAU = "plateau grid (evidence/plateau/plateau_runs.json), seeds 0-2"
 LRA_SEEDS = "CPU LRA sweep (evidence/lra/listops.json, pathfinder.json), seeds 0-2"
@@ -359,6 +362,26 @@ TABLE: dict[str, Row] = _table(
                "Pathfinder-16 escape race (evidence/race/pathfinder16.json), all 3 seeds: neither rule met, 0 seeds "
                "support, 1 refutes (seed 1: scratch at 70% after 16,000 steps, SPT never; seeds 0, 2: neither arm "
                "within 20,000 steps)")),
+    Row("L1b",
+        "Pathfinder-16: SPT beats scratch at 8,000 equal optimiser steps (sequential looks)",
+        "PASS lo > 0, FAIL hi < 3.5 pts; looks at 4, 6 seeds (99%), 8 seeds (95%)",
+        Registration("pre", DECIDE, DECIDE, note=NO_RUN),
+        Record("inconclusive", "2026-12-02", "no run yet (L1b pre-registered first, 8650b85)")),
+    Row("L4b",
+        "Pathfinder-16: W_Q, W_K alone from the SPT checkpoint recover half the gain",
+        "(hybrid - scratch) - 0.5 gain: PASS lo > 0, FAIL hi < 0; L1b's looks; exploratory below a 5.8-pt gain",
+        Registration("pre", DECIDE, DECIDE, note=NO_RUN + "; run only if L1b is PASS"),
+        Record("inconclusive", "2026-12-02", "no run yet (L4b pre-registered first, 8650b85)")),
+    Row("L3b",
+        "ListOps: attention frozen at random init is about as good as trained",
+        "|frozen - scratch| <= 3 at 1,570 and 3,140 steps, 95%, 6 seeds; chance gate",
+        Registration("pre", DECIDE, DECIDE, note=NO_RUN),
+        Record("inconclusive", "2026-12-02", "no run yet (L3b pre-registered first, 8650b85)")),
+    Row("L6",
+        "Pathfinder-16: a 1-layer Transformer with proximity init has room (capacity gate)",
+        "both seeds >= 75% (FAIL: both <= 69%) at 10,000 steps",
+        Registration("pre", DECIDE, DECIDE, note=NO_RUN),
+        Record("inconclusive", "2026-12-02", "no run yet (L6 pre-registered first, 8650b85)")),
     Row("P5",
         "SPT/scratch steps ratio ∝ n^(dln(s_rec/s)/dln n)",
         "0.08 ± 0.25",

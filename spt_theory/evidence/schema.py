@@ -2,7 +2,8 @@
 
 Each file format is a pydantic model: the LRA sweep summary (:class:`SweepSummary`), the plateau
 grid (:class:`PlateauRuns`), the gradient RMS (:class:`GradientRMS`), the n = 400 plateau
-prediction (:class:`PlateauPrediction`), the escape race
+prediction (:class:`PlateauPrediction`), the pre-registered decide experiments
+(:class:`DecideEvidence`), the escape race
 (:class:`RaceEvidence`), the GPU run's summary (:class:`GPUSummary`).  Every file carries
 ``schema_version`` (:data:`SCHEMA_VERSION`).  A model refuses what cannot be right: a number that
 is not finite, an accuracy outside [0, 1], duplicated cells or rows, a seed twice, arms with
@@ -272,6 +273,45 @@ class SweepSummary(Versioned):
     @property
     def proximity_metric(self) -> str:
         return proximity_metric(self.config.masking)
+
+
+class DecideEvidence(Versioned):
+    """``lra decide collect``'s evidence: one pre-registered experiment's cells, each run at the
+    seeds it was registered for (not every cell at every seed: L6's 2-layer arm), merged over the
+    per-seed sweeps (:mod:`spt_theory.lra.decide`)."""
+
+    experiment: str
+    task: str
+    registered: str
+    tiny: bool
+    seeds: list[Seed] = Field(min_length=1)
+    options: dict[str, Any]
+    config: SweepConfig
+    data: SweepData
+    cells: list[CellRow] = Field(min_length=1)
+    sweeps: dict[str, dict[str, Any]]
+    controls: dict[str, Control] = {}
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        _unique(self.seeds, "seed")
+        _unique([row.cell.model_dump() for row in self.cells], "cell")
+        ran = set()
+        for i, row in enumerate(self.cells):
+            stray = [run.seed for run in row.runs if run.seed not in self.seeds]
+            if stray:
+                raise ValueError(f"cells[{i}]: seed {stray[0]} is not a seed of the evidence {self.seeds}")
+            ran |= {run.seed for run in row.runs}
+        if ran != set(self.seeds) or set(self.sweeps) != {str(s) for s in self.seeds}:
+            raise ValueError(f"seeds {self.seeds}: every seed needs a run and a sweep (runs at {sorted(ran)}, "
+                             f"sweeps {sorted(self.sweeps)})")
+        if self.config.task != self.task:
+            raise ValueError(f"config.task {self.config.task!r} is not task {self.task!r}")
+        correctness.check_counts([(f"controls.{k}", c) for k, c in self.controls.items()]
+                                 + [(f"cells[{k}].runs[{j}].curve[{i}]", point) for k, row in enumerate(self.cells)
+                                    for j, run in enumerate(row.runs) for i, point in enumerate(run.curve)],
+                                 self.data.n_test)
+        return self
 
 
 # ---------------------------------------------------------------------------------- plateau grid

@@ -11,6 +11,7 @@ Commands::
               band mass against uniform, 2-D neighbours (images), Toeplitz fit of PE-PE scores
     report    table of the result JSONs against the LRA reference numbers
     race      the Pathfinder-16 escape race (claim L5) collected into evidence JSON
+    decide    the pre-registered L1b / L4b / L3b / L6 runs (decide run) and their evidence (decide collect)
 
 Examples::
 
@@ -53,6 +54,7 @@ from spt_theory import evidence
 from spt_theory.core import args as cli_args
 from spt_theory.core import cpu
 from spt_theory.evidence import schema
+from spt_theory.lra import decide
 from spt_theory.lra.controls import CONTROLS
 from spt_theory.lra.probe import __doc__ as probe_module_doc
 from spt_theory.lra.probe import format_probe, probe_files
@@ -188,6 +190,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     race.add_argument("--data-dir", type=Path, required=True, help="root holding pathfinder16/ (the registered data)")
     race.add_argument("--promote", action="store_true",
                       help="also copy the evidence into the committed evidence (package data race/), completed by the committed arms of seeds run elsewhere (an arm that ran further here replaces its own)")
+    decide.add_parser(commands)
     report = commands.add_parser("report", help="table of result JSONs against the LRA reference numbers",
                                  description="Table of result JSONs against the LRA reference numbers.")
     report.add_argument("--results", type=Path, default=Path("runs/lra/results"),
@@ -219,6 +222,9 @@ def execute(args: argparse.Namespace) -> None:
     cli_args.refuse_evidence_outputs(args)  # --out inside the committed evidence: refused before any work
     if args.command == "report":
         print(format_report(load_results(args.results)))
+        return
+    if args.command == "decide":
+        decide.execute(args)
         return
     if args.command == "race":
         found = race_collect(args.out, args.data_dir, checked=args.promote)

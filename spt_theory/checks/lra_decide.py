@@ -1,0 +1,268 @@
+"""Claims L1b, L4b, L3b, L6: the LRA designs that decide on a CPU, exactly as pre-registered
+(``docs/preregistration/2026-12-02-lra-decide.md``, commit 8650b85, before any of their runs).
+
+verify reads the evidence ``evidence/lra/decide/<x>.json`` that ``python -m spt_theory.lra decide
+collect --experiment <x> --promote`` writes (:mod:`spt_theory.lra.decide`), never trains.  The
+design runs over several sessions, so a missing file is INCONCLUSIVE ("no run yet", with the
+command), not an error; a file that is there but malformed is an ERROR.  Accuracies: test accuracy
+at the best validation evaluation within the budget, ties at their mean
+(:func:`spt_theory.lra.steps.best_points_within`); differences paired over seeds and the shared
+test examples (:func:`spt_theory.stats.paired_difference`, Satterthwaite df).
+
+- **L1b** (Pathfinder-16): D = SPT - scratch at 8,000 total steps.  PASS iff lo > 0; FAIL iff
+  hi < 3.5 (and not PASS); else INCONCLUSIVE.  Sequential looks (:data:`LOOKS`): seeds 100-103 and
+  100-105 at 99%, 100-107 at 95%; a look is taken only when all its seeds are in; the design stops
+  at the first look that decides.
+- **L4b**: E = (hybrid - scratch) - 0.5 (SPT - scratch); PASS iff lo > 0, FAIL iff hi < 0; the same
+  looks.  Exploratory below a 5.8-point gain (printed).
+- **L3b** (ListOps): D = frozen - scratch at 1,570 and 3,140 supervised steps, each arm off its own
+  curve, 6 seeds (100-105), 95%.  Per budget PASS iff inside [-3, 3], FAIL iff wholly outside, else
+  INCONCLUSIVE, and INCONCLUSIVE while scratch's mean is not 5 points above the majority class.
+  FAIL if either budget fails, PASS if both pass.
+- **L6** (Pathfinder-16): proximity init, seeds 200 and 201, best within 10,000 steps.  PASS iff
+  both >= 75%, FAIL iff both <= 69%, else INCONCLUSIVE; the 2-layer arm (seed 200) printed only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from spt_theory import stats
+from spt_theory.checks.lra import find_cell
+from spt_theory.claims.registry import Context, Measurement, claim, undecided
+from spt_theory.evidence import EvidenceError, correctness, require, schema
+from spt_theory.lra import decide
+from spt_theory.lra.steps import best_points_within
+from spt_theory.lra.sweep import cells as parse_cells
+
+LOOKS = ((tuple(range(100, 104)), 0.99), (tuple(range(100, 106)), 0.99), (tuple(range(100, 108)), 0.95))
+"""L1b / L4b's sequential looks: (seeds, level)."""
+SUPPORT = 3.5
+"""L1b: the support region's lower end (points); the refutation region is D <= 0."""
+L4B_EXPLORATORY = 5.8
+"""L4b: below this SPT gain (points) the design has < 80% power: exploratory."""
+L3B_SEEDS = tuple(range(100, 106))
+L3B_BUDGETS = (1_570, 3_140)
+L3B_BOUND = 3.0
+CHANCE_MARGIN = 5.0
+L6_SEEDS = (200, 201)
+L6_BUDGET = 10_000
+ROOM, LIMIT = 75.0, 69.0
+PRE = "pre-registered 2026-12-02 (8650b85)"
+
+
+def command(experiment: str) -> str:
+    """How the evidence of ``experiment`` is made (the lead runs it; ``figures/README.md``)."""
+    return (f"python -m spt_theory.lra decide run --experiment {experiment} --data-dir D --out OUT --threads 1, "
+            f"then decide collect --experiment {experiment} --out OUT --promote")
+
+
+def load(ctx: Context, experiment: str) -> tuple[dict | None, Path]:
+    """(the evidence of ``experiment``, its path); None where no file is there yet.  EvidenceError
+    if the file is malformed, of another experiment, tiny, or its runs are not the registered length."""
+    path = Path(ctx.lra_evidence) / "decide" / f"{experiment}.json"
+    if not path.is_file():
+        return None, path
+    found = schema.load(path, schema.DecideEvidence)
+    require(found["experiment"] == experiment, path, "experiment", repr(experiment))
+    require(found["tiny"] is False, path, "tiny", "false (tiny runs decide nothing)")
+    spec = decide.EXPERIMENTS[experiment]
+    for text, steps in spec.cells.items():
+        row = cell(found, text)
+        for run in row["runs"] if row else []:
+            require(run["curve"][-1]["step"] == steps, path, f"cells ({row['label']}) seed {run['seed']}",
+                    f"a run of the registered {steps} steps")
+    return found, path
+
+
+def cell(found: dict, spec: str) -> dict | None:
+    """The cell of the evidence that the ``--cell`` spec ``spec`` runs (None if absent)."""
+    return find_cell(found, **{k: v for k, v in parse_cells([], [spec])[0].items()})
+
+
+def correct(row: dict, path: Path, seeds, budget: int) -> dict[int, np.ndarray]:
+    """Per seed of ``seeds``: the per-example correctness at the best validation evaluation within
+    ``budget`` total steps (ties: their mean)."""
+    runs = {run["seed"]: run for run in row["runs"]}
+    found = {}
+    for seed in seeds:
+        points = best_points_within(runs[seed]["curve"], budget)
+        if not points:
+            raise EvidenceError(f"{path}: {row['label']} seed {seed}: no evaluation within {budget} steps")
+        found[seed] = np.mean([correctness.test_correctness(p, path, f"{row['label']} seed {seed}") for p in points],
+                              axis=0)
+    return found
+
+
+def accuracy(row: dict, seed: int, budget: int) -> float:
+    """Test accuracy (%) of ``row``'s run at ``seed`` at its best validation evaluation within ``budget``."""
+    run = next(r for r in row["runs"] if r["seed"] == seed)
+    points = best_points_within(run["curve"], budget)
+    return 100 * sum(p["test_accuracy"] for p in points) / len(points)
+
+
+def seeds_in(*rows: dict | None) -> set[int]:
+    """The seeds every one of ``rows`` has a run for."""
+    if any(row is None for row in rows):
+        return set()
+    return set.intersection(*({run["seed"] for run in row["runs"]} for row in rows))
+
+
+# ------------------------------------------------------------------------------------ sequential looks
+def sequential(have: set[int], interval, verdict) -> tuple[str, list[str], dict, str | None]:
+    """Take the looks of :data:`LOOKS` whose seeds are all in ``have``, in order, stopping at the first
+    that decides.  ``interval(seeds, level) -> Interval``; ``verdict(interval) -> PASS | FAIL |
+    INCONCLUSIVE``.  Returns (verdict, lines, details, why INCONCLUSIVE or None)."""
+    lines, taken = [], []
+    for number, (seeds, level) in enumerate(LOOKS, 1):
+        missing = [s for s in seeds if s not in have]
+        if missing:
+            lines.append(f"look {number} ({len(seeds)} seeds, {level:.0%}) not taken: seeds "
+                         f"{' '.join(map(str, missing))} not in")
+            why = f"goes on: look {number} waits for seeds {' '.join(map(str, missing))}"
+            return "INCONCLUSIVE", lines, {"looks": taken}, why
+        iv = interval(seeds, level)
+        result = verdict(iv)
+        taken.append({"look": number, "seeds": list(seeds), "level": level, "verdict": result, "interval": iv.as_dict()})
+        lines.append(f"look {number} ({len(seeds)} seeds {seeds[0]}-{seeds[-1]}, {level:.0%}): {iv.text()} -> {result}"
+                     f" [{iv.method}]")
+        if result != "INCONCLUSIVE":
+            lines.append(f"stopped at look {number}: it decides ({result})")
+            return result, lines, {"looks": taken}, None
+    lines.append("design complete: the last look did not decide")
+    return "INCONCLUSIVE", lines, {"looks": taken}, "design complete, no look decided (the interval spans both regions)"
+
+
+def _result(measured: str, threshold: str, verdict: str, details: dict, lines, reason) -> Measurement:
+    return Measurement(measured, threshold, verdict == "PASS", details, lines=tuple(lines),
+                       inconclusive=(reason or "undecided") if verdict == "INCONCLUSIVE" else None)
+
+
+def judge_l1b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None]:
+    scratch, spt = cell(found, decide.SCRATCH_16), cell(found, "recipe=spt")
+    total = decide.EXPERIMENTS["l1b"].cells["recipe=spt"]
+
+    def interval(seeds, level):
+        return stats.paired_difference([(1, correct(spt, path, seeds, total)), (-1, correct(scratch, path, seeds, total))],
+                                       level)
+
+    def verdict(iv):
+        return "PASS" if iv.low > 0 else "FAIL" if iv.high < SUPPORT else "INCONCLUSIVE"
+
+    return sequential(seeds_in(scratch, spt), interval, verdict)
+
+
+def judge_l4b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None]:
+    scratch, spt, hybrid = (cell(found, s) for s in (decide.SCRATCH_16, "recipe=spt", "recipe=spt,keep=qk"))
+    total = decide.EXPERIMENTS["l4b"].cells["recipe=spt"]
+    gains = {}
+
+    def interval(seeds, level):
+        arms = {name: correct(row, path, seeds, total) for name, row in (("scratch", scratch), ("spt", spt),
+                                                                         ("hybrid", hybrid))}
+        gains[len(seeds)] = stats.paired_difference([(1, arms["spt"]), (-1, arms["scratch"])], level)
+        return stats.paired_difference([(1, arms["hybrid"]), (-0.5, arms["spt"]), (-0.5, arms["scratch"])], level)
+
+    def verdict(iv):
+        return "PASS" if iv.low > 0 else "FAIL" if iv.high < 0 else "INCONCLUSIVE"
+
+    result, lines, details, why = sequential(seeds_in(scratch, spt, hybrid), interval, verdict)
+    if gains:
+        k, gain = max(gains.items())
+        exploratory = gain.value < L4B_EXPLORATORY
+        lines.append(f"SPT gain at the last look {gain.text()}: "
+                     + (f"below {L4B_EXPLORATORY:g} pts, L4b is exploratory (an INCONCLUSIVE is expected)"
+                        if exploratory else f">= {L4B_EXPLORATORY:g} pts, powered"))
+        details["gain"] = {**gain.as_dict(), "seeds": k, "exploratory": exploratory}
+    return result, lines, details, why
+
+
+def judge_l3b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None]:
+    scratch = cell(found, "recipe=scratch,finetune_epochs=20")
+    frozen = cell(found, "recipe=scratch,freeze=qk,finetune_epochs=20")
+    missing = [s for s in L3B_SEEDS if s not in seeds_in(scratch, frozen)]
+    if missing:
+        return "INCONCLUSIVE", [f"the one look (6 seeds, 95%) not taken: seeds {' '.join(map(str, missing))} not in"], \
+            {}, f"look waits for seeds {' '.join(map(str, missing))}"
+    majority = 100 * found["controls"]["majority"]["test_accuracy"] if "majority" in found.get("controls", {}) else None
+    if majority is None:
+        raise EvidenceError(f"{path}: controls.majority: missing (the chance gate needs it)")
+    lines, verdicts, details = [], {}, {"majority": majority, "budgets": {}}
+    for budget in L3B_BUDGETS:
+        d = stats.paired_difference([(1, correct(frozen, path, L3B_SEEDS, budget)),
+                                     (-1, correct(scratch, path, L3B_SEEDS, budget))], 0.95)
+        base = float(np.mean([accuracy(scratch, s, budget) for s in L3B_SEEDS]))
+        result = stats.within(d, L3B_BOUND)
+        gate = base < majority + CHANCE_MARGIN
+        if gate:
+            result = "INCONCLUSIVE"
+        verdicts[budget] = result
+        lines.append(f"{budget} supervised steps: frozen - scratch {d.text()} -> {result} (scratch {base:.1f}%, "
+                     f"majority {majority:.1f}%" + (f"; scratch not {CHANCE_MARGIN:g} pts above chance" if gate else "")
+                     + f") [{d.method}]")
+        details["budgets"][str(budget)] = {"difference": d.as_dict(), "scratch": base, "verdict": result,
+                                           "near_chance": gate}
+    values = set(verdicts.values())
+    result = "FAIL" if "FAIL" in values else "PASS" if values == {"PASS"} else "INCONCLUSIVE"
+    why = None if result != "INCONCLUSIVE" else "not both budgets decide: " + ", ".join(
+        f"{b} {v}" for b, v in verdicts.items())
+    return result, lines, details, why
+
+
+def judge_l6(found: dict, path: Path) -> tuple[str, list[str], dict, str | None]:
+    proximity = cell(found, "recipe=scratch,init=proximity,finetune_epochs=20")
+    deeper = cell(found, "recipe=scratch,layers=2,finetune_epochs=20")
+    have = seeds_in(proximity)
+    values = {s: accuracy(proximity, s, L6_BUDGET) for s in L6_SEEDS if s in have}
+    lines = ["proximity init: " + ", ".join(f"seed {s} {v:.1f}%" for s, v in values.items())]
+    if deeper is not None and 200 in seeds_in(deeper):
+        lines.append(f"2-layer scratch (descriptive, not judged): seed 200 {accuracy(deeper, 200, L6_BUDGET):.1f}%")
+    details = {"proximity": values}
+    missing = [s for s in L6_SEEDS if s not in values]
+    if missing:
+        return "INCONCLUSIVE", lines, details, f"seeds {' '.join(map(str, missing))} not in"
+    if all(v >= ROOM for v in values.values()):
+        return "PASS", lines, details, None
+    if all(v <= LIMIT for v in values.values()):
+        return "FAIL", lines, details, None
+    return "INCONCLUSIVE", lines, details, f"seeds disagree or lie between {LIMIT:g}% and {ROOM:g}%"
+
+
+THRESHOLDS = {"l1b": f"PASS lo > 0, FAIL hi < {SUPPORT:g} pts; looks 4, 6 seeds 99%, 8 seeds 95%",
+              "l4b": "(hybrid - scratch) - 0.5 gain: PASS lo > 0, FAIL hi < 0; L1b's looks",
+              "l3b": f"|frozen - scratch| <= {L3B_BOUND:g} at 1570 and 3140 steps, 95%, 6 seeds",
+              "l6": f"proximity init: both seeds >= {ROOM:g}% (FAIL: both <= {LIMIT:g}%)"}
+JUDGES = {"l1b": judge_l1b, "l4b": judge_l4b, "l3b": judge_l3b, "l6": judge_l6}
+
+
+def check(ctx: Context, experiment: str) -> Measurement:
+    found, path = load(ctx, experiment)
+    threshold = THRESHOLDS[experiment]
+    if found is None:
+        return undecided("no run yet", threshold, f"no run yet: {command(experiment)}", evidence=str(path))
+    result, lines, details, why = JUDGES[experiment](found, path)
+    details.update(evidence=str(path), seeds=found["seeds"], fingerprint=found["data"]["fingerprint"])
+    measured = f"{result} on seeds {' '.join(map(str, found['seeds']))}"
+    return _result(measured, threshold, result, details, lines, why)
+
+
+@claim("L1b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, sequential t")
+def check_l1b(ctx: Context) -> Measurement:
+    return check(ctx, "l1b")
+
+
+@claim("L4b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, sequential t")
+def check_l4b(ctx: Context) -> Measurement:
+    return check(ctx, "l4b")
+
+
+@claim("L3b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, 95% t")
+def check_l3b(ctx: Context) -> Measurement:
+    return check(ctx, "l3b")
+
+
+@claim("L6", section="LRA decide (pre-registered)", method=f"{PRE}; both-seeds rule")
+def check_l6(ctx: Context) -> Measurement:
+    return check(ctx, "l6")

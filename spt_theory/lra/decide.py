@@ -1,0 +1,300 @@
+"""``python -m spt_theory.lra decide``: the experiments of the 2026-12-02 evening pre-registration
+(``docs/preregistration/2026-12-02-lra-decide.md``; claims L1b, L4b, L3b, L6 in
+:mod:`spt_theory.checks.lra_decide`).
+
+``decide run --experiment X --seeds S ... --data-dir D --out OUT`` runs exactly the registered arms
+of ``X`` through the sweep machinery (:mod:`spt_theory.lra.sweep`), one sweep per seed named
+``decide-<X>-s<seed>`` (``OUT/sweeps/<task>-decide-<X>-s<seed>.json``): two lanes may run different
+seeds at once on one OUT, and a killed run resumes from the stage cache.  Before any training it
+checks that the data are the registered sizes and that every cell takes its registered optimiser
+steps (Pathfinder-16: 500 steps an epoch at batch 32; ListOps: 157).
+
+``decide collect --experiment X --out OUT`` merges the finished per-seed summaries into one
+evidence file ``OUT/decide/<X>.json`` (:class:`~spt_theory.evidence.schema.DecideEvidence`:
+options, config, data fingerprint, every run's curve with per-example test correctness, each
+seed's versions); ``--promote`` also writes it into the package's evidence
+(``evidence/lra/decide/<X>.json``), keeping the seeds committed there from other sessions and
+refusing, naming the field, evidence of another config or data.  ``--tiny`` runs the same arms at
+the test sizes (no registration check; never promoted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from spt_theory import evidence
+from spt_theory.core import args as cli_args
+from spt_theory.evidence import schema
+from spt_theory.lra.runner import LRARun, RunOptions, versions
+from spt_theory.lra.sweep import RUN_MECHANICS, format_summary, spread, summary_path, sweep
+from spt_theory.lra.sweep import cells as parse_cells
+from spt_theory.util.io import InputError, write_json
+
+REGISTERED = "docs/preregistration/2026-12-02-lra-decide.md"
+MODEL = (("d_model", "64"), ("heads", "4"), ("ff", "128"), ("lr_finetune", "1e-3"), ("warmup_steps", "100"))
+PATHFINDER = (*MODEL, ("lr_pretrain", "2e-3"), ("resolution", "16"), ("contour_length", "6"))
+LISTOPS = (*MODEL, ("lr_pretrain", "3e-3"))
+"""The committed CPU setting's ``--set`` pairs (``checks/lra.py`` SETTINGS), per task."""
+DATA = {"pathfinder": {"n_train": 16_000, "n_val": 2_000, "n_test": 10_000},
+        "listops": {"n_train": 5_000, "n_val": 500, "n_test": 5_000}}
+"""The registered data sizes (fresh data, generator seed 1)."""
+SCRATCH_16 = "recipe=scratch,finetune_epochs=16"
+PROBE_LIMIT = 200
+"""Test examples the attention probes read (as the committed sweeps; the claims do not read them)."""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One registered experiment: its task, seeds, SPT and finetuning epochs, the cells of each
+    seed (``--cell`` specs) and each cell's registered optimiser steps (SPT's counted), by spec."""
+
+    name: str
+    task: str
+    seeds: tuple[int, ...]
+    cells: dict[str, int]
+    pretrain_epochs: int | None = None
+    finetune_epochs: int | None = None
+    only: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """Cells run at some seeds only: (spec, seeds)."""
+    controls: tuple[str, ...] = ("majority",)
+    """Untrained baselines computed beside the cells (the majority class: L3b's chance gate)."""
+
+    @property
+    def overrides(self) -> tuple[tuple[str, str], ...]:
+        return PATHFINDER if self.task == "pathfinder" else LISTOPS
+
+    def specs(self, seed: int) -> list[str]:
+        """The ``--cell`` specs run at ``seed``."""
+        only = dict(self.only)
+        return [spec for spec in self.cells if spec not in only or seed in only[spec]]
+
+
+L1B_CELLS = {SCRATCH_16: 8_000, "recipe=spt": 8_000}
+EXPERIMENTS = {
+    "l1b": Experiment("l1b", "pathfinder", tuple(range(100, 108)), L1B_CELLS, 6, 10),
+    "l4b": Experiment("l4b", "pathfinder", tuple(range(100, 108)), {**L1B_CELLS, "recipe=spt,keep=qk": 8_000}, 6, 10),
+    "l3b": Experiment("l3b", "listops", tuple(range(100, 106)),
+                      {"recipe=scratch,finetune_epochs=20": 3_140, "recipe=scratch,freeze=qk,finetune_epochs=20": 3_140}),
+    "l6": Experiment("l6", "pathfinder", (200, 201),
+                     {"recipe=scratch,init=proximity,finetune_epochs=20": 10_000,
+                      "recipe=scratch,layers=2,finetune_epochs=20": 10_000},
+                     only=(("recipe=scratch,layers=2,finetune_epochs=20", (200,)),)),
+}
+"""The registered experiments (module doc; the pre-registration's arms, seeds and budgets)."""
+
+
+def sweep_name(experiment: str, seed: int) -> str:
+    return f"decide-{experiment}-s{seed}"
+
+
+def options(experiment: Experiment, data_dir: Path, out: Path, tiny: bool = False, progress: bool = True
+            ) -> RunOptions:
+    """The base run options of ``experiment`` (1 layer; ``tiny``: test sizes, the data's settings kept)."""
+    overrides = tuple(p for p in experiment.overrides if p[0] in ("resolution", "contour_length")) if tiny \
+        else experiment.overrides
+    return RunOptions(task=experiment.task, data_dir=Path(data_dir), layers=1, pretrain_epochs=experiment.pretrain_epochs,
+                      finetune_epochs=experiment.finetune_epochs or 1, out=Path(out), tiny=tiny, overrides=overrides,
+                      progress=progress)
+
+
+def check_registration(experiment: Experiment, run: LRARun, data) -> None:
+    """InputError unless the data have the registered sizes and every cell its registered steps."""
+    sizes = {"n_train": len(data.y_train), "n_val": len(data.y_val), "n_test": len(data.y_test)}
+    if sizes != DATA[experiment.task]:
+        raise InputError(f"{experiment.task} data of {sizes}: the registration fixes {DATA[experiment.task]} "
+                         f"({REGISTERED}); generate the registered data (decide --help)")
+    per_epoch = math.ceil(sizes["n_train"] / run.config.batch_size)
+    for spec, registered in experiment.cells.items():
+        cell = parse_cells([], [spec])[0]
+        supervised = cell["finetune_epochs"] or run.options.finetune_epochs
+        pretrain = (run.options.pretrain_epochs or run.config.pretrain_epochs) if cell["recipe"] == "spt" else 0
+        steps = (supervised + pretrain) * per_epoch
+        if steps != registered:
+            raise InputError(f"{experiment.name} {spec}: {steps} steps ({pretrain} + {supervised} epochs of "
+                             f"{per_epoch}), the registration says {registered}")
+
+
+def run(experiment: Experiment, seeds, data_dir: Path, out: Path, runtime, tiny: bool = False,
+        progress: bool = True) -> list[dict]:
+    """Run (or reload) the registered arms of ``experiment`` at ``seeds``, one sweep per seed."""
+    seeds = list(cli_args.parse_seeds(seeds) or ())
+    stray = [s for s in seeds if s not in experiment.seeds]
+    if stray and not tiny:
+        raise InputError(f"--seeds {' '.join(map(str, stray))}: not registered for {experiment.name} "
+                         f"({' '.join(map(str, experiment.seeds))})")
+    base = options(experiment, data_dir, out, tiny, progress)
+    if not tiny:
+        probe = LRARun(base, runtime)
+        data, _, _, _ = probe.setup_target()
+        check_registration(experiment, probe, data)
+    summaries = []
+    for seed in seeds:
+        grid = parse_cells([], experiment.specs(seed))
+        summaries.append(sweep(base, grid, [seed], runtime, sweep_name(experiment.name, seed),
+                               probe_limit=PROBE_LIMIT, controls=experiment.controls))
+    return summaries
+
+
+# ----------------------------------------------------------------------------------- collect
+SAME = ("experiment", "task", "registered", "tiny", "options", "config", "data", "controls")
+"""The fields two pieces of evidence of one experiment must share (every seed's, and a merge's)."""
+
+
+def _plain(value):
+    return json.loads(json.dumps(value))
+
+
+def collect(experiment: Experiment, out: Path) -> dict:
+    """The evidence of the finished per-seed sweeps of ``experiment`` under ``out`` (module doc);
+    InputError if there is none or two seeds' sweeps differ in a field of :data:`SAME`."""
+    found = []
+    for path in sorted((Path(out) / "sweeps").glob(f"{experiment.task}-decide-{experiment.name}-s*.json")):
+        summary = _read_summary(path)
+        if summary.get("name") != sweep_name(experiment.name, summary["seeds"][0]) or len(summary["seeds"]) != 1:
+            raise InputError(f"{path}: not a one-seed sweep of decide {experiment.name}")
+        found.append(summary)
+    if not found:
+        raise InputError(f"{Path(out) / 'sweeps'}: no finished sweep of decide {experiment.name} "
+                         f"(run: python -m spt_theory.lra decide run --experiment {experiment.name} ...)")
+    pieces = [_piece(experiment, summary) for summary in found]
+    merged = pieces[0]
+    for piece in pieces[1:]:
+        merged = merge(piece, merged)
+    return merged
+
+
+def _read_summary(path: Path) -> dict:
+    """A sweep summary, validated as one (a sweep writes no schema version: the code's are added)."""
+    try:
+        summary = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"{path}: not a readable sweep summary ({type(error).__name__})") from None
+    if isinstance(summary, dict):
+        summary = {"schema_version": schema.SCHEMA_VERSION, "model_defaults": schema.model_defaults(), **summary}
+    return schema.parse(json.dumps(summary), schema.SweepSummary, str(path))
+
+
+def _piece(experiment: Experiment, summary: dict) -> dict:
+    """One seed's sweep summary as evidence of ``experiment``."""
+    seed = summary["seeds"][0]
+    opts = {k: v for k, v in summary["options"].items() if k not in ("seed", *RUN_MECHANICS)}
+    data = {k: summary["data"][k] for k in ("fingerprint", "width", "n_train", "n_val", "n_test")}
+    cells = [{"label": row["label"], "cell": row["cell"], "runs": row["runs"]} for row in summary["cells"]]
+    return evidence.scrub_paths({
+        "schema_version": schema.SCHEMA_VERSION, "experiment": experiment.name, "task": experiment.task,
+        "registered": REGISTERED, "tiny": bool(opts.get("tiny")), "seeds": [seed], "options": opts,
+        "config": summary["config"], "data": data, "data_source": summary["data"].get("source"),
+        "controls": {kind: entry for kind, entry in summary.get("controls", {}).items() if "runs" not in entry},
+        "cells": _with_stats(cells), "sweeps": {str(seed): {"name": summary["name"], "versions": summary["versions"],
+                                                            "written": summary.get("written"),
+                                                            "sweep_seconds": summary.get("sweep_seconds")}},
+        "versions": versions(), "model_defaults": schema.model_defaults()})
+
+
+def _with_stats(cells: list[dict]) -> list[dict]:
+    for row in cells:
+        row["runs"] = sorted(row["runs"], key=lambda r: r["seed"])
+        row["test_accuracy"] = spread([r["test_accuracy"] for r in row["runs"]])
+    return cells
+
+
+def merge(found: dict, committed: dict) -> dict:
+    """``found`` completed by ``committed`` (evidence of the same experiment): the union of their
+    seeds, a (cell, seed) run in both taken from ``found``.  InputError naming the first field of
+    :data:`SAME` in which they differ."""
+    for name in SAME:
+        if _plain(found.get(name)) != _plain(committed.get(name)):
+            raise InputError(f"decide {found.get('experiment')}: field {name} differs from the other evidence's "
+                             f"({_short(committed.get(name))} there, {_short(found.get(name))} here): not the same "
+                             "experiment, nothing was merged")
+    rows: dict[str, dict] = {}
+    for source in (committed, found):
+        for row in _plain(source["cells"]):
+            key = json.dumps(row["cell"], sort_keys=True)
+            entry = rows.setdefault(key, {"label": row["label"], "cell": row["cell"], "runs": {}})
+            entry["runs"].update({run["seed"]: run for run in row["runs"]})
+    cells = [{**row, "runs": list(row["runs"].values())} for row in rows.values()]
+    seeds = sorted(set(found["seeds"]) | set(committed["seeds"]))
+    merged = {**_plain(found), "seeds": seeds, "cells": _with_stats(cells),
+              "sweeps": {**_plain(committed["sweeps"]), **_plain(found["sweeps"])}}
+    merged["sweeps"] = dict(sorted(merged["sweeps"].items(), key=lambda item: int(item[0])))
+    schema.parse(json.dumps(merged), schema.DecideEvidence, "merged decide evidence")
+    return merged
+
+
+def _short(value) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def write(found: dict, out: Path) -> Path:
+    schema.parse(json.dumps(found), schema.DecideEvidence, "decide evidence")
+    return write_json(Path(out) / "decide" / f"{found['experiment']}.json", found)
+
+
+def promote(found: dict, out: Path) -> Path:
+    """Write ``found`` into the package's evidence (``lra/decide/<X>.json``), merged with what is
+    committed there; refused for ``--tiny`` evidence."""
+    if found["tiny"]:
+        raise InputError("--tiny evidence is never promoted")
+    name = f"{found['experiment']}.json"
+    committed = evidence.path(evidence.LRA, "decide", name)
+    if committed.is_file():
+        found = merge(found, schema.load(committed, schema.DecideEvidence))
+    staged = write_json(Path(out) / "decide" / f"promoted-{name}", found)
+    return evidence.promote(staged, evidence.LRA, "decide", name)
+
+
+# ----------------------------------------------------------------------------------- command line
+def add_parser(commands) -> None:
+    """``decide run`` and ``decide collect`` under the ``lra`` command line."""
+    decide = commands.add_parser("decide", help="the pre-registered L1b / L4b / L3b / L6 runs and their evidence",
+                                 description=__doc__.split("\n", 2)[2].strip(),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    steps = decide.add_subparsers(dest="decide_command", required=True, metavar="STEP")
+    for name, text in (("run", "train the registered arms (resumable), one sweep per seed"),
+                       ("collect", "merge the finished seeds into evidence OUT/decide/<X>.json")):
+        p = steps.add_parser(name, help=text, description=text)
+        p.add_argument("--experiment", required=True, choices=EXPERIMENTS)
+        p.add_argument("--out", type=Path, default=Path("runs/decide"), help="run folder (runs/decide)")
+        if name == "run":
+            p.add_argument("--data-dir", type=Path, required=True, help="root of the registered data")
+            cli_args.add_seeds(p, None, "the experiment's registered seeds")
+            p.add_argument("--tiny", action="store_true", help="test sizes, no registration check")
+            p.add_argument("--device", default="auto")
+            cli_args.add_threads(p)
+            cli_args.add_no_progress(p)
+        else:
+            p.add_argument("--promote", action="store_true",
+                           help="also write it into the package's evidence, merged with the seeds there")
+
+
+def execute(args: argparse.Namespace) -> None:
+    from spt_theory.core import cpu
+    from spt_theory.lra.runtime import runtime_from_env, shutdown
+
+    experiment = EXPERIMENTS[args.experiment]
+    if args.decide_command == "collect":
+        found = collect(experiment, args.out)
+        cli_args.announce(write(found, args.out))
+        print(f"decide {experiment.name}: seeds {' '.join(map(str, found['seeds']))}; "
+              + "; ".join(f"{row['label']} {len(row['runs'])} runs" for row in found["cells"]))
+        if args.promote:
+            cli_args.announce(promote(found, args.out))
+        return
+    if args.threads is not None:
+        cpu.set_intra_op_threads(args.threads)
+    runtime = runtime_from_env(args.device)
+    try:
+        for summary in run(experiment, args.seeds or experiment.seeds, args.data_dir, args.out, runtime,
+                           args.tiny, not args.no_progress):
+            print(format_summary(summary))
+            cli_args.announce(summary_path(options(experiment, args.data_dir, args.out, args.tiny),
+                                           summary["name"]))
+    finally:
+        shutdown()
+
