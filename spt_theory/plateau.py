@@ -63,7 +63,6 @@ from spt_theory.walk.experiments import WalkData, built_data
 FORMAT = 1
 LENGTHS = (25, 50, 100, 200)
 SEEDS = (0, 1, 2)
-QK_SCALES = (1.0, 0.1)
 EVAL_SIZE = 500
 ESCAPE = 0.6
 SOLVED = paper_runs.SOLVED

@@ -3,8 +3,7 @@
 A claim is a statement of the paper (or of this toolkit's theory) with a check that measures a
 figure and compares it with a threshold.  Layers register their claims with :func:`claim`::
 
-    @claim("T1", "L_sup depends on S only through the column sums of A", section="Theory T1",
-           method="autograd float64")
+    @claim("T1", section="Theory T1", method="autograd float64")
     def check_t1(ctx: Context) -> Measurement:
         err = ...
         return at_most(err, 1e-10)
@@ -40,12 +39,6 @@ class Context:
     """Where the committed LRA sweep summaries lie (claims L1-L4; package data)."""
     evidence_root: Path = field(default_factory=evidence.root)
     """The committed evidence (package data): the race, the plateau grid (claims L5, P*)."""
-
-
-VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE", "SKIP", "ERROR")
-"""A row's verdict: the threshold is met (PASS) or not (FAIL); the evidence cannot decide
-(INCONCLUSIVE: e.g. every arm at the majority class, or the setting's own learnability control
-failed); not run (SKIP); the check itself raised (ERROR)."""
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@
 ``pathfinder{resolution}``; a generator's marker is looked for there) and the test accuracy (%)
 of the Transformer trained from scratch in the LRA paper (Tay et al.), None where the task has
 none (``lra report`` then prints ``-``).  Everything else reads the registry: the command line's
-``--task`` choices (:func:`task_names`), the configs (:func:`~spt_theory.lra.configs.config_for`),
+``--task`` choices (:func:`task_names`), the configs (:func:`config_for`, here),
 the data (:mod:`spt_theory.lra.data`), ``lra report`` and the ``lra_table`` figure.
 
 The five LRA tasks are registered at the bottom of this module, in the order tables list them.

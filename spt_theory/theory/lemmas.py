@@ -269,11 +269,6 @@ def rank_for_energy(X: Tensor, energy: float) -> int:
 # 1-layer model.  beta_j = grad l(y_r)^T v_j (no 1/n: nothing is averaged).
 
 
-def row_readout(S: Tensor, V: Tensor, r: int) -> Tensor:
-    r"""``y_r = sum_j A_rj v_j``: row ``r`` of ``A V``."""
-    return attention(S)[..., r, :].unsqueeze(-2).matmul(V).squeeze(-2)
-
-
 def _row_value_scores(V: Tensor, grad_y: Tensor) -> Tensor:
     r"""``beta_j = grad l(y_r)^T v_j``, the gradient of ``L_row`` w.r.t. ``A_rj``."""
     return V.matmul(grad_y.unsqueeze(-1)).squeeze(-1)

@@ -103,6 +103,13 @@ def stage_cache(spec: RunSpec, k: int, cache_dir: Path) -> StageCache:
     return StageCache(Path(cache_dir), stage_key(spec, k))
 
 
+def run_checkpoints(spec: RunSpec, cache_dir: Path) -> list[tuple[int, int, Path]]:
+    """``(stage, epoch, path)`` of every epoch checkpoint of a cached run, stage by stage (they
+    exist once the run is cached: its stages keep every epoch)."""
+    return [(k, e, path) for k, stage in enumerate(spec.stages)
+            for e, path in enumerate(stage_cache(spec, k, cache_dir).checkpoints(stage.epochs), start=1)]
+
+
 def stage_key(spec: RunSpec, k: int) -> str:
     """Cache key of stage ``k``: everything it depends on, its own epoch count excluded."""
     return config_hash({"format": CACHE_FORMAT, "data": dataclasses.asdict(spec.data),

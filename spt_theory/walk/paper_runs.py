@@ -42,7 +42,6 @@ def steps_per_epoch(walk: WalkData = WALK, budget: Budget = BUDGET) -> int:
     return math.ceil(walk.n_train / budget.batch_size)
 
 
-STEPS_PER_EPOCH = steps_per_epoch()  # 125
 SPT_LENGTH_EPOCHS = tuple(2 ** (k / 2) for k in range(-4, 7))
 r"""SPT lengths of the fine-grained E9 sweep, :math:`2^{k/2}` epochs for k = -4..6: 0.25, 0.35,
 0.5, 0.71, 1, 1.41, 2, 2.83, 4, 5.66, 8 epochs (31 ... 1000 steps at 125 steps per epoch)."""
