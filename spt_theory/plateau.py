@@ -62,8 +62,8 @@ from spt_theory.training.loop import (
     make_optimizer,
     stage_loss,
 )
+from spt_theory.util.files import InputError, prepare_output, read_json, write_json
 from spt_theory.util.interrupts import interruptible
-from spt_theory.util.io import InputError, read_json, write_json
 from spt_theory.util.prog import prog
 from spt_theory.walk import paper_runs
 from spt_theory.walk.experiments import WalkData, built_data
@@ -430,7 +430,7 @@ def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
     """The runs to train; InputError for a bad option or an output that cannot be written, before
     any training (a folder created for an output is said on stderr)."""
     if args.gradient_rms:
-        cli_args.prepare_output(args.cache_dir / GRADIENT_RMS.name)
+        prepare_output(args.cache_dir / GRADIENT_RMS.name)
         return []
     for n in args.lengths:
         try:
@@ -450,8 +450,8 @@ def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
                          f"and at n = {PREDICTED})")
     if args.cache_dir.exists() and not args.cache_dir.is_dir():
         raise InputError(f"--cache-dir {args.cache_dir}: not a folder")
-    cli_args.prepare_output(args.summary)
-    cli_args.prepare_output(args.cache_dir, folder=True)
+    prepare_output(args.summary)
+    prepare_output(args.cache_dir, folder=True)
     return runs
 
 

@@ -26,8 +26,8 @@ from spt_theory.core import args as cli_args
 from spt_theory.core import cpu
 from spt_theory.training.loop import TrainingDiverged, epoch_figures
 from spt_theory.training.recipes import Budget, pretrain_only, scratch, spt_stage, spt_then_finetune, supervised_stage
+from spt_theory.util.files import InputError, announce, prepare_output, write_json
 from spt_theory.util.interrupts import interruptible
-from spt_theory.util.io import InputError, write_json
 from spt_theory.util.prog import prog
 from spt_theory.walk.experiments import RunSpec, WalkData, run, run_spec, stage_cache
 
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         threads = args.threads
         spec = build_spec(args)
         if args.json:
-            cli_args.prepare_output(args.json)
+            prepare_output(args.json)
         if threads is not None:
             cpu.set_intra_op_threads(threads)
         cached = [stage_cache(spec, k, args.cache_dir).has(stage.epochs) for k, stage in enumerate(spec.stages)]
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         except InputError as err:  # a read-only or full output folder
             print(f"error: {err}", file=sys.stderr)
             return 2
-        cli_args.announce(args.json)
+        announce(args.json)
     return 0
 
 

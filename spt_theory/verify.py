@@ -37,8 +37,8 @@ from spt_theory.core import args as cli_args
 from spt_theory.core.model import model_settings
 from spt_theory.evidence import EvidenceError
 from spt_theory.util import tables
+from spt_theory.util.files import InputError, StorageError, announce, prepare_output, write_json
 from spt_theory.util.interrupts import interruptible
-from spt_theory.util.io import InputError, StorageError, write_json
 from spt_theory.util.prog import prog
 from spt_theory.util.progress import Progress
 
@@ -252,7 +252,7 @@ def _check_arguments(args: argparse.Namespace) -> list[Claim]:
     claims = select(all_claims(), args.only)
     args.model_settings = cli_args.parse_model_settings(args.model_settings)
     if args.json and not args.list:
-        cli_args.prepare_output(args.json)
+        prepare_output(args.json)
     return claims
 
 
@@ -328,7 +328,7 @@ def _run(args: argparse.Namespace, claims: list[Claim]) -> int:
         if r["verdict"] == "ERROR" and "traceback" in r["details"]:
             print(f"\n{r['id']} raised:\n{r['details']['traceback']}", file=sys.stderr)
     if written:
-        cli_args.announce(args.json)
+        announce(args.json)
     return code
 
 

@@ -17,7 +17,7 @@ from spt_theory.figures import context as figure_context
 from spt_theory.figures.registry import FIGURES
 from spt_theory.figures.score_gradients import init_gradients, rank_one_share
 from spt_theory.training.cache import config_hash
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 from spt_theory.walk import paper_runs
 from spt_theory.walk.experiments import Budget, WalkData, initial_model
 

@@ -21,7 +21,7 @@ from spt_theory.lra.readers.pathfinder import read_pathfinder
 from spt_theory.lra.readers.retrieval import read_retrieval
 from spt_theory.lra.readers.text import read_text
 from spt_theory.lra.tasks import config_for
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 
 
 def _write(path, content):

@@ -28,7 +28,7 @@ from spt_theory.bench.timing import clock_for, device_peak_gflops, interleaved_t
 from spt_theory.core import cpu
 from spt_theory.core.args import at_least
 from spt_theory.training.loop import Runtime
-from spt_theory.util.io import write_json
+from spt_theory.util.files import write_json
 from spt_theory.util.prog import prog
 from spt_theory.util.tables import line
 from synthetic.walk import generate_walk

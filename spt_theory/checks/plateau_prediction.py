@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"refused: the committed grid already has runs at n = {TARGET}", file=sys.stderr)
         return 2
     out = record(summary, law.load(plateau.GRADIENT_RMS), measure_inputs())
-    from spt_theory.util.io import write_json
+    from spt_theory.util.files import write_json
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_json(args.out, out)

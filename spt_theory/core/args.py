@@ -9,16 +9,17 @@ One syntax across ``train``, ``verify``, ``figures``, ``paper_runs``, ``lra`` an
 - progress: ``--no-progress`` (:class:`spt_theory.util.progress.Progress` otherwise);
 - settings: ``--set FIELD=VALUE``, repeatable (``lra``: a task config field; ``verify``, ``figures``:
   a model field of :data:`~spt_theory.core.model.MODEL_SETTINGS`, :func:`parse_model_settings`);
-- an output file or folder is checked before any work (:func:`prepare_output`, a created folder
-  said), and every file written is announced once (:func:`announce`), on stderr (both from
-  :mod:`spt_theory.util.io`, defined in :mod:`spt_theory.util.files` so that the generators do the same).
+- an output file or folder is checked before any work (:func:`~spt_theory.util.files.prepare_output`,
+  a created folder said), and every file written is announced once
+  (:func:`~spt_theory.util.files.announce`), on stderr (both in :mod:`spt_theory.util.files`, so
+  that the generators do the same).
 
 The ``add_*`` functions declare an option.  Seeds, threads and the other numbers are checked as
 argparse reads them (``type=`` :func:`seed`, :func:`threads`, :func:`at_least`; the :class:`Seeds`
 action): a bad value is argparse's own ``error: argument --X: <why>`` after the usage, exit 2.  The
 parameter groups are checked after parsing (as text, so that another spelling is refused with a
 line that shows this one) by :func:`parse_groups`, which raises
-:class:`~spt_theory.util.io.InputError`, printed by every command as one ``error:`` line, exit 2.
+:class:`~spt_theory.util.files.InputError`, printed by every command as one ``error:`` line, exit 2.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import argparse
 from collections.abc import Callable, Sequence
 
 from spt_theory.core.model import MODEL_SETTINGS, PARAMETER_GROUPS, ModelConfig, configured
-from spt_theory.util.io import InputError, announce, prepare_output  # noqa: F401 (the commands' output helpers)
+from spt_theory.util.files import InputError
 
 GROUP_JOIN = "+"
 

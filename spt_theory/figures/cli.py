@@ -13,8 +13,8 @@ from spt_theory.core.cpu import set_intra_op_threads
 from spt_theory.core.model import model_settings
 from spt_theory.figures import context
 from spt_theory.figures.registry import FIGURES
+from spt_theory.util.files import InputError, StorageError, prepare_output
 from spt_theory.util.interrupts import interruptible
-from spt_theory.util.io import InputError, StorageError
 from spt_theory.util.prog import prog
 
 
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         seeds, threads = args.seeds, args.threads
         settings = cli_args.parse_model_settings(args.model_settings)
-        cli_args.prepare_output(args.out, folder=True)
+        prepare_output(args.out, folder=True)
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -68,8 +68,8 @@ from spt_theory.lra.sweep import __doc__ as sweep_module_doc
 from spt_theory.lra.sweep import axes_help, cells, draw, format_summary, summary_path, sweep
 from spt_theory.lra.tasks import task_names
 from spt_theory.training.loop import TrainingDiverged
+from spt_theory.util.files import InputError, announce, prepare_output
 from spt_theory.util.interrupts import interruptible
-from spt_theory.util.io import InputError
 from spt_theory.util.prog import prog
 
 COMMANDS = {
@@ -223,13 +223,13 @@ def execute(args: argparse.Namespace) -> None:
         found = race_collect(args.out, args.data_dir)
         if not found["arms"]:
             raise InputError(f"{args.out / 'cache'}: no stage of the race (run scripts/escape_race.sh)")
-        cli_args.announce(race_write(found, args.out))
+        announce(race_write(found, args.out))
         if args.promote:
             committed = evidence.path(evidence.RACE, RACE_NAME)
             if committed.is_file():  # seeds run elsewhere stay; an arm that ran further here replaces its own
                 found = race_merge(evidence.scrub_paths(found), schema.load(committed, schema.RaceEvidence))
             promoted = race_write(found, args.out, "promoted-" + RACE_NAME)
-            cli_args.announce(evidence.promote(promoted, evidence.RACE, RACE_NAME))
+            announce(evidence.promote(promoted, evidence.RACE, RACE_NAME))
         return
     if args.command == "probe":
         set_threads(args)
@@ -248,16 +248,16 @@ def execute(args: argparse.Namespace) -> None:
                             tuple(dict.fromkeys(args.control)))
             print(format_summary(summary))
             if runtime.main:
-                cli_args.announce(path)
+                announce(path)
                 for written in draw(summary, path.with_suffix("")):
-                    cli_args.announce(written)
+                    announce(written)
             return
         run = LRARun(options, runtime)
         run.setup_target()  # bad data or config stop here, before anything is written
         if args.command != "scratch":
             run.setup_source()
         if runtime.main:  # before any training; a created folder is said
-            cli_args.prepare_output(options.out, folder=True)
+            prepare_output(options.out, folder=True)
         if args.command == "confirm":
             run.confirm()
         elif args.command == "pretrain":

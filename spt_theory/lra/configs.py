@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from spt_theory.core.model import HEADS
 from spt_theory.core.model import POOLINGS as MODEL_POOLINGS
-from spt_theory.util.io import ConfigError
+from spt_theory.util.files import ConfigError
 
 POOLINGS = tuple(p for p in MODEL_POOLINGS if p != "last")
 """The model's readouts (:data:`spt_theory.core.model.POOLINGS`) but ``last``, which no LRA model uses:

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 
 TRAINED = ("cnn", "lstm", "bag")
 BASELINES = ("majority", "shortcut")

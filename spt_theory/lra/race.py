@@ -28,7 +28,7 @@ from spt_theory.evidence import schema
 from spt_theory.lra.runner import LRARun, RunOptions, options_json, versions
 from spt_theory.lra.steps import best_within
 from spt_theory.training.cache import load_checkpoint
-from spt_theory.util.io import InputError, write_json
+from spt_theory.util.files import InputError, write_json
 
 TASK = "pathfinder"
 SEEDS = (0, 1, 2)

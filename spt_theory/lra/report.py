@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from spt_theory.lra.tasks import config_for, reference, references_text, task_names
-from spt_theory.util.io import InputError, read_json
+from spt_theory.util.files import InputError, read_json
 from spt_theory.util.tables import table
 
 RECIPES = ("scratch", "spt", "control")

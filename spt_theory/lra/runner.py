@@ -56,7 +56,7 @@ from spt_theory.lra.tasks import config_for
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import Runtime, Stage, StageOptions, load_groups, stage_steps, train_stage
 from spt_theory.training.recipes import Budget, Recipe, scratch, spt_stage, spt_then_finetune, supervised_stage
-from spt_theory.util.io import InputError, write_json
+from spt_theory.util.files import InputError, write_json
 
 ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
 """What finetuning takes from the SPT checkpoint by default (the head is never trained by SPT)."""

@@ -25,7 +25,7 @@ from spt_theory.lra.readers.listops import LISTOPS_MAX_LEN, read_listops
 from spt_theory.lra.readers.pathfinder import read_pathfinder
 from spt_theory.lra.readers.retrieval import RETRIEVAL_MAX_LEN, read_retrieval
 from spt_theory.lra.readers.text import TEXT_MAX_LEN, read_text
-from spt_theory.util.io import ConfigError
+from spt_theory.util.files import ConfigError
 
 Reader = Callable[..., "LRASplit | LRAPairSplit"]
 

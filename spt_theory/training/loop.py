@@ -49,7 +49,7 @@ from spt_theory.core.objectives import (
     supervised_loss,
 )
 from spt_theory.training.cache import StageCache, StageState, keep_policy, load_checkpoint
-from spt_theory.util.io import ConfigError, InputError, make_dirs
+from spt_theory.util.files import ConfigError, InputError, make_dirs
 from spt_theory.util.progress import Progress
 
 OBJECTIVES = ("spt", "supervised")

@@ -52,7 +52,7 @@ from spt_theory.training.recipes import (
     spt_then_finetune,
     supervised_stage,
 )
-from spt_theory.util.io import ConfigError
+from spt_theory.util.files import ConfigError
 from synthetic import walk
 
 
