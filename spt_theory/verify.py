@@ -34,7 +34,6 @@ from spt_theory import checks, evidence
 from spt_theory.claims import records
 from spt_theory.claims.registry import Claim, Context, Measurement, all_claims
 from spt_theory.core import args as cli_args
-from spt_theory.core.model import model_settings
 from spt_theory.evidence import EvidenceError
 from spt_theory.util import tables
 from spt_theory.util.files import InputError, StorageError, announce, prepare_output, write_json
@@ -155,6 +154,8 @@ def _print_row(row: dict) -> None:
               f"{records.RECORD_OF_VERDICT.get(row['verdict'], row['verdict'])} ({row['verdict']})", flush=True)
     for line in row.get("lines", ()):
         print(f"     {line}", flush=True)
+    if row.get("fixed"):
+        print(f"     runs at fixed model settings (--set does not reach it): {row['fixed']}", flush=True)
     if row.get("inconclusive") and not row.get("lines"):
         print(f"     INCONCLUSIVE: {row['inconclusive']}", flush=True)
     if "evidence_error" in row["details"]:
@@ -264,8 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    with model_settings(args.model_settings):  # --set: every run's model and the evidence's check
-        return _run(args, claims)
+    return _run(args, claims)
 
 
 def _run(args: argparse.Namespace, claims: list[Claim]) -> int:
@@ -283,7 +283,7 @@ def _run(args: argparse.Namespace, claims: list[Claim]) -> int:
     progress = not args.no_progress
     ctx = Context(full=args.full, seeds=seeds, cache_dir=args.cache_dir, evidence_root=args.evidence,
                   lra_evidence=args.lra_evidence or args.evidence / evidence.LRA,
-                  progress=progress)
+                  progress=progress, model_settings=args.model_settings)
     mode = "full" if args.full else "quick"
     print(f"spt-theory verify ({mode} mode, seeds {list(seeds)}): {len(claims)} claims", flush=True)
     if args.model_settings:
@@ -298,6 +298,8 @@ def _run(args: argparse.Namespace, claims: list[Claim]) -> int:
             if runs:
                 shown.note(f"next {c.id}")
             row = run_claim(c, ctx) if runs else skipped_claim(c)
+            if runs and c.fixed and args.model_settings:
+                row["fixed"] = c.fixed
             rows.append(row)
             with shown.printing():
                 _print_row(row)

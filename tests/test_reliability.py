@@ -495,7 +495,7 @@ def _lra_case(name: str, root: Path) -> tuple[list[str], list[str]]:
         return ["--task", "text"], ["missing", root / "aclImdb", "expected layout"]
     if name == "heads_not_dividing_d_model":
         _listops(root)
-        return ["--task", "listops", "--set", "heads=3"], ["field d_model", "divisible by heads (3)"]
+        return ["--task", "listops", "--set", "n_heads=3"], ["field d_model", "divisible by n_heads (3)"]
     if name == "mask_ratio_outside":
         _listops(root)
         return ["--task", "listops", "--set", "mask_ratio=1.0"], ["field mask_ratio", "[0, 1)"]

@@ -45,7 +45,7 @@ def test_unknown_claim_exits_2_with_one_line_on_stderr(capsys):
 @pytest.mark.parametrize("words, message", [
     (["--set", "width=32"], "--set width=32: unknown model field 'width'; fields: d_model, n_heads"),
     (["--set", "vocab_size=9"], "unknown model field 'vocab_size'"),
-    (["--set", "d_model=wide"], "--set d_model: must be an integer >= 1, got 'wide'"),
+    (["--set", "d_model=wide"], "--set d_model=wide: must be an integer, got 'wide'"),
     (["--set", "d_model"], "--set d_model: expected FIELD=VALUE"),
     (["--set", "d_model=30"], "--set d_model=30: d_model (30) must be divisible by n_heads (4)"),
     (["--set", "pooling=sideways"], "--set pooling=sideways: pooling must be one of"),

@@ -84,14 +84,16 @@ X6_SPT_MIN = 3.0          # SPT trajectory, mean share / chance over the finetun
                           # 5.8 / 4.3 / 5.6 (quick); 5.3 / 4.6 / 5.4 (full)
 
 
-def control_spec(name: str, seed: int) -> RunSpec:
-    """A control run (:data:`spt_theory.walk.experiments.CONTROL_RUNS`) or any recipe, on the walk data."""
-    return control_recipe(name, synthetic.WALK, seed, BUDGET)
+def control_spec(name: str, seed: int, **settings) -> RunSpec:
+    """A control run (:data:`spt_theory.walk.experiments.CONTROL_RUNS`) or any recipe, on the walk
+    data, with the model ``settings`` (the control's own architecture wins over them)."""
+    return control_recipe(name, synthetic.WALK, seed, BUDGET, **settings)
 
 
 def control_runs(ctx: Context, name: str) -> list[RunResult]:
     """The named control run trained (or loaded) for every seed of the context."""
-    return [run(control_spec(name, seed), ctx.cache_dir, progress=ctx.progress) for seed in ctx.seeds]
+    return [run(control_spec(name, seed, **ctx.model_settings), ctx.cache_dir, progress=ctx.progress)
+            for seed in ctx.seeds]
 
 
 def final_accuracies(ctx: Context, name: str) -> list[float]:

@@ -63,21 +63,22 @@ SIGMA = 1 / (8 * math.sqrt(3))
 GROUP = "Plateau law"
 
 
-def load(path):
-    """The plateau evidence ``path`` (the grid or the gradient RMS), validated by its schema;
-    EvidenceError (an ERROR row) if missing, unreadable or not of the format."""
+def load(path, settings=None):
+    """The plateau evidence ``path`` (the grid or the gradient RMS), validated by its schema and
+    held to the model ``settings``; EvidenceError (an ERROR row) if missing, unreadable, not of the
+    format or made at other settings."""
     model = schema.GradientRMS if path.name == plateau.GRADIENT_RMS.name else schema.PlateauRuns
-    return schema.load(path, model)
+    return schema.load(path, model, settings)
 
 
 def grid_of(ctx: Context) -> dict:
     """The committed plateau grid of ``ctx``'s evidence."""
-    return load(ctx.evidence_root / evidence.PLATEAU / plateau.SUMMARY.name)
+    return load(ctx.evidence_root / evidence.PLATEAU / plateau.SUMMARY.name, ctx.model_settings)
 
 
 def rms_of(ctx: Context) -> dict:
     """The committed gradient RMS of ``ctx``'s evidence."""
-    return load(ctx.evidence_root / evidence.PLATEAU / plateau.GRADIENT_RMS.name)
+    return load(ctx.evidence_root / evidence.PLATEAU / plateau.GRADIENT_RMS.name, ctx.model_settings)
 
 
 def slope(xs: list[float], ys: list[float]) -> float:

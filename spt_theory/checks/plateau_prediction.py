@@ -185,9 +185,10 @@ def record(summary: dict, rms: dict, inputs: dict) -> dict:
             "predictions": predict(summary, rms, inputs), "model_defaults": schema.model_defaults()}
 
 
-def load(path: Path) -> dict:
-    """The prediction JSON at ``path``, validated; EvidenceError if missing or not of the format."""
-    return schema.load(path, schema.PlateauPrediction)
+def load(path: Path, settings=None) -> dict:
+    """The prediction JSON at ``path``, validated and held to the model ``settings``; EvidenceError
+    if missing, not of the format or made at other settings."""
+    return schema.load(path, schema.PlateauPrediction, settings)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,14 +31,15 @@ REFUTING_SEEDS = 2
 EARLY_STOP = 1000
 
 
-def load_race(root) -> dict:
-    """The race evidence under the evidence folder ``root``, validated (EvidenceError otherwise)."""
-    return schema.load(root / RACE / race.NAME, schema.RaceEvidence)
+def load_race(root, settings=None) -> dict:
+    """The race evidence under the evidence folder ``root``, validated and held to the model
+    ``settings`` (EvidenceError otherwise)."""
+    return schema.load(root / RACE / race.NAME, schema.RaceEvidence, settings)
 
 
 def evidence(ctx: Context) -> dict:
     """The committed race evidence (EvidenceError: an ERROR row)."""
-    return load_race(ctx.evidence_root)
+    return load_race(ctx.evidence_root, ctx.model_settings)
 
 
 def decided(arms: dict[str, dict]) -> bool:

@@ -10,7 +10,6 @@ from pathlib import Path
 import spt_theory.figures
 from spt_theory.core import args as cli_args
 from spt_theory.core.cpu import set_intra_op_threads
-from spt_theory.core.model import model_settings
 from spt_theory.figures import context
 from spt_theory.figures.registry import FIGURES
 from spt_theory.util.files import InputError, StorageError, prepare_output
@@ -57,8 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if threads is not None:
         set_intra_op_threads(threads)
-    with model_settings(settings):  # --set: every run's model and the evidence's check
-        return _draw(args, seeds, settings)
+    return _draw(args, seeds, settings)
 
 
 def _draw(args: argparse.Namespace, seeds: tuple[int, ...] | None, settings: dict) -> int:

@@ -133,7 +133,7 @@ def _run_arguments() -> argparse.ArgumentParser:
     g.add_argument("--tiny", action="store_true", help="CPU-test sizes: width 16, batch 4, 3 steps per stage")
     g.add_argument("--set", dest="overrides", action="append", type=_assignment, default=[],
                    metavar="FIELD=VALUE",
-                   help="override a task config field (repeatable), e.g. d_model=128, heads=4, ff=256, "
+                   help="override a task config field (repeatable), e.g. d_model=128, n_heads=4, d_ff=256, "
                         "batch_size=64, warmup_steps=500, lr_pretrain=1e-3, mask_ratio=0.15")
     cli_args.add_seed(g)
     g = p.add_argument_group("ablations (supervised stage)")
