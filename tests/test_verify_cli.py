@@ -17,14 +17,16 @@ def test_only_theory_claims_pass_and_json_report_has_the_schema(tmp_path, capsys
     printed = capsys.readouterr().out
     data = json.loads(report.read_text())
     assert set(data) >= {"claims", "seconds"} and data["seconds"] > 0
-    assert [c["id"] for c in data["claims"]] == ["T1", "T2", "T2b", "T3", "T4", "T4b", "T5", "T6", "T7", "T9"]
+    theory = [c.id for c in all_claims() if c.id.startswith("T")]  # the registry's (docs/add-a-claim.md adds one)
+    assert {"T1", "T2", "T2b", "T3", "T4", "T4b", "T5", "T6", "T7", "T9"} <= set(theory)
+    assert [c["id"] for c in data["claims"]] == theory
     for row in data["claims"]:
         assert {"id", "verdict", "kind", "record", "matches_record", "registration", "measured", "threshold",
                 "statement"} <= set(row)
         assert row["verdict"] == "PASS" and row["kind"] == "project" and row["matches_record"] is True, row
         assert isinstance(row["measured"], float) and row["threshold"][:2] in ("<=", ">=")
         assert len(row["statement"]) <= 58
-        assert all(row["details"]["conditions"].values())
+        assert all(row["details"].get("conditions", {}).values())
         assert f"{row['id']:<4} PASS" in printed
 
 
