@@ -71,7 +71,10 @@ def _one_error_line(stderr: str, *names: str) -> str:
 
 
 def _files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+    """The files under ``folder`` but the stage locks' ``.<key>.lock`` (spt_theory.util.locks: a
+    lock file stays in place, empty, so that every waiter locks the same file)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and not (p.name.startswith(".") and p.suffix == ".lock")
+                  ) if folder.exists() else []
 
 
 def _stage_dirs(cache: Path, argv: list[str]) -> list[Path]:
@@ -276,7 +279,7 @@ atomic_write(sys.argv[1], write)
 def _small_checkpoint(path: Path, tiny_walk, overrides: dict, seed: int) -> Path:
     spec = recipe("scratch", tiny_walk, seed, Budget(), **overrides)
     model = initial_model(spec)
-    save_checkpoint(path, model, make_optimizer(model, spec.stages[0]), StageState(1, 0, 0.0, [{"epoch": 1}]),
+    save_checkpoint(path, model, make_optimizer(model, spec.stages[0].lr), StageState(1, 0, 0.0, [{"epoch": 1}]),
                     {"seed": seed})
     return path
 

@@ -188,7 +188,7 @@ def add_model_settings(parser, help_text: str | None = None) -> None:
     parser.add_argument("--set", dest="model_settings", action="append", default=[], metavar="FIELD=VALUE",
                         help=help_text or "override a model field for the runs trained (repeatable; their cache "
                              "keys change, and committed evidence made with other model settings is refused), "
-                             f"one of {', '.join(MODEL_SETTINGS)}, e.g. d_model=32")
+                             f"one of {', '.join(MODEL_SETTINGS)}, e.g. d_model=32 (default: none, ModelConfig's)")
 
 
 def parse_settings(texts: Sequence[str], defaults, names: Sequence[str], what: str = "model") -> dict:
