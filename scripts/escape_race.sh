@@ -13,7 +13,7 @@ DATA=${DATA:?set DATA to the folder holding pathfinder16/}
 OUT=${OUT:-runs/race}
 LANES=${LANES:-2}
 SEEDS=("$@"); [ ${#SEEDS[@]} -gt 0 ] || SEEDS=(0 1 2)
-MODEL=(--task pathfinder --data-dir "$DATA" --layers 1 --set d_model=64 --set heads=4 --set ff=128
+MODEL=(--task pathfinder --data-dir "$DATA" --layers 1 --set d_model=64 --set n_heads=4 --set d_ff=128
        --set lr_finetune=1e-3 --set warmup_steps=100 --set lr_pretrain=2e-3 --set resolution=16
        --set contour_length=6 --out "$OUT" --threads 1 --no-progress)
 export SPT_KEEP_CHECKPOINTS=all   # every epoch's checkpoint stays, for the proximity trajectory

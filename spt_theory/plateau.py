@@ -53,9 +53,17 @@ from spt_theory.core import cpu
 from spt_theory.core.model import Encoder
 from spt_theory.evidence import schema
 from spt_theory.training.cache import StageCache, StageState, load_checkpoint, save_checkpoint
-from spt_theory.training.loop import Stage, _generator, accuracy, epoch_batches, load_model_state, stage_loss
+from spt_theory.training.loop import (
+    Stage,
+    accuracy,
+    epoch_batches,
+    keyed_generator,
+    load_model_state,
+    make_optimizer,
+    stage_loss,
+)
+from spt_theory.util.files import InputError, prepare_output, read_json, write_json
 from spt_theory.util.interrupts import interruptible
-from spt_theory.util.io import InputError, read_json, write_json
 from spt_theory.util.prog import prog
 from spt_theory.walk import paper_runs
 from spt_theory.walk.experiments import WalkData, built_data
@@ -63,7 +71,6 @@ from spt_theory.walk.experiments import WalkData, built_data
 FORMAT = 1
 LENGTHS = (25, 50, 100, 200)
 SEEDS = (0, 1, 2)
-QK_SCALES = (1.0, 0.1)
 EVAL_SIZE = 500
 ESCAPE = 0.6
 SOLVED = paper_runs.SOLVED
@@ -146,16 +153,6 @@ class PlateauRun:
                                     "model": dataclasses.asdict(self.data.model_config())})
 
 
-def make_optimiser(model: Encoder, optimiser: str, lr: float) -> torch.optim.Optimizer:
-    """AdamW(lr, weight decay 0.01) as :func:`spt_theory.training.loop.make_optimizer`, or SGD with
-    momentum :data:`SGD_MOMENTUM`, no decay."""
-    if optimiser == "adamw":
-        return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
-    if optimiser == "sgd":
-        return torch.optim.SGD(model.parameters(), lr=lr, momentum=SGD_MOMENTUM)
-    raise ValueError(f"optimiser must be one of {OPTIMISERS}, got {optimiser!r}")
-
-
 def initial_model(run: PlateauRun) -> Encoder:
     """The seeded default init (as :func:`spt_theory.walk.experiments.initial_model`), the qk layer
     (W_Q, W_K, b_Q, b_K) times ``qk_scale``."""
@@ -184,10 +181,10 @@ class Trainer:
         for _ in range(steps):
             epoch, within = divmod(self.step, self.per_epoch)
             if self._batches is None or self._batches[0] != epoch:
-                self._batches = (epoch, epoch_batches(len(self.data.x_train), BATCH, _generator(self.seed, 1, epoch)))
+                self._batches = (epoch, epoch_batches(len(self.data.x_train), BATCH, keyed_generator(self.seed, 1, epoch)))
             idx = self._batches[1][within]
             loss = stage_loss(self.model, self.data, self.stage, self.data.x_train[idx], self.data.y_train[idx],
-                              _generator(self.seed, 2, self.step))
+                              keyed_generator(self.seed, 2, self.step))
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"non-finite loss at step {self.step}")
             self.optimiser.zero_grad(set_to_none=True)
@@ -242,7 +239,8 @@ def run_scratch(run: PlateauRun, root: Path, log=None) -> dict:
             return read_json(record_path)
         model = initial_model(run)
         trainer = Trainer(model, built_data(run.data), "supervised",
-                          make_optimiser(model, run.optimiser, run.lr), run.seed * 1000)
+                          make_optimizer(model, run.lr, kind=run.optimiser,
+                                         momentum=SGD_MOMENTUM if run.optimiser == "sgd" else 0.0), run.seed * 1000)
         history = trainer.resume(cache.last) if cache.last.exists() else []
         start = time.perf_counter()
         escape = next((h["step"] for h in history if h["test_accuracy"] >= ESCAPE), None)
@@ -306,7 +304,7 @@ def run_spt(run: PlateauRun, root: Path, log=None) -> dict:
             path = cache.dir / f"spt_{steps}.pt"
             if not path.exists():
                 model = initial_model(run)
-                trainer = Trainer(model, data, "spt", make_optimiser(model, "adamw", ADAMW_LR), run.seed * 1000)
+                trainer = Trainer(model, data, "spt", make_optimizer(model, ADAMW_LR), run.seed * 1000)
                 done = [int(p.stem.split("_")[1]) for p in cache.dir.glob("spt_*.pt")]
                 below = max((s for s in done if s < steps), default=None)
                 if below is not None:
@@ -322,7 +320,7 @@ def run_spt(run: PlateauRun, root: Path, log=None) -> dict:
         def solves(steps: int) -> bool:
             if str(steps) not in finetunes:
                 model = pretrained(steps)
-                trainer = Trainer(model, data, "supervised", make_optimiser(model, "adamw", ADAMW_LR),
+                trainer = Trainer(model, data, "supervised", make_optimizer(model, ADAMW_LR),
                                   run.seed * 1000 + 1)
                 history: list[dict] = []
                 if log is not None:
@@ -433,7 +431,7 @@ def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
     any training (a folder created for an output is said on stderr)."""
     cli_args.refuse_evidence_outputs(args)
     if args.gradient_rms:
-        cli_args.prepare_output(args.cache_dir / GRADIENT_RMS.name)
+        prepare_output(args.cache_dir / GRADIENT_RMS.name)
         return []
     for n in args.lengths:
         try:
@@ -455,8 +453,8 @@ def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
         raise InputError(f"--cache-dir {args.cache_dir}: not a folder")
     if args.promote:
         check_promotable(args, runs)
-    cli_args.prepare_output(args.summary)
-    cli_args.prepare_output(args.cache_dir, folder=True)
+    prepare_output(args.summary)
+    prepare_output(args.cache_dir, folder=True)
     return runs
 
 

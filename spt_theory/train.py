@@ -26,8 +26,8 @@ from spt_theory.core import args as cli_args
 from spt_theory.core import cpu
 from spt_theory.training.loop import TrainingDiverged, epoch_figures
 from spt_theory.training.recipes import Budget, pretrain_only, scratch, spt_stage, spt_then_finetune, supervised_stage
+from spt_theory.util.files import InputError, announce, prepare_output, write_json
 from spt_theory.util.interrupts import interruptible
-from spt_theory.util.io import InputError, write_json
 from spt_theory.util.prog import prog
 from spt_theory.walk.experiments import RunSpec, WalkData, run, run_spec, stage_cache
 
@@ -68,11 +68,25 @@ def build_spec(args: argparse.Namespace) -> RunSpec:
     else:  # hybrid
         recipe = spt_then_finetune(pre, supervised_stage(budget, finetune_epochs, keep=keep))
     try:
-        return run_spec(recipe, data, seed, d_model=args.d_model, n_heads=args.heads, d_ff=4 * args.d_model,
-                        n_layers=args.layers, pooling=args.pooling, positional=args.positional,
-                        attention_bias=args.attention_bias)
-    except ValueError as err:
+        settings = model_settings(args)
+    except InputError as err:
         raise InputError(f"model config: {err}") from None
+    return run_spec(recipe, data, seed, **settings)
+
+
+MODEL_OPTIONS = {"d_model": "d_model", "heads": "n_heads", "layers": "n_layers", "pooling": "pooling",
+                 "positional": "positional", "attention_bias": "attention_bias"}
+"""The model options of ``train`` (``--d-model``, ``--heads``, ...): spellings of ``--set FIELD=VALUE``
+(argparse name -> model field)."""
+
+
+def model_settings(args: argparse.Namespace) -> dict:
+    """The run's model settings: the model options (``--d-model W`` also sets ``d_ff`` = 4 W), then
+    ``--set``, read by the one ``--set`` parser (:func:`spt_theory.core.args.parse_model_settings`)."""
+    words = [f"{field}={getattr(args, dest)}" for dest, field in MODEL_OPTIONS.items() if getattr(args, dest) is not None]
+    if args.d_model is not None:
+        words.append(f"d_ff={4 * args.d_model}")
+    return cli_args.parse_model_settings(words + list(args.model_settings))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -109,16 +123,17 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--n-train", type=cli_args.at_least(1), default=8000, help="training sequences (default 8000)")
     g.add_argument("--n-test", type=cli_args.at_least(1), default=2000, help="test sequences (default 2000)")
     g.add_argument("--data-seed", type=cli_args.at_least(0), default=0, help="seed of the generated sequences (default 0)")
-    g = p.add_argument_group("model")
-    g.add_argument("--d-model", type=int, default=64, help="width; the MLP is 4x wider (default 64)")
-    g.add_argument("--heads", type=int, default=4, help="attention heads, dividing --d-model (default 4)")
-    g.add_argument("--layers", type=int, default=1, help="Transformer layers (default 1)")
-    g.add_argument("--pooling", default="mean", choices=("mean", "max", "cls", "last"),
-                   help="readout over positions (default mean)")
-    g.add_argument("--positional", default="sinusoidal", choices=("sinusoidal", "none"),
-                   help="absolute positional encoding (default sinusoidal)")
-    g.add_argument("--attention-bias", default="none", choices=("none", "alibi"),
-                   help="bias added to the attention scores (default none)")
+    g = p.add_argument_group("model (each option is a spelling of --set FIELD=VALUE)")
+    g.add_argument("--d-model", type=int, help="width, --set d_model; the MLP is 4x wider unless --set d_ff (default 64)")
+    g.add_argument("--heads", type=int, help="attention heads dividing the width, --set n_heads (default 4)")
+    g.add_argument("--layers", type=int, help="Transformer layers, --set n_layers (default 1)")
+    g.add_argument("--pooling", choices=("mean", "max", "cls", "last"),
+                   help="readout over positions, --set pooling (default mean)")
+    g.add_argument("--positional", choices=("sinusoidal", "none"),
+                   help="absolute positional encoding, --set positional (default sinusoidal)")
+    g.add_argument("--attention-bias", choices=("none", "alibi"),
+                   help="bias added to the attention scores, --set attention_bias (default none)")
+    cli_args.add_model_settings(g)
     g = p.add_argument_group("output and runtime")
     g.add_argument("--cache-dir", type=Path, default=Path("runs"), metavar="DIR",
                    help="where the stages are cached by config hash, shared with verify (default ./runs)")
@@ -151,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         cli_args.refuse_evidence_outputs(args)
         spec = build_spec(args)
         if args.json:
-            cli_args.prepare_output(args.json)
+            prepare_output(args.json)
         if threads is not None:
             cpu.set_intra_op_threads(threads)
         cached = [stage_cache(spec, k, args.cache_dir).has(stage.epochs) for k, stage in enumerate(spec.stages)]
@@ -177,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         except InputError as err:  # a read-only or full output folder
             print(f"error: {err}", file=sys.stderr)
             return 2
-        cli_args.announce(args.json)
+        announce(args.json)
     return 0
 
 

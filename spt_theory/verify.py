@@ -34,11 +34,10 @@ from spt_theory import checks, evidence
 from spt_theory.claims import records
 from spt_theory.claims.registry import Claim, Context, Measurement, all_claims, check_registered_files
 from spt_theory.core import args as cli_args
-from spt_theory.core.model import model_settings
 from spt_theory.evidence import EvidenceError
 from spt_theory.util import tables
+from spt_theory.util.files import InputError, StorageError, announce, prepare_output, write_json
 from spt_theory.util.interrupts import interruptible
-from spt_theory.util.io import InputError, StorageError, write_json
 from spt_theory.util.prog import prog
 from spt_theory.util.progress import Progress
 
@@ -156,6 +155,8 @@ def _print_row(row: dict) -> None:
               f"{records.RECORD_OF_VERDICT.get(row['verdict'], row['verdict'])} ({row['verdict']})", flush=True)
     for line in row.get("lines", ()):
         print(f"     {line}", flush=True)
+    if row.get("fixed"):
+        print(f"     runs at fixed model settings (--set does not reach it): {row['fixed']}", flush=True)
     if row.get("inconclusive") and not row.get("lines"):
         print(f"     INCONCLUSIVE: {row['inconclusive']}", flush=True)
     if "evidence_error" in row["details"]:
@@ -254,7 +255,7 @@ def _check_arguments(args: argparse.Namespace) -> list[Claim]:
     claims = select(all_claims(), args.only)
     args.model_settings = cli_args.parse_model_settings(args.model_settings)
     if args.json and not args.list:
-        cli_args.prepare_output(args.json)
+        prepare_output(args.json)
     return claims
 
 
@@ -266,8 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    with model_settings(args.model_settings):  # --set: every run's model and the evidence's check
-        return _run(args, claims)
+    return _run(args, claims)
 
 
 def _run(args: argparse.Namespace, claims: list[Claim]) -> int:
@@ -285,7 +285,7 @@ def _run(args: argparse.Namespace, claims: list[Claim]) -> int:
     progress = not args.no_progress
     ctx = Context(full=args.full, seeds=seeds, cache_dir=args.cache_dir, evidence_root=args.evidence,
                   lra_evidence=args.lra_evidence or args.evidence / evidence.LRA,
-                  progress=progress)
+                  progress=progress, model_settings=args.model_settings)
     mode = "full" if args.full else "quick"
     print(f"spt-theory verify ({mode} mode, seeds {list(seeds)}): {len(claims)} claims", flush=True)
     if args.model_settings:
@@ -300,6 +300,8 @@ def _run(args: argparse.Namespace, claims: list[Claim]) -> int:
             if runs:
                 shown.note(f"next {c.id}")
             row = run_claim(c, ctx) if runs else skipped_claim(c)
+            if runs and c.fixed and args.model_settings:
+                row["fixed"] = c.fixed
             rows.append(row)
             with shown.printing():
                 _print_row(row)
@@ -330,7 +332,7 @@ def _run(args: argparse.Namespace, claims: list[Claim]) -> int:
         if r["verdict"] == "ERROR" and "traceback" in r["details"]:
             print(f"\n{r['id']} raised:\n{r['details']['traceback']}", file=sys.stderr)
     if written:
-        cli_args.announce(args.json)
+        announce(args.json)
     return code
 
 

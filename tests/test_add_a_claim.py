@@ -1,6 +1,7 @@
 """docs/add-a-claim.md, followed in a temporary copy: a row in records.TABLE, a check module, and
-the regenerated docs/claims.md are all it takes (three files) for verify to run the new claim and
-list it, and for the table test to pass."""
+the regenerated docs/claims.md are all it takes (three files) for verify to run the new claim (a
+T claim: a project claim, no record) and list it, and for the test files that list claims (the
+table, verify's command line, the controls) to pass there."""
 
 import os
 import shutil
@@ -11,19 +12,20 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-ROW = '''    Row("E99",
-        "a toy claim added as docs/add-a-claim.md says",
+ROW = '''    Row("T99",
+        "a toy lemma added as docs/add-a-claim.md says",
         ">= 0.5",
-        Registration("post", FIRST_CHECKS, FIRST_CHECKS),
-        Record("holds", "2026-12-02", "toy evidence")),
+        Registration("pre", FIRST_CHECKS, FIRST_CHECKS)),
 '''
 CHECK = '''from spt_theory.claims.registry import Context, Measurement, at_least, claim
 
 
-@claim("E99", section="Toy", method="a constant")
-def check_e99(ctx: Context) -> Measurement:
+@claim("T99", section="Toy", method="a constant")
+def check_t99(ctx: Context) -> Measurement:
     return at_least(0.75, 0.5)
 '''
+LISTING_TESTS = ("tests/test_claims_table.py", "tests/test_verify_cli.py", "tests/test_controls.py")
+"""The test files that list claims or families; each must pass with the new claim."""
 
 
 @pytest.mark.skipif(not (REPO / "docs" / "add-a-claim.md").exists(), reason="needs the source tree")
@@ -46,11 +48,11 @@ def test_adding_a_claim_as_the_guide_says_touches_three_files(tmp_path):
     listed = run("-m", "spt_theory.verify", "--list", "--markdown")
     assert listed.returncode == 0, listed.stderr
     (copy / "docs" / "claims.md").write_text(listed.stdout)
-    row = run("-m", "spt_theory.verify", "--only", "E99", "--no-progress")
-    assert row.returncode == 0 and "E99  PASS" in row.stdout and "= holds" in row.stdout, row.stdout + row.stderr
-    table = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_claims_table.py", "-k",
-                "one_row or docs_claims_md or families")
-    assert table.returncode == 0, table.stdout[-2000:]
+    row = run("-m", "spt_theory.verify", "--only", "T99", "--no-progress")
+    assert row.returncode == 0 and "T99  PASS" in row.stdout and "project" in row.stdout, row.stdout + row.stderr
+    listing = run("-m", "pytest", "-q", "-p", "no:cacheprovider", *LISTING_TESTS, "-k",
+                  "one_row or docs_claims_md or families or theory_claims or registered or quick or registrations")
+    assert listing.returncode == 0 and " passed" in listing.stdout, listing.stdout[-3000:]
     after = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*")
              if p.is_file() and "__pycache__" not in str(p)}
     changed = {p for p in after if before.get(p) != after[p]}

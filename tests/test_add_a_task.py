@@ -37,7 +37,7 @@ def _write_parity(root: Path) -> None:
 def test_adding_a_task_as_the_guide_says_touches_two_files(tmp_path):
     reader, registration = _code_blocks(GUIDE.read_text())
     copy = tmp_path / "repo"
-    for part in ("spt_theory", "synthetic"):
+    for part in ("spt_theory", "synthetic", "tests"):
         shutil.copytree(REPO / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
     before = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file()}
     (copy / "spt_theory" / "lra" / "parity.py").write_text(reader)
@@ -61,7 +61,11 @@ def test_adding_a_task_as_the_guide_says_touches_two_files(tmp_path):
     (row,) = [line.split() for line in report.stdout.splitlines() if line.startswith("parity ")]
     assert row[1] == "scratch" and row[-2:] == ["-", "-"], report.stdout
     assert "generated" not in " ".join(row) and "Traceback" not in report.stderr
+    assert "batch_size=8" in registration  # a task with its own batch size, not the LRA tasks' 32
+    listing = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_lra_readers.py",
+                              "-k", "registered or config"], cwd=copy, env=env, capture_output=True, text=True)
+    assert listing.returncode == 0 and " passed" in listing.stdout, listing.stdout[-3000:]  # the files that list tasks
     after = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*")
-             if p.is_file() and "__pycache__" not in str(p)}
+             if p.is_file() and "__pycache__" not in str(p) and ".pytest_cache" not in str(p)}
     changed = {p for p in after if before.get(p) != after[p]}
     assert changed == {Path("spt_theory/lra/parity.py"), Path("spt_theory/lra/tasks.py")}

@@ -17,7 +17,7 @@ from spt_theory.figures import cli as figures_cli
 from spt_theory.figures import context as figure_context
 from spt_theory.lra.__main__ import main as lra_main
 from spt_theory.lra.sweep import AXES, RECIPES, cells
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 from spt_theory.walk import paper_runs
 from synthetic import listops
 
@@ -179,7 +179,7 @@ def test_a_bad_config_is_a_config_error_an_input_error_and_a_value_error():
     from spt_theory.core.model import ModelConfig
     from spt_theory.lra.tasks import config_for
     from spt_theory.training.loop import Stage
-    from spt_theory.util.io import ConfigError
+    from spt_theory.util.files import ConfigError
 
     for make in (lambda: ModelConfig(d_model=-1), lambda: replace(config_for("listops"), d_model=-1),
                  lambda: Stage("spt", -1), lambda: config_for("nope")):

@@ -20,7 +20,7 @@ from test_reliability import _files, _listops, _one_error_line, _pathfinder
 from spt_theory.lra import __main__ as lra_cli
 from spt_theory.lra.readers import pathfinder as pathfinder_reader
 from spt_theory.lra.readers.text import read_text
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 
 
 def _outside(tmp_path: Path) -> Path:

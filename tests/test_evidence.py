@@ -139,8 +139,9 @@ def test_evidence_made_with_other_model_defaults_is_refused(monkeypatch, copy, t
     assert ModelConfig().d_model == 32
     assert run.cache(tmp_path).key != before  # the plateau key carries the model
     code, rows, _ = _rows(copy, ("P1", "L2", "L5"), tmp_path, capsys)
-    assert code == 1 and {r["verdict"] for r in rows.values()} == {"ERROR"}
-    assert "model_defaults.d_model: made with 64, the code now uses 32" in rows["P1"]["details"]["evidence_error"]
+    assert code == 1 and rows["P1"]["verdict"] == "ERROR"  # the plateau runs took the model's defaults
+    assert "evidence made at d_model=64; asked for d_model=32" in rows["P1"]["details"]["evidence_error"]
+    assert rows["L2"]["verdict"] != "ERROR" and rows["L5"]["verdict"] != "ERROR"  # the LRA runs: their task config
 
 
 def _strings(node):
@@ -185,22 +186,21 @@ def test_a_wheel_carries_every_evidence_file(tmp_path):
 
 
 def test_set_d_model_changes_the_run_keys_and_refuses_evidence_made_with_another(copy, tmp_path, capsys):
-    """``verify --set d_model=32``: the walk and plateau runs' models, hence their cache keys,
-    carry it, and the committed evidence (made at width 64) is an ERROR row naming the field."""
-    from spt_theory.core.model import model_settings
+    """``verify --set d_model=32``: the settings are a value passed down (``Context.model_settings``):
+    the walk runs' models, hence their cache keys, carry them, and the committed evidence (made at
+    width 64) is an ERROR row of one line naming both widths."""
     from spt_theory.walk.experiments import WalkData, recipe, stage_key
 
-    spec, run = recipe("scratch", WalkData(), 0), plateau.PlateauRun("scratch", length=25, seed=0)
-    key = run.cache(tmp_path).key
-    with model_settings({"d_model": 32}):
-        wider = recipe("scratch", WalkData(), 0)
-        assert run.cache(tmp_path).key != key and schema.model_defaults()["d_model"] == 32
+    spec = recipe("scratch", WalkData(), 0)
+    wider = recipe("scratch", WalkData(), 0, d_model=32)
     assert wider.model.d_model == 32 and stage_key(wider, 0) != stage_key(spec, 0)
-    assert recipe("scratch", WalkData(), 0) == spec and run.cache(tmp_path).key == key  # restored on leaving
-    code, rows, out = _rows(copy, ("P1", "L2", "--set", "d_model=32"), tmp_path, capsys)
-    assert code == 1 and {r["verdict"] for r in rows.values()} == {"ERROR"} and set(rows) == {"P1", "L2"}
+    assert schema.model_defaults({"d_model": 32})["d_model"] == 32 and schema.model_defaults()["d_model"] == 64
+    code, rows, out = _rows(copy, ("P1", "L1", "L2", "--set", "d_model=32"), tmp_path, capsys)
+    assert code == 1 and {r["verdict"] for r in rows.values()} == {"ERROR"} and set(rows) == {"P1", "L1", "L2"}
     for row in rows.values():
-        assert "model_defaults.d_model: made with 64, the code now uses 32" in row["details"]["evidence_error"]
+        assert "evidence made at d_model=64; asked for d_model=32" in row["details"]["evidence_error"]
+    errors = [line for line in out.splitlines() if line.strip().startswith("ERROR:")]
+    assert len(errors) == 3 and all("d_model=64" in e and "d_model=32" in e for e in errors), out
     assert "model settings (--set): d_model=32" in out and "Traceback" not in out
     assert json.loads((tmp_path / "report.json").read_text())["model_settings"] == {"d_model": 32}
-    assert schema.model_defaults()["d_model"] == 64
+    assert recipe("scratch", WalkData(), 0) == spec  # nothing left behind: no global

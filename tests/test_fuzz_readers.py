@@ -43,7 +43,7 @@ from spt_theory.lra.readers.listops import read_listops
 from spt_theory.lra.readers.pathfinder import read_pathfinder, read_png
 from spt_theory.lra.readers.retrieval import read_retrieval
 from spt_theory.lra.readers.text import read_text
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 
 FUZZ_EXAMPLES = int(os.environ.get("SPT_FUZZ_EXAMPLES", "60"))
 HANG_S = 20.0

@@ -49,7 +49,7 @@ def test_the_lra_generators_load_without_torch(module):
 
 def test_the_import_reader_sees_imports_and_not_mentions():
     assert imports_spt_theory("from spt_theory.core.model import Encoder")
-    assert not imports_spt_theory("from spt_theory.util.io import InputError")
+    assert not imports_spt_theory("from spt_theory.util.files import InputError")
     assert imports_spt_theory("def f():\n    import spt_theory.walk.experiments as e\n")
     assert imports_spt_theory("import numpy, spt_theory")
     assert not imports_spt_theory('"""Keys: :func:`spt_theory.walk.experiments.stage_key`."""\n# import spt_theory\n')
@@ -58,7 +58,14 @@ def test_the_import_reader_sees_imports_and_not_mentions():
     assert not imports_spt_theory("from . import walk")
 
 
-def test_one_input_error_for_the_generators_and_the_toolkit():
-    from spt_theory.util import files, io
+def test_one_import_path_per_name():
+    """The file primitives are imported from spt_theory.util.files and the lock from
+    spt_theory.util.locks: nothing imports them through a re-export (util.io is gone) or core.args."""
+    root = SYNTHETIC.parent
+    users = sorted(str(p.relative_to(root)) for part in ("spt_theory", "synthetic", "tests")
+                   for p in (root / part).rglob("*.py")
+                   if "spt_theory.util.io" in imported_modules(p.read_text()))
+    assert users == [], users
+    from spt_theory.core import args
 
-    assert io.InputError is files.InputError and io.StorageError is files.StorageError
+    assert not {"announce", "prepare_output", "check_output", "write_json"} & set(vars(args))

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from spt_theory.lra.readers.listops import tokenize_listops
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 from synthetic import listops
 from synthetic.listops import evaluate, generate_splits, parse, to_source, tree_length
 

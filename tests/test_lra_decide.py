@@ -14,7 +14,7 @@ from spt_theory.evidence import EvidenceError, correctness, schema
 from spt_theory.lra import decide
 from spt_theory.lra.__main__ import main
 from spt_theory.lra.sweep import cells as parse_cells
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 from synthetic import listops, pathfinder
 
 N = 1000

@@ -260,8 +260,8 @@ def test_spt_masks_only_real_tokens_and_pixels_become_two_normalised_channels(mo
 
 @pytest.mark.parametrize("args, message", [
     (["confirm", "--task", "listops", "--data-dir", "/nonexistent/lra"], "/nonexistent/lra/listops-1000"),
-    (["confirm", "--task", "listops", "--data-dir", ".", "--set", "d_model=wide"], "not a valid int"),
-    (["confirm", "--task", "listops", "--data-dir", ".", "--set", "depth=3"], "unknown field"),
+    (["confirm", "--task", "listops", "--data-dir", ".", "--set", "d_model=wide"], "must be an integer"),
+    (["confirm", "--task", "listops", "--data-dir", ".", "--set", "depth=3"], "unknown task config field 'depth'"),
     (["confirm", "--task", "listops", "--data-dir", ".", "--set", "d_model=30"], "divisible"),
     (["confirm", "--task", "listops", "--data-dir", ".", "--set", "d_model=-1"], "d_model = -1 must be positive"),
     (["confirm", "--task", "listops", "--data-dir", ".", "--finetune-epochs", "0"], "--finetune-epochs"),

@@ -134,7 +134,7 @@ def test_the_plateau_command_runs_the_registered_n_400_experiment():
 
 
 def test_promote_at_n_400_refuses_when_nothing_has_finished(tmp_path):
-    from spt_theory.util.io import InputError
+    from spt_theory.util.files import InputError
 
     committed = plateau.SUMMARY.read_bytes()
     with pytest.raises(InputError, match="no run at n = 400 has finished"):

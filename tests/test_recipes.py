@@ -21,7 +21,7 @@ from spt_theory.training.recipes import (
     spt_then_finetune,
     supervised_stage,
 )
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 from spt_theory.walk.experiments import PRETRAIN_SOURCES, WalkData, control_recipe, parse_recipe, recipe, run_spec
 
 BUDGET = Budget(scratch_epochs=6, pretrain_epochs=2, finetune_epochs=1, lr=3e-4, batch_size=16, mask_ratio=0.2)

@@ -33,7 +33,7 @@ from spt_theory import verify as verify_cli
 from spt_theory.lra import __main__ as lra_cli
 from spt_theory.training.cache import StageCache, StageState, load_checkpoint, save_checkpoint
 from spt_theory.training.loop import DatasetTask, TrainingDiverged, make_optimizer, stage_loss, train_stage
-from spt_theory.util.io import InputError, write_json
+from spt_theory.util.files import InputError, write_json
 from spt_theory.walk.experiments import Budget, initial_model, recipe, run, stage_key
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,7 +71,10 @@ def _one_error_line(stderr: str, *names: str) -> str:
 
 
 def _files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+    """The files under ``folder`` but the stage locks' ``.<key>.lock`` (spt_theory.util.locks: a
+    lock file stays in place, empty, so that every waiter locks the same file)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and not (p.name.startswith(".") and p.suffix == ".lock")
+                  ) if folder.exists() else []
 
 
 def _stage_dirs(cache: Path, argv: list[str]) -> list[Path]:
@@ -276,7 +279,7 @@ atomic_write(sys.argv[1], write)
 def _small_checkpoint(path: Path, tiny_walk, overrides: dict, seed: int) -> Path:
     spec = recipe("scratch", tiny_walk, seed, Budget(), **overrides)
     model = initial_model(spec)
-    save_checkpoint(path, model, make_optimizer(model, spec.stages[0]), StageState(1, 0, 0.0, [{"epoch": 1}]),
+    save_checkpoint(path, model, make_optimizer(model, spec.stages[0].lr), StageState(1, 0, 0.0, [{"epoch": 1}]),
                     {"seed": seed})
     return path
 
@@ -495,7 +498,7 @@ def _lra_case(name: str, root: Path) -> tuple[list[str], list[str]]:
         return ["--task", "text"], ["missing", root / "aclImdb", "expected layout"]
     if name == "heads_not_dividing_d_model":
         _listops(root)
-        return ["--task", "listops", "--set", "heads=3"], ["field d_model", "divisible by heads (3)"]
+        return ["--task", "listops", "--set", "n_heads=3"], ["field d_model", "divisible by n_heads (3)"]
     if name == "mask_ratio_outside":
         _listops(root)
         return ["--task", "listops", "--set", "mask_ratio=1.0"], ["field mask_ratio", "[0, 1)"]

@@ -213,7 +213,7 @@ def test_truncated_steps_and_probe_caches_are_recomputed_with_one_line_each(smal
 
 
 def test_a_second_sweep_of_one_name_while_the_first_runs_is_refused(small_listops, tmp_path, capsys, lra_main):
-    from spt_theory.util.io import directory_lock
+    from spt_theory.util.locks import directory_lock
 
     out = tmp_path / "out"
     summary = out / "sweeps" / "listops-t.json"

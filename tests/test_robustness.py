@@ -29,7 +29,8 @@ from spt_theory.lra.task import LRATask
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import DatasetTask, Stage, train_stage
 from spt_theory.util import files
-from spt_theory.util import io as spt_io
+from spt_theory.util import files as spt_files
+from spt_theory.util import locks as spt_locks
 from spt_theory.util.files import atomic_write, write_json
 from spt_theory.walk import experiments
 from spt_theory.walk.experiments import Budget, recipe, run, stage_key
@@ -101,14 +102,14 @@ def test_listops_reader_accepts_trailing_blank_lines(ending, tmp_path):
 ])
 def test_listops_reader_rejects_unbalanced_sources_naming_file_and_line(source, line, words, tmp_path):
     content = f"Source\tTarget\n( ( [MIN 2 ) 9 ] )\t2\n{source}\t3\n".encode()
-    with pytest.raises(spt_io.InputError) as error:
+    with pytest.raises(spt_files.InputError) as error:
         read_listops(_listops_dir(tmp_path, content), "train")
     assert f"basic_train.tsv:{line}:" in str(error.value) and words in str(error.value)
 
 
 def test_listops_reader_rejects_a_blank_line_between_rows(tmp_path):
     content = b"Source\tTarget\n( ( [MIN 2 ) 9 ] )\t2\n\n( ( [MAX 2 ) 9 ] )\t9\n"
-    with pytest.raises(spt_io.InputError, match=r"basic_train.tsv:3: blank line"):
+    with pytest.raises(spt_files.InputError, match=r"basic_train.tsv:3: blank line"):
         read_listops(_listops_dir(tmp_path, content), "train")
 
 
@@ -209,7 +210,7 @@ def test_cifar_loader_still_refuses_code(protocol, tmp_path):
     marker = tmp_path / "side_effect"
     path = tmp_path / "data_batch_1"
     path.write_bytes(pickle.dumps({"data": _Exploit(marker), "labels": [1]}, protocol=protocol))
-    with pytest.raises(spt_io.InputError, match="refusing to load global"):
+    with pytest.raises(spt_files.InputError, match="refusing to load global"):
         load_cifar_batch(path)
     assert not marker.exists()
 
@@ -232,14 +233,14 @@ def test_cifar_loader_refuses_misused_allowed_globals(call, tmp_path):
     """_codecs.encode only turns text into latin-1 bytes; _frombuffer never builds an object array."""
     path = tmp_path / "data_batch_1"
     path.write_bytes(pickle.dumps({"data": call, "labels": [1]}, protocol=2))
-    with pytest.raises(spt_io.InputError, match="data_batch_1"):
+    with pytest.raises(spt_files.InputError, match="data_batch_1"):
         load_cifar_batch(path)
 
 
 _PEAK_MEMORY = """
 import resource, sys
 from pathlib import Path
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 from spt_theory.lra.readers.image import load_cifar_batch
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
@@ -330,7 +331,7 @@ def test_keep_all_from_the_environment(tiny_walk, tiny_model_overrides, tmp_path
     _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path, epochs=2)
     assert _pt(tmp_path) == ["epoch_1.pt", "epoch_2.pt"]
     monkeypatch.setenv("SPT_KEEP_CHECKPOINTS", "some")
-    with pytest.raises(spt_io.InputError, match="SPT_KEEP_CHECKPOINTS"):
+    with pytest.raises(spt_files.InputError, match="SPT_KEEP_CHECKPOINTS"):
         _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "x", epochs=2)
 
 
@@ -394,7 +395,7 @@ def test_lra_finetunes_from_the_best_epoch_which_is_kept(tmp_path, monkeypatch, 
 def test_directory_lock_excludes_a_second_process_and_is_released_on_kill(tmp_path):
     folder = tmp_path / "stage"
     holder = subprocess.Popen([sys.executable, "-c",
-                               "import sys, time; from spt_theory.util.io import directory_lock\n"
+                               "import sys, time; from spt_theory.util.locks import directory_lock\n"
                                f"with directory_lock({str(folder)!r}):\n"
                                "    print('held', flush=True); time.sleep(600)\n"],
                               cwd=REPO, env=ENV, stdout=subprocess.PIPE, text=True)
@@ -407,17 +408,17 @@ def test_directory_lock_excludes_a_second_process_and_is_released_on_kill(tmp_pa
         assert _python("-c", probe).stdout.strip() == "busy"
         holder.kill()
         holder.wait()
-        with spt_io.directory_lock(folder, wait_message=False):  # a killed holder's lock is taken over
+        with spt_locks.directory_lock(folder, wait_message=False):  # a killed holder's lock is taken over
             assert _python("-c", probe).stdout.strip() == "busy"
-        assert not (tmp_path / ".stage.lock").exists()  # removed by its last holder
+        assert _python("-c", probe).stdout.strip() == "free"  # released on leaving (the file stays)
     finally:
         holder.kill()
         holder.wait()
 
 
-def test_directory_lock_admits_one_holder_at_a_time_while_holders_remove_the_file(tmp_path):
+def test_directory_lock_admits_one_holder_at_a_time(tmp_path):
     """Threads (each lock is its own open file, so they exclude each other as processes do) taking
-    the lock in turns: the file is removed and recreated between holders, never two inside."""
+    the lock in turns: never two inside."""
     import threading
 
     inside, most, errors = [0], [0], []
@@ -426,7 +427,7 @@ def test_directory_lock_admits_one_holder_at_a_time_while_holders_remove_the_fil
     def worker():
         try:
             for _ in range(40):
-                with spt_io.directory_lock(tmp_path / "stage", wait_message=False):
+                with spt_locks.directory_lock(tmp_path / "stage", wait_message=False):
                     with guard:
                         inside[0] += 1
                         most[0] = max(most[0], inside[0])
@@ -441,7 +442,7 @@ def test_directory_lock_admits_one_holder_at_a_time_while_holders_remove_the_fil
         thread.start()
     for thread in threads:
         thread.join()
-    assert errors == [] and most[0] == 1 and not (tmp_path / ".stage.lock").exists()
+    assert errors == [] and most[0] == 1
 
 
 def test_two_cli_runs_on_one_cache_train_each_stage_once(tmp_path):
@@ -474,7 +475,7 @@ def test_two_cli_runs_on_one_cache_train_each_stage_once(tmp_path):
 def test_train_stage_takes_the_lock_and_a_waiter_reloads_the_finished_stage(tiny_walk, tiny_model_overrides,
                                                                            tmp_path, monkeypatch):
     seen = []
-    real_lock = spt_io.directory_lock
+    real_lock = spt_locks.directory_lock
 
     def recording_lock(directory, **kwargs):
         seen.append(Path(directory))

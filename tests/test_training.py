@@ -8,7 +8,7 @@ import torch
 from spt_theory.core.model import Encoder
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import DatasetTask, Stage, StageOptions, train_stage
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 from spt_theory.walk.experiments import RunSpec, initial_model, recipe, run, stage_key
 
 

@@ -17,14 +17,16 @@ def test_only_theory_claims_pass_and_json_report_has_the_schema(tmp_path, capsys
     printed = capsys.readouterr().out
     data = json.loads(report.read_text())
     assert set(data) >= {"claims", "seconds"} and data["seconds"] > 0
-    assert [c["id"] for c in data["claims"]] == ["T1", "T2", "T2b", "T3", "T4", "T4b", "T5", "T6", "T7", "T9"]
+    theory = [c.id for c in all_claims() if c.id.startswith("T")]  # the registry's (docs/add-a-claim.md adds one)
+    assert {"T1", "T2", "T2b", "T3", "T4", "T4b", "T5", "T6", "T7", "T9"} <= set(theory)
+    assert [c["id"] for c in data["claims"]] == theory
     for row in data["claims"]:
         assert {"id", "verdict", "kind", "record", "matches_record", "registration", "measured", "threshold",
                 "statement"} <= set(row)
         assert row["verdict"] == "PASS" and row["kind"] == "project" and row["matches_record"] is True, row
         assert isinstance(row["measured"], float) and row["threshold"][:2] in ("<=", ">=")
         assert len(row["statement"]) <= 58
-        assert all(row["details"]["conditions"].values())
+        assert all(row["details"].get("conditions", {}).values())
         assert f"{row['id']:<4} PASS" in printed
 
 
@@ -45,7 +47,7 @@ def test_unknown_claim_exits_2_with_one_line_on_stderr(capsys):
 @pytest.mark.parametrize("words, message", [
     (["--set", "width=32"], "--set width=32: unknown model field 'width'; fields: d_model, n_heads"),
     (["--set", "vocab_size=9"], "unknown model field 'vocab_size'"),
-    (["--set", "d_model=wide"], "--set d_model: must be an integer >= 1, got 'wide'"),
+    (["--set", "d_model=wide"], "--set d_model=wide: must be an integer, got 'wide'"),
     (["--set", "d_model"], "--set d_model: expected FIELD=VALUE"),
     (["--set", "d_model=30"], "--set d_model=30: d_model (30) must be divisible by n_heads (4)"),
     (["--set", "pooling=sideways"], "--set pooling=sideways: pooling must be one of"),

@@ -7,12 +7,17 @@ All probes read activations from :meth:`Encoder.run_with_cache`; none re-impleme
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from pathlib import Path
 
 import torch
+from torch import Tensor
 
 from spt_theory.core.model import Encoder
 from spt_theory.core.objectives import bernoulli_mask, mask_tokens, masked_token_loss, supervised_loss
 from spt_theory.theory.lemmas import proximity_directions, proximity_share
+from spt_theory.training.cache import load_checkpoint
+from spt_theory.training.loop import load_model_state
 
 
 def offsets(n: int) -> torch.Tensor:
@@ -180,3 +185,29 @@ def gradient_proximity_shares(model: Encoder, x: torch.Tensor, y: torch.Tensor, 
     noise = torch.randn(64, n, n, generator=torch.Generator().manual_seed(seed))
     shares["random"] = proximity_share(noise, directions).mean().item()
     return shares
+
+
+def supervised_share(model: Encoder, x: Tensor, y: Tensor, directions: Tensor) -> dict[str, float]:
+    """Proximity share of the supervised score gradient: of the batch mean (``expected``, averaged
+    over heads) and of each example's gradient (``per_example``), as in E8."""
+    grad = score_gradients(model, x, y, objective="supervised")
+    return {"expected": proximity_share(grad.mean(0), directions).mean().item(),
+            "per_example": proximity_share(grad, directions).mean().item()}
+
+
+def share_trajectory(model: Encoder, checkpoints: Iterable[tuple[int, int, Path]], x: Tensor, y: Tensor,
+                     directions: Tensor) -> list[dict]:
+    """:func:`supervised_share` of ``model`` as it is (stage 0, epoch 0: the init), then with each
+    ``(stage, epoch, path)`` checkpoint loaded in turn (claim X6 and the score_gradients figure)."""
+    points = [{"stage": 0, "epoch": 0, **supervised_share(model, x, y, directions)}]
+    for stage, epoch, path in checkpoints:
+        load_model_state(model, load_checkpoint(path)["model"], path)
+        points.append({"stage": stage, "epoch": epoch, **supervised_share(model, x, y, directions)})
+    return points
+
+
+def chance_share(directions: Tensor) -> float:
+    """X6's chance level: the mean proximity share of 64 Gaussian n x n matrices (seed 0)."""
+    n = directions.shape[-1]
+    noise = torch.randn(64, n, n, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    return proximity_share(noise, directions).mean().item()

@@ -29,8 +29,8 @@ from spt_theory.core import args as cli_args
 from spt_theory.core import cpu
 from spt_theory.core.args import at_least
 from spt_theory.training.loop import Runtime
+from spt_theory.util.files import InputError, announce, prepare_output, write_json
 from spt_theory.util.interrupts import interruptible
-from spt_theory.util.io import InputError, write_json
 from spt_theory.util.prog import prog
 from spt_theory.util.tables import line
 from synthetic.walk import generate_walk
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     try:  # the output before any timing: a path that cannot be written (or the evidence) is one line
         cli_args.refuse_evidence_outputs(args)
         if args.json:
-            cli_args.prepare_output(args.json)
+            prepare_output(args.json)
         return _run(args, argv)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -200,7 +200,7 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
         results["verify_quick_seconds"] = verify_wall_time()
         print(f"verify (quick, empty cache): {results['verify_quick_seconds']:.1f} s")
     if args.json:
-        cli_args.announce(write_json(args.json, results))
+        announce(write_json(args.json, results))
     return 0
 
 

@@ -15,6 +15,7 @@ a GELU MLP and a final LayerNorm between attention and pooling.  These claims me
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from fractions import Fraction
 
 import torch
@@ -35,9 +36,9 @@ WALK = WalkData()
 BATCH = 64
 
 
-def real_model(seed: int, biases: bool = False) -> Encoder:
+def real_model(seed: int, biases: bool = False, settings: Mapping | None = None) -> Encoder:
     """The design's 1-layer model at its seed-``seed`` init, in float64, with ``W_Q = W_K = 0``."""
-    return per_token.zero_scores(initial_model(recipe("init", WALK, seed)).double(), biases)
+    return per_token.zero_scores(initial_model(recipe("init", WALK, seed, **(settings or {}))).double(), biases)
 
 
 def walk_batch(seed: int) -> tuple[Tensor, Tensor]:
@@ -55,11 +56,11 @@ def band_cosine(G: Tensor, width: int = 2) -> Tensor:
     return (G * B).sum(dim=(-2, -1)).abs() / (G.flatten(-2).norm(dim=-1) * B.norm())
 
 
-def departure(seed: int) -> dict:
+def departure(seed: int, settings: Mapping | None = None) -> dict:
     """T2b figures for one seed: per-example/head row departure and band cosine, and the expected
     gradient's (batch mean) band cosine per head, next to T3's largest possible value."""
     x, y = walk_batch(seed)
-    G = score_gradients(real_model(seed), x, y, objective="supervised")
+    G = score_gradients(real_model(seed, settings=settings), x, y, objective="supervised")
     rows, cos, mean_cos = row_departure(G), band_cosine(G), band_cosine(G.mean(dim=0))
     return {"row_departure_mean": float(rows.mean()), "row_departure_min": float(rows.min()),
             "band_cosine_mean": float(cos.mean()), "band_cosine_max": float(cos.max()),
@@ -76,7 +77,7 @@ def check_t2b(ctx: Context) -> Measurement:
     0 to rounding, so a non-zero figure is the model's residual/LayerNorm/MLP path, not the measure.
     E8 (proximity share of the expected gradient, sup vs rec) is the empirical bridge at init.
     """
-    per_seed = [departure(seed) for seed in ctx.seeds]
+    per_seed = [departure(seed, ctx.model_settings) for seed in ctx.seeds]
     ideal = max(float(row_departure(sup_autograd(inst).grad_S))
                 for inst in random_instances(30, seed=80, min_n=3, max_n=64))
     rows = sum(s["row_departure_mean"] for s in per_seed) / len(per_seed)
@@ -127,7 +128,7 @@ def score_rows_spread(model: Encoder, x: Tensor) -> float:
     return float((spread / S.flatten(-2).norm(dim=-1).clamp(min=1e-300)).max())
 
 
-def factored_first_steps(seed: int, lr: float = 1e-3) -> dict:
+def factored_first_steps(seed: int, lr: float = 1e-3, settings: Mapping | None = None) -> dict:
     r"""T4b at ``W_Q = W_K = 0``: the gradient of ``W_hat_Q``, the rank of ``dL/dW_hat_K`` per head, the
     scores after one SGD step and after one and two AdamW steps, and T4's ``dL/dM`` in the real model.
 
@@ -137,7 +138,7 @@ def factored_first_steps(seed: int, lr: float = 1e-3) -> dict:
     """
     x, y = walk_batch(seed)
     figures: dict = {}
-    model = real_model(seed)
+    model = real_model(seed, settings=settings)
     supervised_backward(model, x, y)
     gq, gk = augmented_qk(model, grad=True)
     figures["grad_WQ_over_grad_WK"] = float(gq.norm() / gk.norm())
@@ -150,7 +151,7 @@ def factored_first_steps(seed: int, lr: float = 1e-3) -> dict:
     grad_M = torch.einsum("bni,bhnm,bmj->hij", H, G, H)
     figures["real_dL_dM_sigma2_over_sigma1_min"] = min(float(theory.singular_value_ratio(g)) for g in grad_M)
     for name, make in (("sgd", lambda p: torch.optim.SGD(p, lr=lr)), ("adamw", lambda p: torch.optim.AdamW(p, lr=lr))):
-        model = real_model(seed)
+        model = real_model(seed, settings=settings)
         before = bilinear_matrices(model)
         opt = make(model.parameters())
         for step in (1, 2) if name == "adamw" else (1,):
@@ -160,14 +161,15 @@ def factored_first_steps(seed: int, lr: float = 1e-3) -> dict:
             figures[f"{name}_step{step}_score_row_spread"] = score_rows_spread(model, x)
             figures[f"{name}_step{step}_delta_M_sigma2_over_sigma1_max"] = max(
                 float(theory.singular_value_ratio(a - b)) for a, b in zip(after, before))
-    figures.update(saddle_at_zero(seed, x, y))
+    figures.update(saddle_at_zero(seed, x, y, settings=settings))
     return figures
 
 
-def saddle_at_zero(seed: int, x: Tensor, y: Tensor, eps: float = 1e-3) -> dict:
+def saddle_at_zero(seed: int, x: Tensor, y: Tensor, eps: float = 1e-3,
+                   settings: Mapping | None = None) -> dict:
     r"""At ``W_hat_Q = W_hat_K = 0`` (``M = 0``, biases 0 too) every ``qk`` gradient is 0, and
     ``L(eps A, +-eps B) - L(0) = +-eps^2 <dL/dM, A B^T> / sqrt(d_h) + O(eps^3)`` has both signs: a saddle."""
-    model = real_model(seed, biases=True)
+    model = real_model(seed, biases=True, settings=settings)
     supervised_backward(model, x, y)
     attn = model.blocks[0].attn
     grad_norm = float(torch.cat([attn.qk.weight.grad.flatten(), attn.qk.bias.grad.flatten()]).norm())
@@ -193,7 +195,7 @@ def check_t4b(ctx: Context) -> Measurement:
     r"""T4 for the factored scores of ``model.py`` (conditions in :func:`factored_first_steps`); control:
     the second AdamW step (``K`` no longer constant) gives ``W_Q`` a gradient and rows that differ,
     and T4's rank-one ``dL/dM`` fails in the real model (its ``G`` has unequal rows, T2b)."""
-    f = factored_first_steps(ctx.seeds[0])
+    f = factored_first_steps(ctx.seeds[0], settings=ctx.model_settings)
     conditions = {
         "grad_WQ_zero": f["grad_WQ_over_grad_WK"] <= TOLERANCE,
         "grad_WK_rank_one_per_head": f["grad_WK_head_sigma2_over_sigma1"] <= TOLERANCE,
@@ -266,7 +268,8 @@ def exact_marginals_uniform(vocab: int, length: int, p: Fraction) -> bool:
 
 
 @claim("T7", section="Theory T7 (real model)",
-       method="exact enumeration, tiny model.py float64")
+       method="exact enumeration, tiny model.py float64",
+       fixed="the tiny model of exact enumeration (d_model=8, n_heads=2, d_ff=16, V=3)")
 @single_threaded()
 def check_t7(ctx: Context) -> Measurement:
     r"""T7 on a tiny real model by exact enumeration (V = 3, n = 1, 3..7, p = 1/2).

@@ -31,19 +31,22 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-import torch
 from torch import Tensor
 
 from spt_theory.analysis.lemma_harness import single_threaded
-from spt_theory.analysis.probes import diagonal_profile, pe_score_block, score_gradients, uniform_band_mass
+from spt_theory.analysis.probes import (
+    chance_share,
+    diagonal_profile,
+    pe_score_block,
+    share_trajectory,
+    uniform_band_mass,
+)
 from spt_theory.checks import synthetic
 from spt_theory.checks import theory as lemmas
 from spt_theory.checks.synthetic import summary
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.core.model import Encoder
 from spt_theory.theory import lemmas as theory
-from spt_theory.training.cache import load_checkpoint
-from spt_theory.training.loop import load_model_state
 from spt_theory.walk.experiments import (
     Budget,
     RunResult,
@@ -52,7 +55,7 @@ from spt_theory.walk.experiments import (
     control_recipe,
     initial_model,
     run,
-    stage_cache,
+    run_checkpoints,
     walk_metrics,
 )
 
@@ -81,14 +84,16 @@ X6_SPT_MIN = 3.0          # SPT trajectory, mean share / chance over the finetun
                           # 5.8 / 4.3 / 5.6 (quick); 5.3 / 4.6 / 5.4 (full)
 
 
-def control_spec(name: str, seed: int) -> RunSpec:
-    """A control run (:data:`spt_theory.walk.experiments.CONTROL_RUNS`) or any recipe, on the walk data."""
-    return control_recipe(name, synthetic.WALK, seed, BUDGET)
+def control_spec(name: str, seed: int, **settings) -> RunSpec:
+    """A control run (:data:`spt_theory.walk.experiments.CONTROL_RUNS`) or any recipe, on the walk
+    data, with the model ``settings`` (the control's own architecture wins over them)."""
+    return control_recipe(name, synthetic.WALK, seed, BUDGET, **settings)
 
 
 def control_runs(ctx: Context, name: str) -> list[RunResult]:
     """The named control run trained (or loaded) for every seed of the context."""
-    return [run(control_spec(name, seed), ctx.cache_dir, progress=ctx.progress) for seed in ctx.seeds]
+    return [run(control_spec(name, seed, **ctx.model_settings), ctx.cache_dir, progress=ctx.progress)
+            for seed in ctx.seeds]
 
 
 def final_accuracies(ctx: Context, name: str) -> list[float]:
@@ -215,35 +220,10 @@ def check_x5(ctx: Context) -> Measurement:
 
 
 # ----------------------------------------------------------------------------- X6
-def stage_checkpoints(spec: RunSpec, cache_dir: Path, k: int) -> list[Path]:
-    """``epoch_1.pt .. epoch_<E>.pt`` of stage ``k`` (they exist once the run is cached)."""
-    return stage_cache(spec, k, cache_dir).checkpoints(spec.stages[k].epochs)
-
-
-def supervised_share(model: Encoder, x: Tensor, y: Tensor, directions: Tensor) -> dict[str, float]:
-    """Proximity share of the supervised score gradient: of the batch mean (``expected``, averaged
-    over heads) and of each example's gradient (``per_example``), as in E8."""
-    grad = score_gradients(model, x, y, objective="supervised")
-    return {"expected": theory.proximity_share(grad.mean(0), directions).mean().item(),
-            "per_example": theory.proximity_share(grad, directions).mean().item()}
-
-
-def share_trajectory(result: RunResult, cache_dir: Path, x: Tensor, y: Tensor, directions: Tensor) -> list[dict]:
-    """The supervised share at init and after every epoch of every stage of a cached run."""
-    model = initial_model(result.spec)
-    points = [{"stage": 0, "epoch": 0, **supervised_share(model, x, y, directions)}]
-    for k in range(len(result.spec.stages)):
-        for e, path in enumerate(stage_checkpoints(result.spec, cache_dir, k), start=1):
-            load_model_state(model, load_checkpoint(path)["model"], path)
-            points.append({"stage": k, "epoch": e, **supervised_share(model, x, y, directions)})
-    return points
-
-
-def chance_share(directions: Tensor) -> float:
-    """X6's chance level: the mean proximity share of 64 Gaussian n x n matrices (seed 0)."""
-    n = directions.shape[-1]
-    noise = torch.randn(64, n, n, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-    return theory.proximity_share(noise, directions).mean().item()
+def run_trajectory(result: RunResult, cache_dir: Path, x: Tensor, y: Tensor, directions: Tensor) -> list[dict]:
+    """The supervised share (:func:`spt_theory.analysis.probes.share_trajectory`) at init and after
+    every epoch of every stage of a cached walk run."""
+    return share_trajectory(initial_model(result.spec), run_checkpoints(result.spec, cache_dir), x, y, directions)
 
 
 @claim("X6", section="Controls: blindness over training", method="E[dL_sup/dS] share, per-epoch checkpoints")
@@ -254,8 +234,8 @@ def check_x6(ctx: Context) -> Measurement:
     directions = theory.proximity_directions(x.shape[1], 2, circular=False)
     chance = chance_share(directions)
     with single_threaded():
-        scratch = [share_trajectory(r, ctx.cache_dir, x, y, directions) for r in control_runs(ctx, "scratch")]
-        spt = [share_trajectory(r, ctx.cache_dir, x, y, directions) for r in control_runs(ctx, "spt")]
+        scratch = [run_trajectory(r, ctx.cache_dir, x, y, directions) for r in control_runs(ctx, "scratch")]
+        spt = [run_trajectory(r, ctx.cache_dir, x, y, directions) for r in control_runs(ctx, "spt")]
     scratch_max = [max(p["expected"] for p in t) / chance for t in scratch]
     spt_finetune = [statistics.fmean(p["expected"] for p in t if p["stage"] == 1) / chance for t in spt]
     spt_init = [t[0]["expected"] / chance for t in spt]

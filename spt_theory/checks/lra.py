@@ -113,10 +113,10 @@ gain there), cross-task SPT; on Pathfinder they ran as exploratory cells after t
 def evidence(ctx: Context) -> dict[str, dict]:
     """The committed sweep summary of every task (:func:`read_evidence`); EvidenceError (the
     claim's row is ERROR) if one is missing or does not fit: no evidence, no verdict."""
-    return {task: read_evidence(ctx.lra_evidence / f"{task}.json", task) for task in TASKS}
+    return {task: read_evidence(ctx.lra_evidence / f"{task}.json", task, ctx.model_settings) for task in TASKS}
 
 
-def read_evidence(path: Path, task: str) -> dict:
+def read_evidence(path: Path, task: str, settings=None) -> dict:
     """The sweep summary of ``task`` in ``path``, validated by its schema
     (:class:`~spt_theory.evidence.schema.SweepSummary`: numbers finite, accuracies in [0, 1], no
     duplicated cell, the same seeds in every arm, stored means and per-seed lists those of the
@@ -124,7 +124,7 @@ def read_evidence(path: Path, task: str) -> dict:
     (frozen and hybrid optional), the proximity metric of the task in both, scratch curves that
     reach the budgets they are read at, the majority class and the reference entropies.
     EvidenceError naming the file and the field otherwise."""
-    summary = schema.load(path, schema.SweepSummary)
+    summary = schema.load(path, schema.SweepSummary, settings)
     require(summary["task"] == task, path, "task", repr(task))
     found = cells(summary)
     for name in ("scratch", "spt"):

@@ -63,12 +63,12 @@ SIGMA = 1 / (8 * math.sqrt(3))
 GROUP = "Plateau law"
 
 
-def load(path):
-    """The plateau evidence ``path`` (the grid or the gradient RMS), validated by its schema;
-    EvidenceError (an ERROR row) if missing, unreadable or not of the format, or a grid that is not
-    whole (:func:`check_whole`)."""
+def load(path, settings=None):
+    """The plateau evidence ``path`` (the grid or the gradient RMS), validated by its schema and
+    held to the model ``settings``; EvidenceError (an ERROR row) if missing, unreadable, not of the
+    format, made at other settings, or a grid that is not whole (:func:`check_whole`)."""
     model = schema.GradientRMS if path.name == plateau.GRADIENT_RMS.name else schema.PlateauRuns
-    found = schema.load(path, model)
+    found = schema.load(path, model, settings)
     if model is schema.PlateauRuns:
         check_whole(found, path)
     return found
@@ -88,12 +88,12 @@ def check_whole(grid: dict, path) -> None:
 
 def grid_of(ctx: Context) -> dict:
     """The committed plateau grid of ``ctx``'s evidence."""
-    return load(ctx.evidence_root / evidence.PLATEAU / plateau.SUMMARY.name)
+    return load(ctx.evidence_root / evidence.PLATEAU / plateau.SUMMARY.name, ctx.model_settings)
 
 
 def rms_of(ctx: Context) -> dict:
     """The committed gradient RMS of ``ctx``'s evidence."""
-    return load(ctx.evidence_root / evidence.PLATEAU / plateau.GRADIENT_RMS.name)
+    return load(ctx.evidence_root / evidence.PLATEAU / plateau.GRADIENT_RMS.name, ctx.model_settings)
 
 
 def slope(xs: list[float], ys: list[float]) -> float:

@@ -186,9 +186,10 @@ def record(summary: dict, rms: dict, inputs: dict) -> dict:
             "predictions": predict(summary, rms, inputs), "model_defaults": schema.model_defaults()}
 
 
-def load(path: Path) -> dict:
-    """The prediction JSON at ``path``, validated; EvidenceError if missing or not of the format."""
-    return schema.load(path, schema.PlateauPrediction)
+def load(path: Path, settings=None) -> dict:
+    """The prediction JSON at ``path``, validated and held to the model ``settings``; EvidenceError
+    if missing, not of the format or made at other settings."""
+    return schema.load(path, schema.PlateauPrediction, settings)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"refused: the committed grid already has runs at n = {TARGET}", file=sys.stderr)
         return 2
     out = record(summary, law.load(plateau.GRADIENT_RMS), measure_inputs())
-    from spt_theory.util.io import write_json
+    from spt_theory.util.files import write_json
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_json(args.out, out)

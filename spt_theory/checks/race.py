@@ -31,11 +31,11 @@ REFUTING_SEEDS = 2
 EARLY_STOP = 1000
 
 
-def load_race(root) -> dict:
-    """The race evidence under the evidence folder ``root``, validated (EvidenceError otherwise)
-    and the registered race (:func:`check_registered`)."""
+def load_race(root, settings=None) -> dict:
+    """The race evidence under the evidence folder ``root``, validated, held to the model
+    ``settings`` (EvidenceError otherwise) and the registered race (:func:`check_registered`)."""
     path = root / RACE / race.NAME
-    found = schema.load(path, schema.RaceEvidence)
+    found = schema.load(path, schema.RaceEvidence, settings)
     check_registered(found, path)
     return found
 
@@ -69,7 +69,7 @@ def within_cap(arm: dict) -> dict:
 
 def evidence(ctx: Context) -> dict:
     """The committed race evidence (EvidenceError: an ERROR row)."""
-    return load_race(ctx.evidence_root)
+    return load_race(ctx.evidence_root, ctx.model_settings)
 
 
 def decided(arms: dict[str, dict]) -> bool:

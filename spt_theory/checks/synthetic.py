@@ -28,7 +28,8 @@ WALK = WalkData()
 
 def runs(ctx: Context, name: str) -> list[RunResult]:
     """The named recipe trained (or loaded) for every seed of the context."""
-    return [run(recipe(name, WALK, seed), ctx.cache_dir, progress=ctx.progress) for seed in ctx.seeds]
+    return [run(recipe(name, WALK, seed, **ctx.model_settings), ctx.cache_dir, progress=ctx.progress)
+            for seed in ctx.seeds]
 
 
 def summary(values: list[float]) -> dict:
@@ -130,7 +131,7 @@ def check_e5(ctx: Context) -> Measurement:
     runs reach about 0.74.  Two-sided: the gap frozen - scratch must lie in [-0.05, 0.05]."""
     from spt_theory.walk.paper_runs import last_token_spec
 
-    frozen, scratch = ([run(last_token_spec(name, seed, WALK), ctx.cache_dir, progress=ctx.progress
+    frozen, scratch = ([run(last_token_spec(name, seed, WALK, **ctx.model_settings), ctx.cache_dir, progress=ctx.progress
                             ).final["test_accuracy"] for seed in ctx.seeds]
                        for name in ("frozen", "scratch"))
     return frozen_vs_trained(frozen, scratch)
@@ -185,7 +186,7 @@ def check_e7(ctx: Context) -> Measurement:
        method="proximity share of E[dL/dS], sup / rec")
 def check_e8(ctx: Context) -> Measurement:
     data = built_data(WALK)
-    shares = [gradient_proximity_shares(initial_model(recipe("init", WALK, seed)), data.x_test[:256],
+    shares = [gradient_proximity_shares(initial_model(recipe("init", WALK, seed, **ctx.model_settings)), data.x_test[:256],
                                         data.y_test[:256], data.mask_id, seed=seed)
               for seed in ctx.seeds]
     ratio = [s["supervised"]["expected"] / s["spt"]["expected"] for s in shares]
@@ -215,7 +216,7 @@ def check_e9(ctx: Context) -> Measurement:
 
     per_epoch = steps_per_epoch(WALK)
     grid = spt_length_steps(WALK) if ctx.full else (BUDGET.pretrain_epochs * per_epoch,)
-    curve = {steps: [run(spt_length_spec(steps, seed, WALK), ctx.cache_dir, progress=ctx.progress
+    curve = {steps: [run(spt_length_spec(steps, seed, WALK, **ctx.model_settings), ctx.cache_dir, progress=ctx.progress
                          ).final["test_accuracy"] for seed in ctx.seeds] for steps in grid}
     means = {steps: statistics.fmean(v) for steps, v in curve.items()}
     solved = [steps for steps in grid if means[steps] >= E9_SOLVED]

@@ -3,8 +3,7 @@
 A claim is a statement of the paper (or of this toolkit's theory) with a check that measures a
 figure and compares it with a threshold.  Layers register their claims with :func:`claim`::
 
-    @claim("T1", "L_sup depends on S only through the column sums of A", section="Theory T1",
-           method="autograd float64")
+    @claim("T1", section="Theory T1", method="autograd float64")
     def check_t1(ctx: Context) -> Measurement:
         err = ...
         return at_most(err, 1e-10)
@@ -20,7 +19,7 @@ A claim's statement, threshold, registration and record are its row in the one t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +29,8 @@ from spt_theory.claims import records
 
 @dataclass(frozen=True)
 class Context:
-    """What a check may depend on: quick or full mode, the seeds to average over, the run cache."""
+    """What a check may depend on: quick or full mode, the seeds to average over, the run cache,
+    the model settings."""
 
     full: bool = False
     seeds: tuple[int, ...] = (0,)
@@ -40,12 +40,12 @@ class Context:
     """Where the committed LRA sweep summaries lie (claims L1-L4; package data)."""
     evidence_root: Path = field(default_factory=evidence.root)
     """The committed evidence (package data): the race, the plateau grid (claims L5, P*)."""
-
-
-VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE", "SKIP", "ERROR")
-"""A row's verdict: the threshold is met (PASS) or not (FAIL); the evidence cannot decide
-(INCONCLUSIVE: e.g. every arm at the majority class, or the setting's own learnability control
-failed); not run (SKIP); the check itself raised (ERROR)."""
+    model_settings: Mapping[str, object] = field(default_factory=dict)
+    """The model settings asked for (``verify --set``; fields of
+    :data:`spt_theory.core.model.MODEL_SETTINGS`): every run a check trains or builds is made with
+    them (a walk run's model overrides), and committed evidence is held to them
+    (:func:`spt_theory.evidence.schema.check_model_settings`).  A claim whose model is fixed by its
+    method says so (:attr:`Claim.fixed`)."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,9 @@ def within(value: float, low: float, high: float, **details) -> Measurement:
 @dataclass(frozen=True)
 class Claim:
     """``quick``: whether quick mode runs the check; a claim that needs long extra training sets it
-    to False and runs with ``--full`` or when selected by ``--only``."""
+    to False and runs with ``--full`` or when selected by ``--only``.  ``fixed``: what of its model
+    the check fixes whatever the model settings (``verify --set``), in words (None: every model it
+    builds honours them); verify prints it under the row when settings are given."""
 
     id: str
     statement: str
@@ -106,12 +108,14 @@ class Claim:
     method: str
     check: Callable[[Context], Measurement]
     quick: bool = True
+    fixed: str | None = None
 
 
 REGISTRY: dict[str, Claim] = {}
 
 
-def claim(id: str, statement: str | None = None, *, section: str, method: str, quick: bool = True):
+def claim(id: str, statement: str | None = None, *, section: str, method: str, quick: bool = True,
+          fixed: str | None = None):
     """Decorator: register ``check(ctx) -> Measurement`` as the check of claim ``id``.
 
     The statement is the claim's row in the one table of claims (:data:`spt_theory.claims.records.TABLE`);
@@ -126,7 +130,7 @@ def claim(id: str, statement: str | None = None, *, section: str, method: str, q
     def register(check: Callable[[Context], Measurement]) -> Callable[[Context], Measurement]:
         if id in REGISTRY:
             raise ValueError(f"claim {id} registered twice")
-        REGISTRY[id] = Claim(id, statement, section, method, check, quick)
+        REGISTRY[id] = Claim(id, statement, section, method, check, quick, fixed)
         return check
 
     return register

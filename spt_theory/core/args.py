@@ -7,28 +7,31 @@ One syntax across ``train``, ``verify``, ``figures``, ``paper_runs``, ``lra`` an
 - parameter groups: one word, groups joined by ``+`` (``--freeze qk+vo``, ``--grid freeze=none,qk+vo``,
   where the comma separates a grid's values); ``none`` for no group where the option allows it;
 - progress: ``--no-progress`` (:class:`spt_theory.util.progress.Progress` otherwise);
-- settings: ``--set FIELD=VALUE``, repeatable (``lra``: a task config field; ``verify``, ``figures``:
-  a model field of :data:`~spt_theory.core.model.MODEL_SETTINGS`, :func:`parse_model_settings`);
-- an output file or folder is checked before any work (:func:`prepare_output`, a created folder
-  said), and every file written is announced once (:func:`announce`), on stderr (both from
-  :mod:`spt_theory.util.io`, defined in :mod:`spt_theory.util.files` so that the generators do the same).
+- settings: ``--set FIELD=VALUE``, repeatable, parsed by :func:`parse_settings` only (``lra``: a
+  task config field; ``train``, ``verify``, ``plateau``, ``figures``: a model field of
+  :data:`~spt_theory.core.model.MODEL_SETTINGS`, :func:`parse_model_settings`); the model fields
+  are spelled as :class:`~spt_theory.core.model.ModelConfig` spells them everywhere;
+- an output file or folder is checked before any work (:func:`~spt_theory.util.files.prepare_output`,
+  a created folder said), and every file written is announced once
+  (:func:`~spt_theory.util.files.announce`), on stderr (both in :mod:`spt_theory.util.files`, so
+  that the generators do the same).
 
 The ``add_*`` functions declare an option.  Seeds, threads and the other numbers are checked as
 argparse reads them (``type=`` :func:`seed`, :func:`threads`, :func:`at_least`; the :class:`Seeds`
 action): a bad value is argparse's own ``error: argument --X: <why>`` after the usage, exit 2.  The
 parameter groups are checked after parsing (as text, so that another spelling is refused with a
 line that shows this one) by :func:`parse_groups`, which raises
-:class:`~spt_theory.util.io.InputError`, printed by every command as one ``error:`` line, exit 2.
+:class:`~spt_theory.util.files.InputError`, printed by every command as one ``error:`` line, exit 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 
 from spt_theory.core.model import MODEL_SETTINGS, PARAMETER_GROUPS, ModelConfig, configured
-from spt_theory.util.files import refuse_evidence
-from spt_theory.util.io import InputError, announce, prepare_output  # noqa: F401 (the commands' output helpers)
+from spt_theory.util.files import InputError, refuse_evidence
 
 GROUP_JOIN = "+"
 
@@ -186,35 +189,79 @@ def join_groups(groups: Sequence[str]) -> str:
     return GROUP_JOIN.join(groups)
 
 
-def add_model_settings(parser) -> None:
-    """``--set FIELD=VALUE`` (repeatable) on a model field; read it with :func:`parse_model_settings`."""
+SETTING_ALIASES = {"layers": "n_layers", "heads": "n_heads", "ff": "d_ff"}
+"""Old spellings of model fields (the LRA task configs' before they took :class:`ModelConfig`'s
+names), still read by ``--set`` with a deprecation line on stderr (once per spelling and process)."""
+_WARNED: set[str] = set()
+
+
+def add_model_settings(parser, help_text: str | None = None) -> None:
+    """``--set FIELD=VALUE`` (repeatable); read it with :func:`parse_model_settings` (a model field)
+    or :func:`parse_settings` (a field of another config, e.g. an LRA task's)."""
     parser.add_argument("--set", dest="model_settings", action="append", default=[], metavar="FIELD=VALUE",
-                        help="override a model field for the runs trained (repeatable; their cache keys "
-                             "change, and committed evidence made with other model settings is refused), "
-                             f"one of {', '.join(MODEL_SETTINGS)}, e.g. d_model=32")
+                        help=help_text or "override a model field for the runs trained (repeatable; their cache "
+                             "keys change, and committed evidence made with other model settings is refused), "
+                             f"one of {', '.join(MODEL_SETTINGS)}, e.g. d_model=32 (default: none, ModelConfig's)")
 
 
-def parse_model_settings(texts: Sequence[str]) -> dict:
-    """``--set FIELD=VALUE`` words as model settings (:func:`spt_theory.core.model.model_settings`),
-    each value parsed as the field's type and the model they make checked; the last of a field wins."""
-    defaults = ModelConfig()
+def parse_settings(texts: Sequence[str], defaults, names: Sequence[str], what: str = "model") -> dict:
+    """``--set FIELD=VALUE`` words as ``{field: value}``: the one parser of ``--set``.
+
+    Each ``FIELD`` one of ``names`` (an old spelling of :data:`SETTING_ALIASES` is read as its field,
+    with a deprecation line on stderr), its value parsed as the type of that field in ``defaults``
+    (a dataclass instance): an integer written as one, a float, a boolean (true / false, 1 / 0,
+    yes / no), a string, or ``none`` for an optional field that is None.  The last of a field wins.
+    InputError naming the word otherwise; the caller checks the config the values make."""
     settings: dict = {}
     for text in texts:
         name, sep, value = str(text).partition("=")
         name, value = name.strip(), value.strip()
         if not sep or not name:
             raise InputError(f"--set {text}: expected FIELD=VALUE, e.g. --set d_model=32")
-        if name not in MODEL_SETTINGS:
-            raise InputError(f"--set {text}: unknown model field {name!r}; fields: {', '.join(MODEL_SETTINGS)}")
-        if isinstance(getattr(defaults, name), int):
-            try:
-                settings[name] = integer(value, 1)
-            except argparse.ArgumentTypeError as error:
-                raise InputError(f"--set {name}: {error}") from None
-        else:
-            settings[name] = value
+        if name in SETTING_ALIASES and SETTING_ALIASES[name] in names:
+            if name not in _WARNED:
+                _WARNED.add(name)
+                print(f"warning: --set {name}={value}: deprecated spelling, read as {SETTING_ALIASES[name]}={value} "
+                      "(the model fields are spelled as ModelConfig spells them)", file=sys.stderr)
+            name = SETTING_ALIASES[name]
+        if name not in names:
+            raise InputError(f"--set {text}: unknown {what} field {name!r}; fields: {', '.join(names)}")
+        settings[name] = _setting_value(name, value, getattr(defaults, name))
+    return settings
+
+
+def _setting_value(name: str, text: str, current):
+    """``text`` as a value of the type of ``current`` (int for an optional field that is None)."""
+    if current is None and text.lower() == "none":
+        return None
+    if isinstance(current, bool):
+        words = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+        if text.lower() not in words:
+            raise InputError(f"--set {name}={text}: must be true or false")
+        return words[text.lower()]
+    if current is None or isinstance(current, int):
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or text.lstrip("+-") != str(abs(value)):
+            raise InputError(f"--set {name}={text}: must be an integer, got {text!r}")
+        return value
+    if isinstance(current, float):
+        try:
+            return float(text)
+        except ValueError:
+            raise InputError(f"--set {name}={text}: must be a number, got {text!r}") from None
+    return text
+
+
+def parse_model_settings(texts: Sequence[str]) -> dict:
+    """``--set FIELD=VALUE`` words as model settings (fields of :data:`MODEL_SETTINGS`,
+    :func:`parse_settings`), the model they make checked; the value a command passes down
+    (``Context.model_settings``, ``FigureContext.model``, a walk run's model overrides)."""
+    settings = parse_settings(texts, ModelConfig(), MODEL_SETTINGS)
     try:
-        configured(**settings)
+        configured(settings)
     except ValueError as error:
         given = " ".join(f"--set {k}={v}" for k, v in settings.items())
         raise InputError(f"{given}: {error}") from None

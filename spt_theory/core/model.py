@@ -43,8 +43,8 @@ transplant them from a checkpoint: ``qk`` (W_Q, W_K), ``vo`` (W_V, W_O), ``mlp``
 
 from __future__ import annotations
 
-import contextlib
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
@@ -112,35 +112,23 @@ class ModelConfig:
 
 
 MODEL_SETTINGS = ("d_model", "n_heads", "d_ff", "n_layers", "pooling", "head", "positional", "attention_bias")
-"""The fields of :class:`ModelConfig` that ``--set FIELD=VALUE`` of ``verify`` and ``figures`` may
-change (:func:`model_settings`); the others are sized by the data."""
-
-_SETTINGS: dict = {}
-
-
-def configured(**fields) -> ModelConfig:
-    """A :class:`ModelConfig` with ``fields``, every other field from the settings in force
-    (:func:`model_settings`, ``--set``) or else :class:`ModelConfig`'s default.  The runs verify and
-    figures train are built by it (:meth:`spt_theory.walk.experiments.WalkData.model_config`), and
-    the evidence is held to it (:func:`spt_theory.evidence.schema.model_defaults`)."""
-    return ModelConfig(**{**_SETTINGS, **fields})
+"""The fields of :class:`ModelConfig` that ``--set FIELD=VALUE`` may change
+(:func:`spt_theory.core.args.parse_model_settings`); the others are sized by the data.  The LRA
+task configs (:class:`spt_theory.lra.configs.LRAConfig`) spell their model fields the same way."""
 
 
-@contextlib.contextmanager
-def model_settings(settings: dict):
-    """Within the block, :func:`configured` uses ``settings`` (fields of :data:`MODEL_SETTINGS`)
-    where its caller sets nothing: every run's model, hence its cache key, carries them, and
-    evidence made with other model settings is refused.  Restored on leaving."""
+def configured(settings: Mapping[str, object] | None = None, **fields) -> ModelConfig:
+    """A :class:`ModelConfig` with ``fields``, every other field from ``settings`` (the model
+    settings a command was given with ``--set``, passed down as a value:
+    :attr:`spt_theory.claims.registry.Context.model_settings`, ``FigureContext.model``) or else
+    :class:`ModelConfig`'s default.  The evidence is held to it
+    (:func:`spt_theory.evidence.schema.check_model_settings`).  ConfigError on a field that is not
+    one of :data:`MODEL_SETTINGS` in ``settings``."""
+    settings = dict(settings or {})
     unknown = sorted(set(settings) - set(MODEL_SETTINGS))
     if unknown:
-        raise ValueError(f"not a model setting: {', '.join(unknown)} (settings: {', '.join(MODEL_SETTINGS)})")
-    saved = dict(_SETTINGS)
-    _SETTINGS.update(settings)
-    try:
-        yield
-    finally:
-        _SETTINGS.clear()
-        _SETTINGS.update(saved)
+        raise ConfigError(f"not a model setting: {', '.join(unknown)} (settings: {', '.join(MODEL_SETTINGS)})")
+    return ModelConfig(**{**settings, **fields})
 
 
 def sinusoidal_table(length: int, d_model: int) -> torch.Tensor:

@@ -48,7 +48,6 @@ def root() -> Path:
 LRA = "lra"
 RACE = "race"
 PLATEAU = "plateau"
-BENCH = "bench"
 
 
 def path(*parts: str) -> Path:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -511,31 +512,59 @@ def parse(text: str | bytes, model: type[BaseModel], name: str) -> dict:
     return data
 
 
-def model_defaults() -> dict:
-    """The model settings the code uses now where a run sets none (``ModelConfig``'s defaults, with
-    ``--set`` in force: :func:`spt_theory.core.model.configured`)."""
+def model_defaults(settings: Mapping[str, Any] | None = None) -> dict:
+    """The model a run makes where it sets nothing but the model ``settings`` (``--set``):
+    ``ModelConfig``'s defaults under them (:func:`spt_theory.core.model.configured`).  Every evidence
+    file records it (``model_defaults``) as its runs' settings."""
     import dataclasses
 
     from spt_theory.core.model import configured
 
-    return dataclasses.asdict(configured())
+    return dataclasses.asdict(configured(settings))
 
 
-def check_model_defaults(data: dict, name: str) -> None:
-    """EvidenceError unless the evidence ``data`` was made with the model defaults of the code now."""
-    now = model_defaults()
-    then = data.get("model_defaults", {})
-    changed = sorted(k for k in set(now) | set(then) if now.get(k) != then.get(k))
+LRA_MODEL_FIELDS = {"n_layers": "n_layers", "layers": "n_layers", "d_model": "d_model", "n_heads": "n_heads",
+                    "heads": "n_heads", "d_ff": "d_ff", "ff": "d_ff", "head": "head", "pooling": "pooling"}
+"""An LRA task config's model fields (new and old spellings) -> the model's."""
+
+
+def used_settings(data: dict) -> tuple[dict, set[str]]:
+    """The model settings the runs of the evidence ``data`` used, and which of them their own
+    config set: an LRA file (with a task ``config``) made its model from the config's model fields
+    over ``ModelConfig``'s defaults (the recorded ``model_defaults``' fields of
+    :data:`~spt_theory.core.model.MODEL_SETTINGS`); any other file (walk runs: the plateau grid)
+    made it from the recorded ``model_defaults`` alone."""
+    from spt_theory.core.model import MODEL_SETTINGS
+
+    made = dict(data.get("model_defaults", {}))
+    config = data.get("config")
+    if not isinstance(config, dict):
+        return made, set()
+    own = {new: config[old] for old, new in LRA_MODEL_FIELDS.items() if old in config}
+    return {**{k: v for k, v in made.items() if k in MODEL_SETTINGS}, **own}, set(own)
+
+
+def check_model_settings(data: dict, name: str, settings: Mapping[str, Any] | None = None) -> None:
+    """EvidenceError unless the evidence ``data`` was made at the model ``settings`` asked for
+    (``Context.model_settings``; None: the defaults): its runs' settings (:func:`used_settings`)
+    against :func:`model_defaults` under ``settings``, where the runs' own config set a field only
+    against an explicit setting.  One line naming both, e.g. ``evidence made at d_model=64; asked
+    for d_model=32``."""
+    settings = dict(settings or {})
+    made, own = used_settings(data)
+    asked = {k: v for k, v in model_defaults(settings).items() if not own or k in made}
+    asked.update({k: settings.get(k, made[k]) for k in own})
+    changed = sorted(k for k in set(asked) | set(made) if asked.get(k) != made.get(k))
     if changed:
-        k = changed[0]
-        raise EvidenceError(f"{name}: model_defaults.{k}: made with {then.get(k)!r}, the code now uses "
-                            f"{now.get(k)!r} (rerun, or restore the setting)")
+        raise EvidenceError(f"{name}: evidence made at {', '.join(f'{k}={made.get(k)}' for k in changed)}; "
+                            f"asked for {', '.join(f'{k}={asked.get(k)}' for k in changed)} "
+                            "(rerun its runs at these settings, or leave --set out)")
 
 
-def load(path: str | Path, model: type[BaseModel]) -> dict:
-    """The evidence file ``path`` validated by ``model`` (module doc), made with the model defaults
-    the code uses now; EvidenceError if it is missing, unreadable, does not fit, or was made with
-    other model settings."""
+def load(path: str | Path, model: type[BaseModel], settings: Mapping[str, Any] | None = None) -> dict:
+    """The evidence file ``path`` validated by ``model`` (module doc), made at the model
+    ``settings`` asked for (:func:`check_model_settings`); EvidenceError if it is missing,
+    unreadable, does not fit, or was made at other model settings."""
     path = Path(path)
     try:
         text = path.read_bytes()
@@ -544,6 +573,6 @@ def load(path: str | Path, model: type[BaseModel]) -> dict:
     except OSError as error:
         raise EvidenceError(f"{path}: unreadable ({error.strerror or error})") from None
     data = parse(text, model, str(path))
-    check_model_defaults(data, str(path))
+    check_model_settings(data, str(path), settings)
     return data
 

@@ -10,11 +10,10 @@ from pathlib import Path
 import spt_theory.figures
 from spt_theory.core import args as cli_args
 from spt_theory.core.cpu import set_intra_op_threads
-from spt_theory.core.model import model_settings
 from spt_theory.figures import context
 from spt_theory.figures.registry import FIGURES
+from spt_theory.util.files import InputError, StorageError, prepare_output
 from spt_theory.util.interrupts import interruptible
-from spt_theory.util.io import InputError, StorageError
 from spt_theory.util.prog import prog
 
 
@@ -52,14 +51,13 @@ def main(argv: list[str] | None = None) -> int:
         seeds, threads = args.seeds, args.threads
         settings = cli_args.parse_model_settings(args.model_settings)
         cli_args.refuse_evidence_outputs(args)
-        cli_args.prepare_output(args.out, folder=True)
+        prepare_output(args.out, folder=True)
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if threads is not None:
         set_intra_op_threads(threads)
-    with model_settings(settings):  # --set: every run's model and the evidence's check
-        return _draw(args, seeds, settings)
+    return _draw(args, seeds, settings)
 
 
 def _draw(args: argparse.Namespace, seeds: tuple[int, ...] | None, settings: dict) -> int:

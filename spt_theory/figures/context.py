@@ -24,7 +24,7 @@ from spt_theory import evidence
 from spt_theory.figures.style import plt, save_figure
 from spt_theory.training.cache import config_hash
 from spt_theory.training.loop import Dataset
-from spt_theory.util.io import write_json
+from spt_theory.util.files import write_json
 from spt_theory.walk import paper_runs
 from spt_theory.walk.experiments import (
     Budget,

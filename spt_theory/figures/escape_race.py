@@ -21,7 +21,7 @@ STYLES = {0: "-", 1: "--", 2: ":"}
 @figure("L5", "escape race on Pathfinder-16: accuracy against steps, escapes marked")
 def escape_race(ctx: FigureContext) -> list[Path]:
     """Validation accuracy of both arms and every seed against total optimiser steps (module doc)."""
-    found = rules.load_race(ctx.evidence_root)
+    found = rules.load_race(ctx.evidence_root, ctx.model)
     fig, ax = new_figure(COLUMN_WIDTH, 2.8)
     drawn = []
     with plt.rc_context(STYLE):

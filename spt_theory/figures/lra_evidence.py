@@ -9,7 +9,7 @@ from spt_theory.evidence import schema
 from spt_theory.figures.context import FigureContext, FigureSkipped
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import drawable_text
-from spt_theory.util.io import is_number, prepare_output, read_json, require
+from spt_theory.util.files import is_number, prepare_output, read_json, require
 
 PLAIN_AXES = ("freeze", "keep", "pretrain_task", "layers", "pretrain_epochs")
 """The axes of a cell the steps figure reads to tell plain scratch / SPT cells from ablations."""

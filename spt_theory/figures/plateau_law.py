@@ -104,9 +104,9 @@ def _prediction_band(ax, tree: dict, summary: dict) -> list[dict]:
 def plateau_law(ctx: FigureContext) -> list[Path]:
     """Escape step (first step with test accuracy >= 0.6) of scratch runs and SPT steps to 95%
     against the length n, log-log; lines: the law's predictions (module doc)."""
-    summary = law.load(ctx.evidence_root / "plateau" / "plateau_runs.json")
-    rms = law.load(ctx.evidence_root / "plateau" / "gradient_rms.json")
-    tree = pp.load(ctx.evidence_root / "plateau" / pp.NAME)
+    summary = law.load(ctx.evidence_root / "plateau" / "plateau_runs.json", ctx.model)
+    rms = law.load(ctx.evidence_root / "plateau" / "gradient_rms.json", ctx.model)
+    tree = pp.load(ctx.evidence_root / "plateau" / pp.NAME, ctx.model)
     predicted = law.predicted_curves(summary, rms)
     fig, (ax, ax_force) = new_figure(PAGE_WIDTH, 3.2, 1, 2, width_ratios=[1.35, 1])
     drawn = []

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from spt_theory.analysis import probes
-from spt_theory.checks.controls import chance_share, share_trajectory
+from spt_theory.analysis.probes import chance_share, share_trajectory
 from spt_theory.figures.context import FigureContext, rounded, save, seeds_label
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import (
@@ -24,7 +24,7 @@ from spt_theory.figures.style import (
     plt,
 )
 from spt_theory.theory.lemmas import proximity_directions
-from spt_theory.walk.experiments import initial_model
+from spt_theory.walk.experiments import initial_model, run_checkpoints
 
 
 def init_gradients(ctx: FigureContext, seed: int) -> dict[str, torch.Tensor]:
@@ -57,7 +57,8 @@ def score_gradients(ctx: FigureContext) -> list[Path]:
     x, y = data.x_test[:k], data.y_test[:k]
     directions = proximity_directions(x.shape[1], 2, circular=False)
     chance = chance_share(directions)
-    trajectories = {name: [share_trajectory(r, ctx.cache_dir, x, y, directions) for r in ctx.runs(name)]
+    trajectories = {name: [share_trajectory(initial_model(r.spec), run_checkpoints(r.spec, ctx.cache_dir), x, y, directions)
+                        for r in ctx.runs(name)]
                     for name in ("scratch", "spt")}
     fig, axes = new_figure(COLUMN_WIDTH, 5.0, 2, 2, height_ratios=(1, 1.05))
     panels = {}
@@ -114,8 +115,8 @@ def score_gradients(ctx: FigureContext) -> list[Path]:
               "probe": f"x_test[:{k}]", "mask_ratio_reconstruction": 0.15,
               "panels_a_b": panels,
               "panel_c": {"what": "||Proj_prox(E[dL_sup/dS])||_F / ||E[dL_sup/dS]||_F, mean of heads "
-                                  "(spt_theory.checks.controls.share_trajectory), over the share of a "
-                                  "Gaussian matrix (controls.chance_share): as claim X6",
+                                  "(spt_theory.analysis.probes.share_trajectory), over the share of a "
+                                  "Gaussian matrix (probes.chance_share): as claim X6",
                           "chance_share": chance, "curves": curves},
               "runs": ctx.sources("init", "scratch", "spt")}
     return save(ctx, "score_gradients", fig, record)

@@ -70,8 +70,8 @@ from spt_theory.lra.sweep import __doc__ as sweep_module_doc
 from spt_theory.lra.sweep import axes_help, cells, draw, format_summary, summary_path, sweep
 from spt_theory.lra.tasks import task_names
 from spt_theory.training.loop import TrainingDiverged
+from spt_theory.util.files import InputError, announce, prepare_output
 from spt_theory.util.interrupts import interruptible
-from spt_theory.util.io import InputError
 from spt_theory.util.prog import prog
 
 COMMANDS = {
@@ -135,7 +135,7 @@ def _run_arguments() -> argparse.ArgumentParser:
     g.add_argument("--tiny", action="store_true", help="CPU-test sizes: width 16, batch 4, 3 steps per stage")
     g.add_argument("--set", dest="overrides", action="append", type=_assignment, default=[],
                    metavar="FIELD=VALUE",
-                   help="override a task config field (repeatable), e.g. d_model=128, heads=4, ff=256, "
+                   help="override a task config field (repeatable), e.g. d_model=128, n_heads=4, d_ff=256, "
                         "batch_size=64, warmup_steps=500, lr_pretrain=1e-3, mask_ratio=0.15")
     cli_args.add_seed(g)
     g = p.add_argument_group("ablations (supervised stage)")
@@ -236,11 +236,11 @@ def execute(args: argparse.Namespace) -> None:
             merged = evidence.scrub_paths(found)
             if committed.is_file():  # seeds run elsewhere stay; an arm that ran further here replaces its own
                 merged = race_merge(merged, schema.load(committed, schema.RaceEvidence))
-        cli_args.announce(race_write(found, args.out))
+        announce(race_write(found, args.out))
         if merged is not None:
             promoted = race_write(merged, args.out, "promoted-" + RACE_NAME)
-            cli_args.announce(promoted)
-            cli_args.announce(evidence.promote(promoted, evidence.RACE, RACE_NAME))
+            announce(promoted)
+            announce(evidence.promote(promoted, evidence.RACE, RACE_NAME))
         return
     if args.command == "probe":
         set_threads(args)
@@ -259,16 +259,16 @@ def execute(args: argparse.Namespace) -> None:
                             tuple(dict.fromkeys(args.control)))
             print(format_summary(summary))
             if runtime.main:
-                cli_args.announce(path)
+                announce(path)
                 for written in draw(summary, path.with_suffix("")):
-                    cli_args.announce(written)
+                    announce(written)
             return
         run = LRARun(options, runtime)
         run.setup_target()  # bad data or config stop here, before anything is written
         if args.command != "scratch":
             run.setup_source()
         if runtime.main:  # before any training; a created folder is said
-            cli_args.prepare_output(options.out, folder=True)
+            prepare_output(options.out, folder=True)
         if args.command == "confirm":
             run.confirm()
         elif args.command == "pretrain":

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from spt_theory.core.model import HEADS
 from spt_theory.core.model import POOLINGS as MODEL_POOLINGS
-from spt_theory.util.io import ConfigError
+from spt_theory.util.files import ConfigError
 
 POOLINGS = tuple(p for p in MODEL_POOLINGS if p != "last")
 """The model's readouts (:data:`spt_theory.core.model.POOLINGS`) but ``last``, which no LRA model uses:
@@ -26,13 +26,16 @@ PRETRAIN_LOSSES = ("ce", "l1")
 
 @dataclass(frozen=True)
 class LRAConfig:
-    """Model, SPT and optimisation settings of one LRA task (validated on construction)."""
+    """Model, SPT and optimisation settings of one LRA task (validated on construction).  The model
+    fields are spelled as :class:`~spt_theory.core.model.ModelConfig` spells them (``n_layers``,
+    ``d_model``, ``n_heads``, ``d_ff``, ``head``, ``pooling``); ``--set`` still reads the old
+    ``layers``, ``heads``, ``ff`` (:data:`spt_theory.core.args.SETTING_ALIASES`)."""
 
     task: str
-    layers: int
+    n_layers: int
     d_model: int
-    heads: int
-    ff: int
+    n_heads: int
+    d_ff: int
     head: str
     pooling: str
     mask_ratio: float
@@ -66,12 +69,12 @@ class LRAConfig:
         _choice(self, "pooling", POOLINGS)
         _choice(self, "masking", MASKINGS)
         _choice(self, "pretrain_loss", PRETRAIN_LOSSES)
-        for name in ("layers", "d_model", "heads", "ff", "lr_finetune", "lr_pretrain",
+        for name in ("n_layers", "d_model", "n_heads", "d_ff", "lr_finetune", "lr_pretrain",
                      "pretrain_epochs", "batch_size", "max_length", "vocab_size", "resolution",
                      "contour_length"):
             _positive(self, name)
-        if self.d_model % self.heads:
-            _fail(self, "d_model", f"must be divisible by heads ({self.heads})")
+        if self.d_model % self.n_heads:
+            _fail(self, "d_model", f"must be divisible by n_heads ({self.n_heads})")
         if not 0.0 <= self.mask_ratio < 1.0:
             _fail(self, "mask_ratio", "must be in [0, 1)")
         if self.warmup_steps < 0:
@@ -111,11 +114,11 @@ def _positive(config: LRAConfig, name: str):
 
 def one_layer(config: LRAConfig) -> LRAConfig:
     """The same task and training with a single Transformer layer."""
-    return replace(config, layers=1)
+    return replace(config, n_layers=1)
 
 
 def tiny(config: LRAConfig) -> LRAConfig:
     """A CPU-test-sized variant: at most 2 layers, width 16, 2 heads, batch 4, 3 steps per phase."""
-    return replace(config, layers=min(config.layers, 2), d_model=16, heads=2, ff=32, batch_size=4,
+    return replace(config, n_layers=min(config.n_layers, 2), d_model=16, n_heads=2, d_ff=32, batch_size=4,
                    pretrain_epochs=1, warmup_steps=1, max_steps=3)
 

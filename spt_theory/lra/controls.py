@@ -45,7 +45,7 @@ import torch
 from torch import nn
 
 from spt_theory.evidence.correctness import FIELD, encode
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 
 TRAINED = ("cnn", "lstm", "bag")
 BASELINES = ("majority", "shortcut")

@@ -32,7 +32,7 @@ from spt_theory.evidence import schema
 from spt_theory.lra.runner import LRARun, RunOptions, versions
 from spt_theory.lra.sweep import RUN_MECHANICS, format_summary, spread, summary_path, sweep
 from spt_theory.lra.sweep import cells as parse_cells
-from spt_theory.util.io import InputError, write_json
+from spt_theory.util.files import InputError, announce, write_json
 
 REGISTERED = "docs/preregistration/2026-12-02-lra-decide.md"
 MODEL = (("d_model", "64"), ("heads", "4"), ("ff", "128"), ("lr_finetune", "1e-3"), ("warmup_steps", "100"))
@@ -280,11 +280,11 @@ def execute(args: argparse.Namespace) -> None:
     experiment = EXPERIMENTS[args.experiment]
     if args.decide_command == "collect":
         found = collect(experiment, args.out)
-        cli_args.announce(write(found, args.out))
+        announce(write(found, args.out))
         print(f"decide {experiment.name}: seeds {' '.join(map(str, found['seeds']))}; "
               + "; ".join(f"{row['label']} {len(row['runs'])} runs" for row in found["cells"]))
         if args.promote:
-            cli_args.announce(promote(found, args.out))
+            announce(promote(found, args.out))
         return
     if args.threads is not None:
         cpu.set_intra_op_threads(args.threads)
@@ -293,7 +293,7 @@ def execute(args: argparse.Namespace) -> None:
         for summary in run(experiment, args.seeds or experiment.seeds, args.data_dir, args.out, runtime,
                            args.tiny, not args.no_progress):
             print(format_summary(summary))
-            cli_args.announce(summary_path(options(experiment, args.data_dir, args.out, args.tiny),
+            announce(summary_path(options(experiment, args.data_dir, args.out, args.tiny),
                                            summary["name"]))
     finally:
         shutdown()

@@ -42,7 +42,7 @@ from spt_theory.lra.runner import LRARun, options_from_json
 from spt_theory.lra.task import LRATask
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import Runtime, load_model_state
-from spt_theory.util.io import InputError, announce, read_json, write_json
+from spt_theory.util.files import InputError, announce, read_json, write_json
 from spt_theory.util.progress import Progress
 from spt_theory.util.tables import table
 

@@ -25,12 +25,13 @@ import re
 from pathlib import Path
 
 from spt_theory.bench.cases import train_step_flops
+from spt_theory.core.args import SETTING_ALIASES
 from spt_theory.evidence import schema
 from spt_theory.evidence.correctness import FIELD
 from spt_theory.lra.runner import LRARun, RunOptions, options_json, versions
 from spt_theory.lra.steps import best_within
 from spt_theory.training.cache import load_checkpoint
-from spt_theory.util.io import InputError, write_json
+from spt_theory.util.files import InputError, write_json
 
 TASK = "pathfinder"
 SEEDS = (0, 1, 2)
@@ -38,9 +39,10 @@ TOTAL_STEPS = 20_000
 PRETRAIN_EPOCHS = 6
 SCRATCH_EPOCHS = 40
 FINETUNE_EPOCHS = 34
-OVERRIDES = (("d_model", "64"), ("heads", "4"), ("ff", "128"), ("lr_finetune", "1e-3"), ("warmup_steps", "100"),
+OVERRIDES = (("d_model", "64"), ("n_heads", "4"), ("d_ff", "128"), ("lr_finetune", "1e-3"), ("warmup_steps", "100"),
              ("lr_pretrain", "2e-3"), ("resolution", "16"), ("contour_length", "6"))
-"""The model and optimiser of the committed Pathfinder-16 evidence (1 layer), as ``--set`` pairs."""
+"""The model and optimiser of the committed Pathfinder-16 evidence (1 layer), as ``--set`` pairs
+(runs recorded with the old spellings ``heads``, ``ff`` are the same runs: :func:`_is_race`)."""
 FINGERPRINT = "59dacef54da8ce04"
 """The registered data: Pathfinder-16 with matched marker distances."""
 BUDGETS = (5_000, 10_000, 20_000)
@@ -107,7 +109,7 @@ def check_weights(path: Path, model: dict, reference: dict) -> None:
 def _is_race(meta: dict) -> bool:
     opts = meta.get("options", {})
     return (meta.get("task") == TASK and opts.get("layers") == 1 and opts.get("model") == "transformer"
-            and [tuple(pair) for pair in opts.get("overrides", [])] == list(OVERRIDES)
+            and [(SETTING_ALIASES.get(k, k), v) for k, v in opts.get("overrides", [])] == list(OVERRIDES)
             and not opts.get("freeze") and opts.get("pretrain_task") is None and not opts.get("max_steps"))
 
 
@@ -143,7 +145,7 @@ def find_stages(out: Path, reference: dict | None = None) -> dict[tuple[int, str
 def step_flops(config, width: int, spt: bool) -> float:
     """FLOPs of one optimiser step (batch of ``config.batch_size`` sequences of ``width``); SPT's
     adds the per-token decoder (``vocab_size``-way)."""
-    return train_step_flops([width] * config.batch_size, config.d_model, config.ff, config.layers,
+    return train_step_flops([width] * config.batch_size, config.d_model, config.d_ff, config.n_layers,
                             config.vocab_size if spt else 0)
 
 

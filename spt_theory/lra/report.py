@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from spt_theory.lra.tasks import config_for, reference, references_text, task_names
-from spt_theory.util.io import InputError, read_json
+from spt_theory.util.files import InputError, read_json
 from spt_theory.util.tables import table
 
 RECIPES = ("scratch", "spt", "control")
@@ -63,7 +63,7 @@ def setting(result: dict) -> str:
     """The run's ablation settings in words (what differs from the paper's recipe)."""
     config, options = result["config"], result["options"]
     parts = ([f"control {result['model']['kind']}"] if result["kind"] == "control"
-             else [f"{config['layers']}L d{config['d_model']}"])
+             else [f"{config.get('n_layers', config.get('layers'))}L d{config['d_model']}"])
     if result["kind"] == "spt":
         pretrain = result.get("pretrain_task", result["task"])
         parts.append(f"SPT {result['pretrain']['epochs_run']}ep" + ("" if pretrain == result["task"] else f" on {pretrain}"))

@@ -51,6 +51,7 @@ import numpy as np
 import torch
 
 import spt_theory
+from spt_theory.core.args import parse_settings
 from spt_theory.core.inits import grid_proximity_init, proximity_init
 from spt_theory.core.model import Encoder
 from spt_theory.lra import controls
@@ -63,7 +64,7 @@ from spt_theory.lra.tasks import config_for
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import Runtime, Stage, StageOptions, load_groups, stage_steps, train_stage
 from spt_theory.training.recipes import Budget, Recipe, scratch, spt_stage, spt_then_finetune, supervised_stage
-from spt_theory.util.io import InputError, write_json
+from spt_theory.util.files import InputError, write_json
 
 ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
 """What finetuning takes from the SPT checkpoint by default (the head is never trained by SPT)."""
@@ -117,7 +118,7 @@ def resolve_config(task: str, options: RunOptions) -> LRAConfig:
     if options.tiny:
         config = tiny(config)
     if options.layers is not None:
-        config = replace(config, layers=options.layers)
+        config = replace(config, n_layers=options.layers)
     config = apply_overrides(config, options.overrides)
     if options.pretrain_epochs is not None:
         config = replace(config, pretrain_epochs=options.pretrain_epochs)
@@ -127,28 +128,12 @@ def resolve_config(task: str, options: RunOptions) -> LRAConfig:
 
 
 def apply_overrides(config: LRAConfig, overrides: tuple[tuple[str, str], ...]) -> LRAConfig:
-    """``--set FIELD=VALUE`` pairs applied to ``config``, each value parsed as the field's type."""
-    names = {f.name for f in dataclasses.fields(LRAConfig)} - {"task"}
-    for name, text in overrides:
-        if name not in names:
-            raise InputError(f"--set {name}={text}: unknown field; fields: {', '.join(sorted(names))}")
-        current = getattr(config, name)
-        kind = int if current is None else type(current)  # max_steps is the only optional field
-        try:
-            value = (None if current is None and text.lower() == "none" else
-                     _boolean(text) if kind is bool else kind(text))
-        except ValueError:
-            raise InputError(f"--set {name}={text}: not a valid {kind.__name__}") from None
-        config = replace(config, **{name: value})
-    return config
-
-
-def _boolean(text: str) -> bool:
-    """'true' / 'false' (also 1 / 0, yes / no), case-insensitive; ValueError otherwise."""
-    words = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-    if text.lower() not in words:
-        raise ValueError(text)
-    return words[text.lower()]
+    """``--set FIELD=VALUE`` pairs applied to ``config``, parsed by the one ``--set`` parser
+    (:func:`spt_theory.core.args.parse_settings`: each value as the field's type, the old model
+    spellings ``layers``, ``heads``, ``ff`` read with a deprecation line); the config then validates."""
+    names = [f.name for f in dataclasses.fields(LRAConfig) if f.name != "task"]
+    settings = parse_settings([f"{name}={text}" for name, text in overrides], config, names, "task config")
+    return replace(config, **settings)
 
 
 def check_warmup(stage: Stage, steps: int) -> None:

@@ -13,7 +13,7 @@ import torch
 import torch.distributed as dist
 
 from spt_theory.training.loop import Runtime
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 
 DEVICES = ("auto", "cpu", "cuda")
 

@@ -6,7 +6,7 @@ Generates ListOps in the release layout under ``OUT/data`` (train 2000, val 200,
 lengths 20 < L < 120 instead of LRA's 500..2000, so that it fits a CPU), then runs the equivalent of
 
     python -m spt_theory.lra confirm --task listops --data-dir OUT/data --out OUT --layers 1 \\
-        --epochs 8 --finetune-epochs 8 --set d_model=64 --set heads=4 --set ff=128 \\
+        --epochs 8 --finetune-epochs 8 --set d_model=64 --set n_heads=4 --set d_ff=128 \\
         --set warmup_steps=63 --set lr_finetune=1e-3
 
 (one epoch of warm-up; the finetuning rate of the 6-layer width-512 paper model, 1e-4, is raised
@@ -25,7 +25,7 @@ from synthetic.listops import generate_splits, write_split
 
 SIZES = {"train": 2000, "val": 200, "test": 200}
 MIN_LEN, MAX_LEN = 20, 120
-OVERRIDES = (("d_model", "64"), ("heads", "4"), ("ff", "128"), ("warmup_steps", "63"), ("lr_finetune", "1e-3"))
+OVERRIDES = (("d_model", "64"), ("n_heads", "4"), ("d_ff", "128"), ("warmup_steps", "63"), ("lr_finetune", "1e-3"))
 EPOCHS = 8
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from spt_theory.evidence.correctness import FIELD
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import load_model_state, stage_steps
-from spt_theory.util.io import is_number, require, write_json
+from spt_theory.util.files import is_number, require, write_json
 
 STEPS_VERSION = 1
 

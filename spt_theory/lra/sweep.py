@@ -48,7 +48,8 @@ from spt_theory.lra.probe import probe_result
 from spt_theory.lra.runner import ENCODER_GROUPS, INITS, LRARun, RunOptions, options_json, versions
 from spt_theory.lra.steps import run_steps
 from spt_theory.lra.tasks import task_names
-from spt_theory.util.io import InputError, directory_lock, write_json
+from spt_theory.util.files import InputError, prepare_output, write_json
+from spt_theory.util.locks import directory_lock
 from spt_theory.util.tables import table
 
 RECIPES = {"scratch": "supervised from init", "spt": "SPT, then finetuning"}
@@ -285,7 +286,7 @@ def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, n
     path = summary_path(base, name)
     with contextlib.ExitStack() as held:
         if runtime.main:
-            cli_args.prepare_output(path)  # checked before any training; a created folder said
+            prepare_output(path)  # checked before any training; a created folder said
             held.enter_context(summary_lock(path))  # until the summary is written: one sweep of a name at a time
         check_summary(path, base, grid_cells, seeds, dataclasses.asdict(run.config), fingerprint)
         if runtime.main:

@@ -63,8 +63,8 @@ class LRATask:
             in_channels=0 if self.tokens else PIXEL_CHANNELS,
             n_classes=sizes.num_classes,
             recon_classes=self.config.vocab_size if self.config.pretrain_loss == "ce" else 0,
-            max_len=width, d_model=sizes.d_model, n_heads=sizes.heads, d_ff=sizes.ff,
-            n_layers=sizes.layers, pooling=sizes.pooling, head=sizes.head)
+            max_len=width, d_model=sizes.d_model, n_heads=sizes.n_heads, d_ff=sizes.d_ff,
+            n_layers=sizes.n_layers, pooling=sizes.pooling, head=sizes.head)
 
     def inputs(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """The model's input for ids ``x``, with the positions of ``mask`` masked."""

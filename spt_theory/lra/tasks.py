@@ -7,7 +7,7 @@
 ``pathfinder{resolution}``; a generator's marker is looked for there) and the test accuracy (%)
 of the Transformer trained from scratch in the LRA paper (Tay et al.), None where the task has
 none (``lra report`` then prints ``-``).  Everything else reads the registry: the command line's
-``--task`` choices (:func:`task_names`), the configs (:func:`~spt_theory.lra.configs.config_for`),
+``--task`` choices (:func:`task_names`), the configs (:func:`config_for`, here),
 the data (:mod:`spt_theory.lra.data`), ``lra report`` and the ``lra_table`` figure.
 
 The five LRA tasks are registered at the bottom of this module, in the order tables list them.
@@ -25,7 +25,7 @@ from spt_theory.lra.readers.listops import LISTOPS_MAX_LEN, read_listops
 from spt_theory.lra.readers.pathfinder import read_pathfinder
 from spt_theory.lra.readers.retrieval import RETRIEVAL_MAX_LEN, read_retrieval
 from spt_theory.lra.readers.text import TEXT_MAX_LEN, read_text
-from spt_theory.util.io import ConfigError
+from spt_theory.util.files import ConfigError
 
 Reader = Callable[..., "LRASplit | LRAPairSplit"]
 
@@ -118,31 +118,31 @@ def references_text() -> str:
 # steps (longer for the long token tasks, whose pretraining learning rates are highest).
 
 register_task("listops", LRAConfig(
-    task="listops", layers=6, d_model=512, heads=8, ff=2048, head="linear", pooling="mean",
+    task="listops", n_layers=6, d_model=512, n_heads=8, d_ff=2048, head="linear", pooling="mean",
     mask_ratio=0.10, masking="token", pretrain_loss="ce", lr_finetune=1e-4, lr_pretrain=1e-3,
     pretrain_epochs=100, warmup_steps=5000, batch_size=32, max_length=LISTOPS_MAX_LEN,
     num_classes=10, vocab_size=LISTOPS_VOCAB.size),
     read_listops, "listops-1000", 36.37, title="ListOps")
 register_task("text", LRAConfig(
-    task="text", layers=6, d_model=512, heads=8, ff=2048, head="mlp", pooling="mean",
+    task="text", n_layers=6, d_model=512, n_heads=8, d_ff=2048, head="mlp", pooling="mean",
     mask_ratio=0.15, masking="token", pretrain_loss="ce", lr_finetune=1e-4, lr_pretrain=5e-4,
     pretrain_epochs=32, warmup_steps=5000, batch_size=32, max_length=TEXT_MAX_LEN,
     num_classes=2, vocab_size=BYTE_VOCAB.size),
     read_text, "aclImdb", 64.27, held_out=0.1)
 register_task("retrieval", LRAConfig(
-    task="retrieval", layers=4, d_model=128, heads=4, ff=512, head="pair_mlp", pooling="mean",
+    task="retrieval", n_layers=4, d_model=128, n_heads=4, d_ff=512, head="pair_mlp", pooling="mean",
     mask_ratio=0.15, masking="token", pretrain_loss="ce", lr_finetune=5e-4, lr_pretrain=5e-3,
     pretrain_epochs=32, warmup_steps=5000, batch_size=32, max_length=RETRIEVAL_MAX_LEN,
     num_classes=2, vocab_size=BYTE_VOCAB.size),
     read_retrieval, ".", 57.46)
 register_task("image", LRAConfig(
-    task="image", layers=3, d_model=64, heads=4, ff=128, head="mlp", pooling="mean",
+    task="image", n_layers=3, d_model=64, n_heads=4, d_ff=128, head="mlp", pooling="mean",
     mask_ratio=0.50, masking="pixel", pretrain_loss="l1", lr_finetune=1e-3, lr_pretrain=1e-3,
     pretrain_epochs=50, warmup_steps=2000, batch_size=32, max_length=PIXELS,
     num_classes=10, vocab_size=PIXEL_VOCAB.size),
     read_image, "cifar-10-batches-py", 42.44, held_out=0.1)
 register_task("pathfinder", LRAConfig(
-    task="pathfinder", layers=4, d_model=128, heads=8, ff=128, head="linear", pooling="mean",
+    task="pathfinder", n_layers=4, d_model=128, n_heads=8, d_ff=128, head="linear", pooling="mean",
     mask_ratio=0.50, masking="pixel", pretrain_loss="ce", lr_finetune=5e-4, lr_pretrain=1e-3,
     pretrain_epochs=50, warmup_steps=2000, batch_size=32, max_length=PIXELS,
     num_classes=2, vocab_size=PIXEL_VOCAB.size),

@@ -320,12 +320,6 @@ def top_directions(B: Tensor) -> Tensor:
     return out
 
 
-def z_scores(exact: Tensor, mean: Tensor, error: Tensor) -> Tensor:
-    r"""``(mean - exact) / error`` per entry; an entry with zero error counts 0 if it agrees, else inf."""
-    diff = mean - exact
-    return torch.where(error > 0, diff / error.clamp_min(1e-300), diff.abs() * math.inf)
-
-
 def top_singular(B: Tensor) -> Tensor:
     r"""``sigma_1(B^h)`` per head, [H] (T8's rate is sigma_1 / (4 sqrt(d_h)))."""
     return torch.linalg.matrix_norm(B, ord=2)

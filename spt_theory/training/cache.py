@@ -34,7 +34,8 @@ from pathlib import Path
 
 import torch
 
-from spt_theory.util.io import ConfigError, InputError, atomic_write, directory_lock, write_json
+from spt_theory.util.files import ConfigError, InputError, atomic_write, write_json
+from spt_theory.util.locks import directory_lock
 
 
 def config_hash(obj) -> str:

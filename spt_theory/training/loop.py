@@ -49,7 +49,7 @@ from spt_theory.core.objectives import (
     supervised_loss,
 )
 from spt_theory.training.cache import StageCache, StageState, keep_policy, load_checkpoint
-from spt_theory.util.io import ConfigError, InputError, make_dirs
+from spt_theory.util.files import ConfigError, InputError, make_dirs
 from spt_theory.util.progress import Progress
 
 OBJECTIVES = ("spt", "supervised")
@@ -207,7 +207,9 @@ class TrainingDiverged(RuntimeError):
     """A non-finite loss: training stopped, the last good checkpoint is kept."""
 
 
-def _generator(*keys: int) -> torch.Generator:
+def keyed_generator(*keys: int) -> torch.Generator:
+    """A torch generator seeded by a hash of ``keys`` (e.g. seed, stream, epoch): the batch order
+    of an epoch is ``keyed_generator(seed, 1, epoch)``, the masks of a step ``keyed_generator(seed, 2, step)``."""
     seed = 0
     for key in keys:
         seed = (seed * 1_000_003 + key) % (2**63 - 1)
@@ -266,10 +268,18 @@ def epoch_batches(n: int, batch_size: int, generator: torch.Generator,
     return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
 
 
-def make_optimizer(model: Encoder, stage: Stage) -> torch.optim.AdamW:
-    """AdamW over the parameters not frozen (frozen ones get no update, not even weight decay).
+OPTIMIZERS = ("adamw", "sgd")
 
-    Weight decay ``stage.weight_decay`` (0.01) applies to every trainable parameter, LayerNorm
+
+def make_optimizer(model: Encoder, lr: float, *, freeze: tuple[str, ...] = (), kind: str = "adamw",
+                   weight_decay: float | None = None, momentum: float = 0.0) -> torch.optim.Optimizer:
+    """The one optimiser factory: AdamW (``kind="adamw"``) or SGD (``"sgd"``, with ``momentum``) at
+    rate ``lr`` over the parameters not in a ``freeze`` group (frozen ones get no update, not even
+    weight decay: their ``requires_grad`` is switched off here, every other one on).
+    ``weight_decay`` None is torch's default: 0.01 for AdamW, 0 for SGD.  :func:`train_stage`
+    calls it with the stage's rate, frozen groups and decay; the plateau grid with its own rates.
+
+    Weight decay (``Stage.weight_decay``, 0.01) applies to every trainable parameter, LayerNorm
     gains, biases and embeddings included.  This is the recipe on purpose: the design's prototype,
     whose numbers the walk claims reproduce (``DESIGN.md``: "AdamW lr 1e-3, batch 64"), and the
     LRA recipe (``LRA.md``: "AdamW") name plain AdamW, i.e. ``torch.optim.AdamW(model.parameters())``
@@ -279,9 +289,13 @@ def make_optimizer(model: Encoder, stage: Stage) -> torch.optim.AdamW:
     0.5% (README, section "Weight decay"); it is not used, so no cached run moves.
     """
     for name, p in model.named_parameters():
-        p.requires_grad_(model.group_of(name) not in stage.freeze)
+        p.requires_grad_(model.group_of(name) not in freeze)
     trainable = [p for p in model.parameters() if p.requires_grad]
-    return torch.optim.AdamW(trainable, lr=stage.lr, weight_decay=stage.weight_decay)
+    if kind == "adamw" and not momentum:
+        return torch.optim.AdamW(trainable, lr=lr, weight_decay=0.01 if weight_decay is None else weight_decay)
+    if kind == "sgd":
+        return torch.optim.SGD(trainable, lr=lr, momentum=momentum, weight_decay=weight_decay or 0.0)
+    raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)} (momentum only with sgd), got {kind!r}")
 
 
 def _learning_rate(stage: Stage, step: int) -> float:
@@ -376,7 +390,7 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
         tune_allocator()
         task.check(model)
         make_dirs(cache.dir)
-        optimizer = make_optimizer(model, stage)
+        optimizer = make_optimizer(model, stage.lr, freeze=stage.freeze, weight_decay=stage.weight_decay)
         objective = runtime.wrap(_StageObjective(model, stage, task))
         n = len(task.data.x_train)
         steps_per_epoch = math.ceil(n / stage.batch_size)
@@ -398,14 +412,14 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
         while state.epoch < epochs:
             start = time.perf_counter()
             epoch_steps = min(steps_per_epoch, total - state.epoch * steps_per_epoch)
-            batches = epoch_batches(n, stage.batch_size, _generator(seed, 1, state.epoch), task.lengths)
+            batches = epoch_batches(n, stage.batch_size, keyed_generator(seed, 1, state.epoch), task.lengths)
             while state.step_in_epoch < epoch_steps:
                 step = state.epoch * steps_per_epoch + state.step_in_epoch
                 idx = runtime.shard(batches[state.step_in_epoch])
                 for group in optimizer.param_groups:
                     group["lr"] = _learning_rate(stage, step)
                 with runtime.autocast_context():
-                    loss = objective(task.data.x_train[idx], task.data.y_train[idx], _generator(seed, 2, step))
+                    loss = objective(task.data.x_train[idx], task.data.y_train[idx], keyed_generator(seed, 2, step))
                 reported = runtime.mean(loss.detach())
                 if not torch.isfinite(reported):
                     bar.close()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from spt_theory.core.model import PARAMETER_GROUPS
 from spt_theory.training.loop import Stage
-from spt_theory.util.io import ConfigError
+from spt_theory.util.files import ConfigError
 from synthetic.walk import PretrainData
 
 

@@ -13,9 +13,12 @@ by hand.
 A write that fails for lack of space or permission raises :class:`StorageError`, an
 :class:`InputError` that names the path and the system's reason (printed as one line, exit 2).
 
-They live here, at the bottom of the data flow, so that the generators depend on nothing in
-:mod:`spt_theory`; :mod:`spt_theory.util.io` re-exports them, so :class:`InputError` is one class that
-every command line of the project catches.
+They live here, at the bottom of the data flow, so that the generators depend on nothing else in
+:mod:`spt_theory`; every module imports them from here (one import path per name), so
+:class:`InputError` is one class that every command line of the project catches.
+
+Field checks of a parsed JSON file: :func:`require` (an InputError naming the file and the field)
+and :func:`is_number` (an int or a finite float, not a bool).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import os
 import signal
 import sys
@@ -211,6 +215,17 @@ def read_json(path: str | os.PathLike):
         raise InputError(f"{path}:{error.lineno}:{error.colno}: not valid JSON ({error.msg})") from None
     except (ValueError, RecursionError) as error:  # an integer of over 4300 digits, arrays nested too deep
         raise InputError(f"{path}: not readable JSON ({type(error).__name__}: {error})") from None
+
+
+def is_number(value) -> bool:
+    """An int or a finite float (JSON's numbers; not a bool, NaN or an infinity)."""
+    return type(value) is int or (type(value) is float and math.isfinite(value))
+
+
+def require(ok, path: str | os.PathLike, field: str, what: str) -> None:
+    """InputError ``<path>: field <field> must be <what>`` unless ``ok``."""
+    if not ok:
+        raise InputError(f"{path}: field {field} must be {what}")
 
 
 def write_json(path: str | os.PathLike, obj) -> Path:

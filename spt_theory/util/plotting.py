@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from spt_theory.util.io import atomic_write  # noqa: E402
+from spt_theory.util.files import atomic_write  # noqa: E402
 
 __all__ = ["FIXED_METADATA", "plt", "save_figure"]
 

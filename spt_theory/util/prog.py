@@ -4,7 +4,8 @@ Each command line passes its own spelling through :func:`prog` (``prog=prog("pyt
 spt_theory.verify")``); :mod:`spt_theory.cli` runs a command inside :func:`renamed`, so that its
 usage and errors read ``spt verify``.  Only the parser whose default is the one renamed changes, so
 a command that builds another command's parser keeps that one's name.  It lives in
-:mod:`synthetic` so that the generators use it without depending on :mod:`spt_theory`.
+:mod:`spt_theory.util`, which imports nothing else of the toolkit, so that the generators of
+:mod:`synthetic` use it without depending on the rest of :mod:`spt_theory`.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ import torch
 
 from spt_theory.analysis.probes import attention_patterns, band_mass, mean_attention_distance
 from spt_theory.core.inits import INIT_HOOKS
-from spt_theory.core.model import PARAMETER_GROUPS, Encoder, ModelConfig, configured
+from spt_theory.core.model import PARAMETER_GROUPS, Encoder, ModelConfig
 from spt_theory.training.cache import StageCache, config_hash
 from spt_theory.training.loop import Dataset, DatasetTask, Stage, StageOptions, accuracy, load_model_state, train_stage
 from spt_theory.training.recipes import (
@@ -52,7 +52,7 @@ from spt_theory.training.recipes import (
     spt_then_finetune,
     supervised_stage,
 )
-from spt_theory.util.io import ConfigError
+from spt_theory.util.files import ConfigError
 from synthetic import walk
 
 
@@ -64,11 +64,11 @@ class WalkData(walk.WalkData):
         return Dataset(*self.splits(), mask_id=self.vocab)
 
     def model_config(self, **overrides) -> ModelConfig:
-        """The design's 1-layer model sized for this data (token ids 0..V-1, ``<mask>`` = V), the
-        rest from the model settings in force (``--set``, :func:`~spt_theory.core.model.configured`)."""
+        """The design's 1-layer model sized for this data (token ids 0..V-1, ``<mask>`` = V), with
+        ``overrides`` (the caller's model settings, ``--set``), the rest :class:`ModelConfig`'s defaults."""
         base = dict(vocab_size=self.vocab + 1, recon_classes=self.vocab, n_classes=2,
                     max_len=self.length)
-        return configured(**{**base, **overrides})
+        return ModelConfig(**{**base, **overrides})
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,13 @@ CACHE_FORMAT = 2  # bump when the checkpoint layout, the recorded metrics or the
 def stage_cache(spec: RunSpec, k: int, cache_dir: Path) -> StageCache:
     """Where stage ``k`` of ``spec`` is cached under ``cache_dir``."""
     return StageCache(Path(cache_dir), stage_key(spec, k))
+
+
+def run_checkpoints(spec: RunSpec, cache_dir: Path) -> list[tuple[int, int, Path]]:
+    """``(stage, epoch, path)`` of every epoch checkpoint of a cached run, stage by stage (they
+    exist once the run is cached: its stages keep every epoch)."""
+    return [(k, e, path) for k, stage in enumerate(spec.stages)
+            for e, path in enumerate(stage_cache(spec, k, cache_dir).checkpoints(stage.epochs), start=1)]
 
 
 def stage_key(spec: RunSpec, k: int) -> str:

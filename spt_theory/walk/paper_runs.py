@@ -29,8 +29,8 @@ from pathlib import Path
 
 from spt_theory.core import args as cli_args
 from spt_theory.core.model import PARAMETER_GROUPS
+from spt_theory.util.files import InputError, prepare_output
 from spt_theory.util.interrupts import interruptible
-from spt_theory.util.io import InputError
 from spt_theory.util.prog import prog
 from spt_theory.walk.experiments import Budget, RunResult, RunSpec, WalkData, control_recipe, recipe, run
 
@@ -43,7 +43,6 @@ def steps_per_epoch(walk: WalkData = WALK, budget: Budget = BUDGET) -> int:
     return math.ceil(walk.n_train / budget.batch_size)
 
 
-STEPS_PER_EPOCH = steps_per_epoch()  # 125
 SPT_LENGTH_EPOCHS = tuple(2 ** (k / 2) for k in range(-4, 7))
 r"""SPT lengths of the fine-grained E9 sweep, :math:`2^{k/2}` epochs for k = -4..6: 0.25, 0.35,
 0.5, 0.71, 1, 1.41, 2, 2.83, 4, 5.66, 8 epochs (31 ... 1000 steps at 125 steps per epoch)."""
@@ -246,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         groups = selected_groups(args.only)
         cli_args.refuse_evidence_outputs(args)
-        cli_args.prepare_output(args.cache_dir, folder=True)  # a read-only cache: one line, before any work
+        prepare_output(args.cache_dir, folder=True)  # a read-only cache: one line, before any work
         return _train(args, groups)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)

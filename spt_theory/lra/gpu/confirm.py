@@ -64,7 +64,7 @@ from spt_theory.lra.gpu.plan import (
     plan,
 )
 from spt_theory.lra.gpu.run import check_folders, confirm
-from spt_theory.util.io import InputError, StorageError
+from spt_theory.util.files import InputError, StorageError
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from spt_theory.lra.gpu.plan import Sizes
 from spt_theory.lra.gpu.steps import Step, run_step, say
-from spt_theory.util.io import InputError, atomic_write, make_dirs
+from spt_theory.util.files import InputError, atomic_write, make_dirs
 from spt_theory.util.provenance import make_owned, owned_folder
 
 

@@ -22,7 +22,7 @@ import tarfile
 from pathlib import Path
 
 from spt_theory.training.loop import stage_steps
-from spt_theory.util.io import InputError, atomic_write, make_dirs, write_json
+from spt_theory.util.files import InputError, atomic_write, make_dirs, write_json
 
 MIB = 2**20
 LIMITS = {"files": 8, "bytes_per_file": 16 * MIB, "bytes": 64 * MIB, "folders_down": 2,

@@ -15,7 +15,7 @@ from pathlib import Path
 from spt_theory.bench.cases import BF16_DENSE_PEAK_TFLOPS, LRA_SIZES, BenchSize, forward_flops
 from spt_theory.lra.configs import one_layer, tiny
 from spt_theory.lra.tasks import config_for
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 
 BUDGET_SECONDS = 300.0
 OVERRUN = 1.5

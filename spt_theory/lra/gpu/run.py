@@ -37,7 +37,7 @@ from spt_theory.lra.gpu.plan import (
 )
 from spt_theory.lra.gpu.steps import Step, run_step, say
 from spt_theory.lra.report import format_report, load_results
-from spt_theory.util.io import InputError, StorageError, atomic_write, prepare_output, write_json
+from spt_theory.util.files import InputError, StorageError, atomic_write, prepare_output, write_json
 
 
 def sweep_command(python: str, task: str, out: Path, task_plan: dict, sizes: Sizes) -> list[str]:

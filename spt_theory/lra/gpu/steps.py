@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spt_theory.util.io import make_dirs
+from spt_theory.util.files import make_dirs
 
 KILL_WAIT = 5.0
 """Seconds a stopped process group has between SIGTERM and SIGKILL."""

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 import torch
 
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 
 log = logging.getLogger(__name__)
 

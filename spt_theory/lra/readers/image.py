@@ -12,7 +12,7 @@ import torch
 
 from spt_theory.lra.readers.common import PIXEL_VOCAB, PIXELS, LRASplit, check_split, locate, report, require_examples
 from spt_theory.lra.readers.unpickler import CifarUnpickler
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 
 IMAGE_LAYOUT = "DATA_DIR/cifar-10-batches-py/{data_batch_1..data_batch_5,test_batch}"
 CIFAR_BATCHES = {"train": tuple(f"data_batch_{i}" for i in range(1, 6)), "test": ("test_batch",)}

@@ -21,7 +21,7 @@ from spt_theory.lra.readers.common import (
     require_examples,
     tsv_rows,
 )
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 
 LISTOPS_MAX_LEN = 2048
 LISTOPS_LAYOUT = "DATA_DIR/listops-1000/basic_{train,val,test}.tsv with header Source<TAB>Target"

@@ -29,7 +29,7 @@ from spt_theory.lra.readers.common import (
     report,
     require_examples,
 )
-from spt_theory.util.io import InputError
+from spt_theory.util.files import InputError
 
 PATHFINDER_LAYOUT = ("DATA_DIR/pathfinder32/curv_contour_length_14/{imgs/<k>/sample_<i>.png, "
                      "metadata/<k>.npy} (or under DATA_DIR/lra_release)")

@@ -20,7 +20,7 @@ from spt_theory.lra.readers.common import (
     report,
     require_examples,
 )
-from spt_theory.util.io import InputError, read_json
+from spt_theory.util.files import InputError, read_json
 
 TEXT_MAX_LEN = 4096
 TEXT_LAYOUT = ("DATA_DIR/aclImdb/{train,test}/{pos,neg}/*.txt, or a Hugging Face imdb copy "
