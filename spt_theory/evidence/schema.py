@@ -552,7 +552,8 @@ def check_model_settings(data: dict, name: str, settings: Mapping[str, Any] | No
     for d_model=32``."""
     settings = dict(settings or {})
     made, own = used_settings(data)
-    asked = {k: v for k, v in model_defaults(settings).items() if not own or k in made}
+    lra = isinstance(data.get("config"), dict)  # an LRA file: only the model settings are compared
+    asked = {k: v for k, v in model_defaults(settings).items() if not lra or k in made}
     asked.update({k: settings.get(k, made[k]) for k in own})
     changed = sorted(k for k in set(asked) | set(made) if asked.get(k) != made.get(k))
     if changed:
