@@ -296,3 +296,30 @@ def test_two_process_gloo_ddp_matches_one_process(lra_root, tmp_path):
     assert two["runtime"]["world_size"] == 2 and one["runtime"]["world_size"] == 1
     assert two["history"][0]["loss"] == pytest.approx(one["history"][0]["loss"], rel=1e-5)
     assert two["metrics"]["test_accuracy"] == one["metrics"]["test_accuracy"]
+
+
+def test_sweep_promote_writes_the_checked_summary_into_the_evidence_and_nothing_else(tmp_path, monkeypatch):
+    """``lra sweep --promote``: machine paths scrubbed, the schema's fields added, validated before
+    anything is written; a summary that does not fit is refused and the evidence left alone."""
+    from spt_theory import evidence
+    from spt_theory.evidence import EvidenceError
+    from spt_theory.lra.sweep import promote_sweep
+
+    committed = json.loads(evidence.path(evidence.LRA, "pathfinder.json").read_text())
+    found = {k: v for k, v in committed.items() if k not in ("schema_version", "model_defaults")}
+    found["options"] = {**found["options"], "data_dir": str(tmp_path / "data"), "out": str(tmp_path / "out")}
+    source = tmp_path / "out" / "sweeps" / "pathfinder-evidence.json"
+    source.parent.mkdir(parents=True)
+    source.write_text(json.dumps(found))
+    target = tmp_path / "evidence"
+    monkeypatch.setattr(evidence, "path", lambda *parts: target.joinpath(*parts))
+    written = promote_sweep(source)
+    assert written == target / "lra" / "pathfinder.json"
+    out = json.loads(written.read_text())
+    assert out["options"]["data_dir"] == "DATA_DIR" and out["schema_version"] == 1 and "model_defaults" in out
+    written.unlink()
+    found["cells"][0]["runs"][0]["test_accuracy"] = 2.0  # not an accuracy
+    source.write_text(json.dumps(found))
+    with pytest.raises(EvidenceError):
+        promote_sweep(source)
+    assert not written.exists()

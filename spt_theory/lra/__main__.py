@@ -67,7 +67,7 @@ from spt_theory.lra.report import format_report, load_results
 from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, MODELS, LRARun, RunOptions
 from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
 from spt_theory.lra.sweep import __doc__ as sweep_module_doc
-from spt_theory.lra.sweep import axes_help, cells, draw, format_summary, summary_path, sweep
+from spt_theory.lra.sweep import axes_help, cells, draw, format_summary, promote_sweep, summary_path, sweep
 from spt_theory.lra.tasks import task_names
 from spt_theory.training.loop import TrainingDiverged
 from spt_theory.util.files import InputError, announce, prepare_output
@@ -172,6 +172,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                        help="summary name: OUT/sweeps/<task>-<name>.json (default sweep); a summary of "
                             "another grid there is not overwritten")
     sweep.add_argument("--probe-limit", type=int, help="probe only the first N test examples (default all)")
+    sweep.add_argument("--promote", action="store_true",
+                       help="also write the summary into the package's evidence as lra/<task>.json, the sweep "
+                            "claims L1-L4 read (paths scrubbed, schema checked; the only writer of that file)")
     probe = commands.add_parser("probe", help="attention probes of the checkpoints behind result JSONs",
                                 description=probe_doc(), formatter_class=argparse.RawDescriptionHelpFormatter)
     probe.add_argument("target", type=Path, metavar="RESULT_OR_FOLDER",
@@ -262,6 +265,8 @@ def execute(args: argparse.Namespace) -> None:
                 announce(path)
                 for written in draw(summary, path.with_suffix("")):
                     announce(written)
+                if args.promote:
+                    announce(promote_sweep(path))
             return
         run = LRARun(options, runtime)
         run.setup_target()  # bad data or config stop here, before anything is written

@@ -48,7 +48,7 @@ from spt_theory.lra.probe import probe_result
 from spt_theory.lra.runner import ENCODER_GROUPS, INITS, LRARun, RunOptions, options_json, versions
 from spt_theory.lra.steps import run_steps
 from spt_theory.lra.tasks import task_names
-from spt_theory.util.files import InputError, prepare_output, write_json
+from spt_theory.util.files import InputError, prepare_output, read_json, write_json
 from spt_theory.util.locks import directory_lock
 from spt_theory.util.tables import table
 
@@ -426,3 +426,23 @@ def _once(labels: set[str], text: str) -> str | None:
         labels.discard(text)
         return text
     return None
+
+
+def promote_sweep(path: Path) -> Path:
+    """``sweep --promote``: the summary at ``path`` as the committed sweep evidence
+    ``evidence/lra/<task>.json`` (what claims L1-L4 read): machine paths scrubbed, the schema's
+    version and the model defaults added where the summary lacks them, validated by
+    :class:`~spt_theory.evidence.schema.SweepSummary` before anything is written (EvidenceError
+    naming the field otherwise)."""
+    import json
+
+    from spt_theory import evidence
+    from spt_theory.evidence import schema
+
+    found = evidence.scrub_paths(read_json(path))
+    found.setdefault("schema_version", schema.SCHEMA_VERSION)
+    found.setdefault("model_defaults", schema.model_defaults())
+    name = f"{found['task']}.json"
+    schema.parse(json.dumps(found), schema.SweepSummary, str(path))
+    staged = write_json(path.with_name(f"promoted-{name}"), found)
+    return evidence.promote(staged, evidence.LRA, name)
