@@ -187,8 +187,8 @@ def test_figures_refuse_to_draw_evidence_of_another_width(tmp_path, capsys):
 def test_the_data_step_never_replaces_a_folder_holding_a_users_file(marked_by, tmp_path):
     import sys
 
-    from spt_theory.lra.gpu_data import generate_data, made_here
-    from spt_theory.lra.gpu_plan import TINY
+    from spt_theory.lra.gpu.data import generate_data, made_here
+    from spt_theory.lra.gpu.plan import TINY
     from spt_theory.util.files import OWNED
     from spt_theory.util.provenance import write_marker
     from synthetic import listops
