@@ -10,3 +10,10 @@ Layers of evidence (see DESIGN in the project's shared notes and ``proofs/``):
 """
 
 __version__ = "0.1.0"
+
+import sys as _sys
+
+if _sys.argv[:1] == ["-m"]:  # python -m spt_theory.COMMAND: Ctrl-C while it imports is one line, 130 (util.interrupts)
+    from spt_theory.util.interrupts import stop_at_once as _stop_at_once
+
+    _stop_at_once()

@@ -7,6 +7,10 @@ version of the file it was writing, so every checkpoint and output on disk is wh
 resumes from the last checkpoint.  The command then prints one line on stderr and returns 130
 (SIGINT) or 143 (SIGTERM), the shell's ``128 + signal number``, without a traceback.
 
+Before ``main`` runs, while a command imports torch and the toolkit (seconds, nothing written
+yet), :func:`stop_at_once` (installed by ``spt_theory/__init__.py`` under ``python -m`` and by
+``spt``) gives the same line and status at once, without a traceback.
+
 A second signal while the program unwinds ends it at once (same line, same status; a temporary
 file being written may then stay behind, as after SIGKILL, and the previous file stays whole).  A
 signal the process was started with ignored (``nohup``, a background job) stays ignored.  The
@@ -18,12 +22,13 @@ without depending on :mod:`spt_theory`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 EXIT_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
 """Exit status of a command stopped by each signal."""
@@ -43,6 +48,36 @@ def interrupted_line(signum: int) -> str:
             f"command to finish (training resumes from its last checkpoint)")
 
 
+def _exit_now(signum, frame) -> None:
+    os.write(2, (interrupted_line(signum) + "\n").encode())
+    os._exit(EXIT_STATUS[signum])
+
+
+def stop_at_once() -> dict:
+    """SIGINT and SIGTERM (those not ignored) print :func:`interrupted_line` and end the program at
+    once with 130 / 143: for a command's start, while it imports, before :func:`interruptible`
+    takes over.  Returns the handlers replaced (for :func:`stopping_at_once`); in a thread other
+    than the main one it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous = {s: signal.getsignal(s) or signal.SIG_DFL for s in EXIT_STATUS
+                if signal.getsignal(s) is not signal.SIG_IGN}
+    for s in previous:
+        signal.signal(s, _exit_now)
+    return previous
+
+
+@contextlib.contextmanager
+def stopping_at_once() -> Iterator[None]:
+    """:func:`stop_at_once` inside the block, the caller's handlers again after it."""
+    previous = stop_at_once()
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 def interruptible(main: Callable[..., int]) -> Callable[..., int]:
     """``main`` with SIGINT and SIGTERM turned into a clean stop (module docstring): it returns
     ``main``'s status, or 130 / 143 after printing :func:`interrupted_line`."""
@@ -54,13 +89,9 @@ def interruptible(main: Callable[..., int]) -> Callable[..., int]:
         handled = [s for s in EXIT_STATUS if signal.getsignal(s) is not signal.SIG_IGN]
         previous = {s: signal.getsignal(s) or signal.SIG_DFL for s in handled}  # None: set outside Python
 
-        def exit_now(signum, frame):
-            os.write(2, (interrupted_line(signum) + "\n").encode())
-            os._exit(EXIT_STATUS[signum])
-
         def stop(signum, frame):
             for s in handled:
-                signal.signal(s, exit_now)
+                signal.signal(s, _exit_now)
             raise Interrupted(signum)
 
         try:

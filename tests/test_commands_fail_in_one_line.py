@@ -1,0 +1,55 @@
+"""Reliability, round 3 (issue 44): the last places a command said more than one line.
+
+- SIGINT while a command imports torch (its first seconds): exit 130, one line, no traceback;
+- the GPU script run with a Python that lacks torch: one line naming ``PYTHON=``;
+- a checkpoint torch cannot load: one line, no torch warning beside it;
+- the generators' interrupt line speaks of generating, not of training.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip()]
+
+
+# ------------------------------------------------------------------------------ SIGINT while importing
+
+def _loading_torch(pid: int) -> bool:
+    """True once the process has mapped torch's shared library (its import is under way)."""
+    try:
+        return "libtorch" in Path(f"/proc/{pid}/maps").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc to see the import begin")
+@pytest.mark.parametrize("spelling", ["python -m", "spt"])
+def test_sigint_while_verify_imports_is_one_line_and_130(spelling, tmp_path):
+    """The signal lands while torch loads (seen in /proc/PID/maps), long before verify's main."""
+    args = (["-m", "spt_theory.verify"] if spelling == "python -m" else
+            ["-c", "import sys; from spt_theory.cli import main; sys.exit(main(sys.argv[1:]))", "verify"])
+    process = subprocess.Popen([sys.executable, *args, "--only", "T1", "--cache-dir", str(tmp_path / "cache"),
+                                "--no-progress"], env=ENV, cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not _loading_torch(process.pid) and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    assert process.poll() is None, "verify ended before torch loaded"
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, (process.returncode, err)
+    assert "Traceback" not in err and len(_lines(err)) == 1 and "interrupted by SIGINT" in err, err
+    assert out == "" and not (tmp_path / "cache").exists()
