@@ -42,14 +42,20 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
-def interrupted_line(signum: int) -> str:
-    """The line a command stopped by ``signum`` prints on stderr."""
+TRAINING = "training resumes from its last checkpoint"
+"""What a rerun of a training command does (the default of :func:`interrupted_line`)."""
+GENERATING = "it generates the data again from the start"
+"""What a rerun of a data generator does."""
+
+
+def interrupted_line(signum: int, rerun: str = TRAINING) -> str:
+    """The line a command stopped by ``signum`` prints on stderr; ``rerun``: what its rerun does."""
     return (f"interrupted by {signal.Signals(signum).name}: every file written is whole; rerun the same "
-            f"command to finish (training resumes from its last checkpoint)")
+            f"command to finish ({rerun})")
 
 
-def _exit_now(signum, frame) -> None:
-    os.write(2, (interrupted_line(signum) + "\n").encode())
+def _exit_now(signum, frame, rerun: str = TRAINING) -> None:
+    os.write(2, (interrupted_line(signum, rerun) + "\n").encode())
     os._exit(EXIT_STATUS[signum])
 
 
@@ -78,9 +84,12 @@ def stopping_at_once() -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def interruptible(main: Callable[..., int]) -> Callable[..., int]:
+def interruptible(main: Callable[..., int] | None = None, *, rerun: str = TRAINING):
     """``main`` with SIGINT and SIGTERM turned into a clean stop (module docstring): it returns
-    ``main``'s status, or 130 / 143 after printing :func:`interrupted_line`."""
+    ``main``'s status, or 130 / 143 after printing :func:`interrupted_line` (with ``rerun``:
+    ``@interruptible(rerun=GENERATING)`` for a generator)."""
+    if main is None:
+        return functools.partial(interruptible, rerun=rerun)
 
     @functools.wraps(main)
     def command(*args, **kwargs) -> int:
@@ -91,7 +100,7 @@ def interruptible(main: Callable[..., int]) -> Callable[..., int]:
 
         def stop(signum, frame):
             for s in handled:
-                signal.signal(s, _exit_now)
+                signal.signal(s, functools.partial(_exit_now, rerun=rerun))
             raise Interrupted(signum)
 
         try:
@@ -104,7 +113,7 @@ def interruptible(main: Callable[..., int]) -> Callable[..., int]:
                     signal.signal(s, signal.SIG_IGN)
         except KeyboardInterrupt as error:
             signum = getattr(error, "signum", signal.SIGINT)
-            print(interrupted_line(signum), file=sys.stderr, flush=True)
+            print(interrupted_line(signum, rerun), file=sys.stderr, flush=True)
             return EXIT_STATUS[signum]
         finally:
             for s, handler in previous.items():
