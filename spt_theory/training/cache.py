@@ -187,9 +187,10 @@ class StageCache:
 
     @contextmanager
     def lock(self):
-        """Hold the stage's lock (one process trains it at a time)."""
-        with directory_lock(self.dir):
-            yield
+        """Hold the stage's lock (one process trains it at a time); the block gets whether it waited
+        for another process (:func:`~spt_theory.util.io.directory_lock`)."""
+        with directory_lock(self.dir) as waited:
+            yield waited
 
     def save_last(self, model: torch.nn.Module, optimizer, state: StageState, meta: dict) -> None:
         """The resume point inside an epoch."""

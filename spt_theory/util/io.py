@@ -57,8 +57,9 @@ def require(ok, path: str | os.PathLike, field: str, what: str) -> None:
 
 @contextlib.contextmanager
 def directory_lock(directory: str | os.PathLike, wait_message: bool = True,
-                   busy: str | None = None) -> Iterator[None]:
-    """Hold an exclusive lock on ``directory`` (the file ``.<name>.lock`` next to it) in the block.
+                   busy: str | None = None) -> Iterator[bool]:
+    """Hold an exclusive lock on ``directory`` (the file ``.<name>.lock`` next to it) in the block,
+    which gets whether it had to wait for another holder (then the directory may have changed).
 
     A second process asking for the same lock waits until the first leaves the block, exits or is
     killed (the kernel drops an ``flock`` with its holder, so a killed holder's lock is taken over);
@@ -71,12 +72,13 @@ def directory_lock(directory: str | os.PathLike, wait_message: bool = True,
     directory = Path(directory)
     make_dirs(directory.parent)
     lock_path = directory.parent / f".{directory.name}.lock"
+    waited = False
     while True:
         try:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
         except OSError as error:
             if error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-                yield
+                yield False
                 return
             raise storage_error(lock_path, error) from None
         try:
@@ -88,6 +90,7 @@ def directory_lock(directory: str | os.PathLike, wait_message: bool = True,
             if wait_message:
                 print(f"waiting for another process training in {directory}", file=sys.stderr, flush=True)
             fcntl.flock(fd, fcntl.LOCK_EX)
+            waited = True
         try:
             current = os.stat(lock_path).st_ino
         except FileNotFoundError:
@@ -96,7 +99,7 @@ def directory_lock(directory: str | os.PathLike, wait_message: bool = True,
             break
         os.close(fd)  # the holder we waited for removed this file: lock the path anew
     try:
-        yield
+        yield waited
     finally:
         with contextlib.suppress(OSError):
             os.unlink(lock_path)
