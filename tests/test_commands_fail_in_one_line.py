@@ -70,3 +70,43 @@ def test_the_gpu_script_with_a_python_without_torch_says_one_line_naming_python(
     (line,) = _lines(done.stderr)
     assert line.startswith("error: ") and "PYTHON=" in line and str(bare) in line and "torch" in line, line
     assert list(tmp_path.iterdir()) == [bare]
+
+
+# ------------------------------------------------------------------------------ a checkpoint torch warns about
+
+def _foreign_pickle(path: Path) -> Path:
+    """A plain pickle (protocol 4): torch warns about its protocol, then refuses it."""
+    import pickle
+
+    path.write_bytes(pickle.dumps({"model": {}, "epoch": 1}, protocol=4))
+    return path
+
+
+def test_loading_a_foreign_checkpoint_raises_one_error_and_no_warning(tmp_path):
+    import warnings
+
+    from spt_theory.training.cache import load_checkpoint
+    from spt_theory.util.files import InputError
+
+    path = _foreign_pickle(tmp_path / "epoch_1.pt")
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(InputError, match="not a loadable"):
+        warnings.simplefilter("always")
+        load_checkpoint(path)
+    assert [str(w.message) for w in caught] == []
+
+
+def test_train_with_a_foreign_checkpoint_in_its_cache_says_one_line(tmp_path, capsys):
+    from spt_theory import train as train_cli
+
+    args = ["--vocab", "5", "--length", "12", "--p", "0.9", "--n-train", "16", "--n-test", "8", "--d-model", "16",
+            "--heads", "2", "--batch-size", "8", "--mode", "scratch", "--epochs", "1", "--no-progress", "--threads",
+            "1", "--cache-dir", str(tmp_path / "cache")]
+    assert train_cli.main(args) == 0
+    capsys.readouterr()
+    (stage,) = [p for p in (tmp_path / "cache").iterdir() if p.is_dir()]
+    path = _foreign_pickle(stage / "epoch_1.pt")
+    done = subprocess.run([sys.executable, "-m", "spt_theory.train", *args], capture_output=True, text=True,
+                          env=ENV, cwd=tmp_path, timeout=300)
+    assert done.returncode == 2, done
+    (line,) = _lines(done.stderr)
+    assert line.startswith(f"error: {path}: not a loadable spt-theory checkpoint"), done.stderr

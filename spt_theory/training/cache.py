@@ -28,6 +28,7 @@ import hashlib
 import json
 import math
 import os
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,7 +80,9 @@ def load_checkpoint(path: Path) -> dict:
     """Load a checkpoint safely (``weights_only=True``); a corrupt file, or a loadable file that is
     not a checkpoint written by :func:`save_checkpoint`, is an :class:`InputError`."""
     try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns about a foreign file (its pickle protocol): the error says it
+            warnings.simplefilter("ignore", UserWarning)
+            ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         # weights_only's refusal names the global it blocked on a later line: show that one
