@@ -20,7 +20,8 @@
 #   bash scripts/lra_gpu_confirm.sh --tiny RUN         the same pipeline at tiny sizes on the CPU (tests)
 #   OUT=DIR bash scripts/lra_gpu_confirm.sh ...        also export to DIR (or --export DIR)
 #
-# Interpreter: $PYTHON, else python3, else python (with torch, numpy, tqdm, pillow, matplotlib);
+# Interpreter: $PYTHON, else python3, else python (with torch, numpy, tqdm, pillow, matplotlib; one
+# without torch is refused in one line naming PYTHON=);
 # the project needs no install: this script puts its checkout first on PYTHONPATH.  Every step is
 # a process of that interpreter, its output shown as it comes and kept in RUN/logs.  Order: bench
 # (RUN/bench.json), data (RUN/data, reused when complete), plan (RUN/plan.json), sweeps
@@ -47,6 +48,10 @@ if [[ -z $PY ]]; then
 fi
 if [[ -z $PY ]]; then
     echo "error: no interpreter: set PYTHON, or put python3 or python on PATH" >&2
+    exit 2
+fi
+if ! "$PY" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is None)' >/dev/null 2>&1; then
+    echo "error: $PY has no torch: set PYTHON=/path/to/python, one with torch, numpy, tqdm, pillow, matplotlib" >&2
     exit 2
 fi
 

@@ -15,3 +15,10 @@ The claims are registered in ``spt_theory.claims`` and checked by ``spt_theory.c
 """
 
 __version__ = "0.1.0"
+
+import sys as _sys
+
+if _sys.argv[:1] == ["-m"]:  # python -m spt_theory.COMMAND: Ctrl-C while it imports is one line, 130 (util.interrupts)
+    from spt_theory.util.interrupts import stop_at_once as _stop_at_once
+
+    _stop_at_once()

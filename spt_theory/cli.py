@@ -12,6 +12,7 @@ import importlib
 import sys
 from typing import NamedTuple
 
+from spt_theory.util.interrupts import stopping_at_once
 from spt_theory.util.prog import renamed
 
 
@@ -67,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     if command is None:
         print(f"error: unknown command {name!r} (commands: {', '.join(COMMANDS)})", file=sys.stderr)
         return 2
-    command_main = importlib.import_module(command.module).main
+    with stopping_at_once():  # Ctrl-C while the command imports torch: one line, 130 (util.interrupts)
+        command_main = importlib.import_module(command.module).main
     with renamed(command.spelling, f"spt {name}"):
         return command_main(rest)
 

@@ -169,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
             prepare_output(args.json)
         if threads is not None:
             cpu.set_intra_op_threads(threads)
-        cached = [stage_cache(spec, k, args.cache_dir).has(stage.epochs) for k, stage in enumerate(spec.stages)]
         result = run(spec, args.cache_dir, progress=not args.no_progress)
+        cached = result.reloaded  # also a stage another process finished while this one waited for it
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

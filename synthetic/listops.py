@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from spt_theory.util.files import InputError, announce, atomic_write, prepare_output
-from spt_theory.util.interrupts import interruptible
+from spt_theory.util.interrupts import GENERATING, interruptible
 from spt_theory.util.prog import prog
 from spt_theory.util.progress import Progress
-from spt_theory.util.provenance import MARKER, write_marker
+from spt_theory.util.provenance import MARKER, removed_on_error, write_marker
 
 OPERATORS = ("[MIN", "[MAX", "[MED", "[SM")
 CLOSE = "]"
@@ -239,7 +239,7 @@ def write_split(path: Path, rows: list[tuple[str, int]]) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
-@interruptible
+@interruptible(rerun=GENERATING)
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog=prog("python -m synthetic.listops"),
@@ -260,12 +260,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         sizes = {"train": args.train, "val": args.val, "test": args.test}
         check_request(sizes, args.min_len, args.max_len)
-        prepare_output(args.out / MARKER)
-        splits = generate_splits(sizes, args.min_len, args.max_len, args.seed, progress=not args.no_progress)
-        for name, rows in splits.items():
-            announce(write_split(args.out / f"basic_{name}.tsv", rows), f"{len(rows)} trees to")
-        settings = {k: v for k, v in vars(args).items() if k not in ("out", "no_progress")}
-        announce(write_marker(args.out, "synthetic.listops", settings))
+        with removed_on_error(args.out, args.out):  # an error leaves no folder this run created
+            prepare_output(args.out / MARKER)
+            splits = generate_splits(sizes, args.min_len, args.max_len, args.seed, progress=not args.no_progress)
+            written = [(write_split(args.out / f"basic_{name}.tsv", rows), len(rows)) for name, rows in splits.items()]
+            for path, n in written:  # said once all are written: an error removes what it said
+                announce(path, f"{n} trees to")
+            settings = {k: v for k, v in vars(args).items() if k not in ("out", "no_progress")}
+            announce(write_marker(args.out, "synthetic.listops", settings))
     except InputError as error:
         parser.exit(2, f"error: {error}\n")
     return 0

@@ -37,10 +37,10 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from spt_theory.util.files import InputError, announce, atomic_write, prepare_output, refuse_links
-from spt_theory.util.interrupts import interruptible
+from spt_theory.util.interrupts import GENERATING, interruptible
 from spt_theory.util.prog import prog
 from spt_theory.util.progress import Progress
-from spt_theory.util.provenance import MARKER, write_marker
+from spt_theory.util.provenance import MARKER, removed_on_error, write_marker
 
 SUPERSAMPLE = 4
 MAX_ATTEMPTS = 1000
@@ -297,7 +297,7 @@ def _write_block(root: Path, samples, n: int, per_folder: int, prefix: str, styl
             lines = []
 
 
-@interruptible
+@interruptible(rerun=GENERATING)
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog=prog("python -m synthetic.pathfinder"),
@@ -333,9 +333,10 @@ def main(argv: list[str] | None = None) -> int:
                                 match_distances=args.match_distances)
         check_counts(args.n, args.per_folder, args.n_test)
         refuse_links(dataset_root(args.out, style), args.out)
-        prepare_output(dataset_root(args.out, style) / MARKER)  # before the first image; a created folder is said
-        root = write_dataset(args.out, args.n, args.seed, style, args.per_folder, progress=not args.no_progress,
-                             n_test=args.n_test)
+        with removed_on_error(dataset_root(args.out, style), args.out):  # an error leaves no folder it created
+            prepare_output(dataset_root(args.out, style) / MARKER)  # before the first image; a created folder is said
+            root = write_dataset(args.out, args.n, args.seed, style, args.per_folder, progress=not args.no_progress,
+                                 n_test=args.n_test)
     except InputError as error:
         parser.exit(2, f"error: {error}\n")
     announce(root, f"{args.n} images (imgs/, metadata/)" + (f" and {args.n_test} test images (imgs/test_*/)"

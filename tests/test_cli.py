@@ -236,7 +236,7 @@ def test_sweep_says_its_cells_and_files_keeps_other_grids_and_probe_names_each_c
     assert lra_main([*base, "--grid", "recipe=scratch", "--no-progress"]) == 2  # another grid, same --name
     _error_line(capsys.readouterr().err, str(summary), "holds another sweep", "--name")
     assert summary.read_bytes() == before
-    assert lra_main(["probe", str(out / "results"), "--limit", "4"]) == 0
+    assert lra_main(["probe", str(out / "results"), "--limit", "4", "--data-dir", str(small_listops)]) == 0
     captured = capsys.readouterr()
     headers = [line for line in captured.out.splitlines() if line.startswith("listops scratch")]
     assert len(headers) == 2 and len(set(headers)) == 2 and sum("freeze qk" in h for h in headers) == 1

@@ -154,7 +154,7 @@ def test_probe_reports_init_spt_finetuned_and_2d_neighbours(small_lra, tmp_path,
               "--no-progress", "--set", "resolution=16", "--set", "contour_length=4"]
     assert main(["finetune", "--task", "pathfinder", *common]) == 0
     capsys.readouterr()
-    assert main(["probe", str(tmp_path / "results")]) == 0
+    assert main(["probe", str(tmp_path / "results"), "--data-dir", str(small_lra)]) == 0
     out = capsys.readouterr().out
     assert "init" in out and "spt" in out and "finetuned" in out and "2-D neighbours" in out
     report = json.loads(next((tmp_path / "probes/pathfinder").glob("spt-*.json")).read_text())

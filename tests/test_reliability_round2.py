@@ -208,7 +208,7 @@ def test_truncated_steps_and_probe_caches_are_recomputed_with_one_line_each(smal
         assert sum(str(path) in line and "recomputed" in line for line in err.splitlines()) == 1, err
         assert json.loads(path.read_text()) == before
     caches[1].write_text("{")
-    assert lra_main(["probe", str(out / "results"), "--no-progress"]) == 0
+    assert lra_main(["probe", str(out / "results"), "--no-progress", "--data-dir", str(small_listops)]) == 0
     assert f"{caches[1]}:1:2: not valid JSON" in capsys.readouterr().err
 
 
@@ -257,7 +257,8 @@ def test_probe_reads_and_writes_in_the_run_folder_never_where_a_result_points(sm
         result["options"]["out"] = recorded
         result_path.write_text(json.dumps(result))
         capsys.readouterr()
-        code = lra_main(["probe", str(out / "results"), "--limit", limit, "--no-progress"])
+        code = lra_main(["probe", str(out / "results"), "--limit", limit, "--no-progress",
+                         "--data-dir", str(small_listops)])
         err = capsys.readouterr().err
         assert code == 0 and f"wrote {out / 'probes' / 'listops' / ('scratch-' + result['cache'])}.json" in err, err
         assert not elsewhere.exists() and not (tmp_path / "runs").exists()
@@ -270,9 +271,41 @@ def test_probe_reads_and_writes_in_the_run_folder_never_where_a_result_points(sm
     loose.write_text(json.dumps(result))
     assert lra_main(["probe", str(loose), "--limit", "2", "--no-progress"]) == 2
     _error_line(capsys.readouterr().err, str(loose), "--out")
-    assert lra_main(["probe", str(loose), "--limit", "2", "--no-progress", "--out", str(out)]) == 0
+    assert lra_main(["probe", str(loose), "--limit", "2", "--no-progress", "--out", str(out),
+                     "--data-dir", str(small_listops)]) == 0
     assert not elsewhere.exists()
 
+
+
+def test_probe_reads_only_the_data_folder_the_user_names(small_listops, tmp_path, capsys, lra_main, monkeypatch):
+    """A result recording a data folder elsewhere (here a decoy of unreadable files): the probe
+    reads only --data-dir; without it one line naming --data-dir; other data by fingerprint refused."""
+    from spt_theory.lra import runner
+
+    out, decoy = tmp_path / "out", tmp_path / "decoy"
+    assert lra_main(_sweep(small_listops, out)) == 0
+    (result_path,) = (out / "results" / "listops").glob("scratch-*.json")
+    result = json.loads(result_path.read_text())
+    (decoy / "listops-1000").mkdir(parents=True)
+    for split in ("train", "val", "test"):
+        (decoy / "listops-1000" / f"basic_{split}.tsv").write_text("not\tlistops\n")
+    result["options"]["data_dir"] = str(decoy)
+    result_path.write_text(json.dumps(result))
+    read = []
+    original = runner.load_task_data
+    monkeypatch.setattr(runner, "load_task_data", lambda config, data_dir: read.append(Path(data_dir)) or
+                        original(config, data_dir))
+    capsys.readouterr()
+    assert lra_main(["probe", str(result_path), "--limit", "2", "--no-progress"]) == 2
+    _error_line(capsys.readouterr().err, str(result_path), "--data-dir", str(decoy))
+    assert read == []
+    assert lra_main(["probe", str(result_path), "--limit", "2", "--no-progress", "--data-dir", str(small_listops)]) == 0
+    assert read and set(read) == {small_listops}, read
+    capsys.readouterr()
+    other = _listops(tmp_path / "other", train=25)
+    assert lra_main(["probe", str(result_path), "--limit", "3", "--no-progress", "--data-dir", str(other)]) == 2
+    _error_line(capsys.readouterr().err, "fingerprint", str(other))
+    assert decoy not in read
 
 def test_the_pathfinder_generator_never_writes_through_a_link_inside_its_folder(tmp_path):
     """--out DIR whose curv_contour_length_<L> is a link to a user's folder: one line, exit 2,

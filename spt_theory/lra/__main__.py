@@ -24,7 +24,7 @@ Examples::
     torchrun --nproc_per_node 8 -m spt_theory.lra confirm --task retrieval --data-dir ~/lra
     python -m spt_theory.lra sweep --task listops --data-dir D --layers 1 --grid recipe=scratch,spt \
         --grid freeze=none,qk --cell recipe=spt,keep=qk --seeds 0 1 2
-    python -m spt_theory.lra probe runs/lra/results/listops
+    python -m spt_theory.lra probe runs/lra/results/listops --data-dir D
     python -m spt_theory.lra report --results runs/lra/results
 
 --data-dir is the root holding the release layout of each task: listops-1000/basic_*.tsv,
@@ -183,6 +183,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     probe.add_argument("--out", type=Path, metavar="RUN_FOLDER",
                        help="the run folder holding the checkpoints (cache/) and receiving probes/ (default: "
                             "the folder each result lies in as RUN_FOLDER/results/<task>/)")
+    probe.add_argument("--data-dir", type=Path, help="root of the data the runs were trained on (required; the "
+                                                     "folder a result records is never read)")
+    probe.add_argument("--pretrain-data-dir", type=Path, help="root of the SPT runs' pretraining data (default: "
+                                                              "--data-dir)")
     cli_args.add_threads(probe)
     cli_args.add_no_progress(probe)
     race = commands.add_parser("race", help="collect the Pathfinder-16 escape race (claim L5) into evidence JSON",
@@ -247,7 +251,8 @@ def execute(args: argparse.Namespace) -> None:
         return
     if args.command == "probe":
         set_threads(args)
-        for report in probe_files(args.target, args.limit, progress=not args.no_progress, out=args.out):
+        for report in probe_files(args.target, args.limit, progress=not args.no_progress, out=args.out,
+                                  data_dir=args.data_dir, pretrain_data_dir=args.pretrain_data_dir):
             print(format_probe(report))
         return
     options = options_from(args)

@@ -24,7 +24,9 @@ The checkpoints are read from ``<out>/cache`` and the results go to
 ``<out>/probes/<task>/<kind>-<cache key>.json`` (recomputed only when missing or unreadable), a
 table on stdout.  ``<out>`` is a folder named on the command line (``--out``), or the run folder
 the result file lies in (``<out>/results/<task>/``): never a path recorded in the result, and a
-recorded ``out`` leading up (``..``) is refused.
+recorded ``out`` leading up (``..``) is refused.  The data are read from ``--data-dir`` (and
+``--pretrain-data-dir``, by default ``--data-dir``), never from the folder the result recorded: a
+result whose data fingerprint differs from the data given is refused.
 """
 
 from __future__ import annotations
@@ -140,13 +142,25 @@ def _window(deltas: torch.Tensor, share: torch.Tensor, width: int) -> float:
 
 
 def probe_result(result: dict, limit: int | None = None, data_cache: dict | None = None,
-                 runtime: Runtime = Runtime(), progress: bool = True, *, out: Path) -> dict:
+                 runtime: Runtime = Runtime(), progress: bool = True, *, out: Path, data_dir: Path,
+                 pretrain_data_dir: Path | None = None) -> dict:
     """The probe of one run's result, its checkpoints read from ``out/cache`` (``out``: the run
-    folder, never the result's recorded one); cached in ``out/probes/``, recomputed when missing,
-    with progress over its batches, and announced when written; on the runtime's device.  Its
-    ``setting`` names the run's cell (:func:`spt_theory.lra.report.setting`)."""
+    folder, never the result's recorded one) and its data from ``data_dir`` (``pretrain_data_dir``
+    for the SPT checkpoint, by default ``data_dir``), never the result's recorded folders; cached
+    in ``out/probes/``, recomputed when missing, with progress over its batches, and announced when
+    written; on the runtime's device.  Its ``setting`` names the run's cell
+    (:func:`spt_theory.lra.report.setting`).  InputError if the data's fingerprint is not the one
+    the result recorded."""
     check_fields(result)
-    run = LRARun(options_from_json(result["options"], progress=False, out=Path(out)), runtime, data_cache or {})
+    run = LRARun(options_from_json(result["options"], progress=False, out=Path(out), data_dir=Path(data_dir),
+                                   pretrain_data_dir=None if pretrain_data_dir is None else Path(pretrain_data_dir)),
+                 runtime, data_cache or {})
+    recorded = result.get("data", {}).get("fingerprint") if isinstance(result.get("data"), dict) else None
+    _, fingerprint, *_ = run.setup_target()
+    if recorded is not None and recorded != fingerprint:
+        raise InputError(f"{result['task']} {result['kind']} result {result['cache']}: trained on data with "
+                         f"fingerprint {recorded}, --data-dir {data_dir} holds {fingerprint}: give the data it "
+                         f"was trained on")
     out = run.options.out / "probes" / result["task"] / f"{result['kind']}-{result['cache']}.json"
     cell = setting(result)
     cached = read_cache(out, PROBE_VERSION, limit, say=runtime.main)
@@ -189,15 +203,23 @@ def check_fields(result: dict) -> None:
 
 
 def probe_files(target: str | Path, limit: int | None = None, progress: bool = True,
-                out: Path | None = None) -> list[dict]:
+                out: Path | None = None, data_dir: Path | None = None,
+                pretrain_data_dir: Path | None = None) -> list[dict]:
     """Probe every Transformer result JSON at ``target`` (a file or a folder, read by
     :func:`spt_theory.lra.report.load_results`; controls have no attention) in the run folder
-    ``out``, by default each result's own (:func:`run_folder`)."""
+    ``out``, by default each result's own (:func:`run_folder`), on the data in ``data_dir``
+    (``--data-dir``; InputError when None: the folder a result records is never read)."""
     found = [(path, result) for path, result in result_files(target) if result["kind"] != "control"]
     for _, result in found:  # every file checked before any probe
         check_fields(result)
     folders = [run_folder(path, result, out) for path, result in found]
-    return [probe_result(result, limit, progress=progress, out=folder)
+    if data_dir is None:
+        path, result = found[0]
+        recorded = result["options"].get("data_dir") if isinstance(result.get("options"), dict) else None
+        raise InputError(f"{path}: give --data-dir, the data the run was trained on (the probe never reads the "
+                         f"folder a result records{'' if recorded is None else f', here {recorded!r}'})")
+    return [probe_result(result, limit, progress=progress, out=folder, data_dir=data_dir,
+                         pretrain_data_dir=pretrain_data_dir)
             for (_, result), folder in zip(found, folders)]
 
 

@@ -199,7 +199,8 @@ def run_cell(base: RunOptions, cell: dict, seed: int, runtime, probe_limit: int 
         run.check_transfer()
         result = run.supervised(run.pretrain())
     steps = run_steps(run, result, probe_limit)
-    probe = probe_result(result, probe_limit, data_cache, runtime, progress=base.progress, out=base.out)
+    probe = probe_result(result, probe_limit, data_cache, runtime, progress=base.progress, out=base.out,
+                         data_dir=base.data_dir, pretrain_data_dir=base.pretrain_data_dir)
     stats = {p["checkpoint"]: p["layers"][0] for p in probe["probes"]}
     trained = stats["scratch" if cell["recipe"] == "scratch" else "finetuned"]
     record = {"seed": seed, "test_accuracy": result["metrics"]["test_accuracy"],

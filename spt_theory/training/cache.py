@@ -28,6 +28,7 @@ import hashlib
 import json
 import math
 import os
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,7 +81,9 @@ def load_checkpoint(path: Path) -> dict:
     """Load a checkpoint safely (``weights_only=True``); a corrupt file, or a loadable file that is
     not a checkpoint written by :func:`save_checkpoint`, is an :class:`InputError`."""
     try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns about a foreign file (its pickle protocol): the error says it
+            warnings.simplefilter("ignore", UserWarning)
+            ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         # weights_only's refusal names the global it blocked on a later line: show that one
@@ -188,9 +191,10 @@ class StageCache:
 
     @contextmanager
     def lock(self):
-        """Hold the stage's lock (one process trains it at a time)."""
-        with directory_lock(self.dir):
-            yield
+        """Hold the stage's lock (one process trains it at a time); the block gets whether it waited
+        for another process (:func:`~spt_theory.util.locks.directory_lock`)."""
+        with directory_lock(self.dir) as waited:
+            yield waited
 
     def save_last(self, model: torch.nn.Module, optimizer, state: StageState, meta: dict) -> None:
         """The resume point inside an epoch."""

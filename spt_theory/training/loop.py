@@ -27,6 +27,7 @@ does; see :func:`make_optimizer` for why and what the usual split would change.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -352,6 +353,8 @@ class StageOptions:
     environment's ``SPT_KEEP_CHECKPOINTS``.  ``stop_after_steps``: end the call after that many
     steps (a checkpoint written first), as a kill would.  ``runtime``: where it computes
     (:class:`Runtime`); only its main rank writes checkpoints and shows progress.
+    ``on_found_finished``: called when another process, whose lock this one waited for, had
+    finished the stage: it is reloaded, not trained (one line on stderr says so).
     """
 
     meta: dict = field(default_factory=dict)
@@ -360,6 +363,7 @@ class StageOptions:
     keep_checkpoints: str | None = None
     stop_after_steps: int | None = None
     runtime: Runtime = Runtime()
+    on_found_finished: Callable[[], None] | None = None
 
 
 def stage_steps(n_train: int, epochs: int, batch_size: int, max_steps: int | None = None) -> int:
@@ -385,7 +389,7 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
     options = replace(options, **changes)
     runtime, meta = options.runtime, options.meta
     keep = keep_policy(options.keep_checkpoints)
-    with cache.lock() if runtime.main else nullcontext():
+    with cache.lock() if runtime.main else nullcontext(False) as waited:
         runtime.barrier()  # no rank reads a checkpoint before the main one holds the lock
         tune_allocator()
         task.check(model)
@@ -403,6 +407,11 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
             load_model_state(model, ckpt["model"], resume)
             optimizer.load_state_dict(ckpt["optimizer"])
             state = StageState(ckpt["epoch"], ckpt["step_in_epoch"], ckpt["loss_sum"], list(ckpt["history"]))
+        if waited and state.epoch >= epochs:
+            print(f"{cache.dir}: finished by the process this one waited for: reloaded, not trained again",
+                  file=sys.stderr, flush=True)
+            if options.on_found_finished is not None:
+                options.on_found_finished()
         runtime.barrier()  # every rank has read the checkpoint before the main one writes again
         done_steps = state.epoch * steps_per_epoch + state.step_in_epoch
         steps_this_call = 0

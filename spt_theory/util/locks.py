@@ -31,8 +31,9 @@ def lock_path(directory: str | os.PathLike) -> Path:
 
 @contextlib.contextmanager
 def directory_lock(directory: str | os.PathLike, wait_message: bool = True,
-                   busy: str | None = None) -> Iterator[None]:
-    """Hold an exclusive lock on ``directory`` (the file :func:`lock_path`) in the block.
+                   busy: str | None = None) -> Iterator[bool]:
+    """Hold an exclusive lock on ``directory`` (the file :func:`lock_path`) in the block, which gets
+    whether it had to wait for another holder (then the directory may have changed meanwhile).
 
     A second process asking for the same lock waits until the first leaves the block, exits or is
     killed (the operating system drops the lock with its holder); with ``busy`` it does not wait
@@ -45,6 +46,7 @@ def directory_lock(directory: str | os.PathLike, wait_message: bool = True,
     make_dirs(directory.parent)
     path = lock_path(directory)
     lock = FileLock(path, thread_local=False)
+    waited = False
     try:
         try:
             lock.acquire(timeout=0)
@@ -54,12 +56,13 @@ def directory_lock(directory: str | os.PathLike, wait_message: bool = True,
             if wait_message:
                 print(f"waiting for another process training in {directory}", file=sys.stderr, flush=True)
             lock.acquire()
+            waited = True
     except OSError as error:
         if error.errno in READ_ONLY:
-            yield
+            yield False
             return
         raise storage_error(path, error) from None
     try:
-        yield
+        yield waited
     finally:
         lock.release()

@@ -8,10 +8,12 @@ marker are *generated* by this toolkit; data without it are taken as a release c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 from spt_theory.util.files import OWNED, InputError, atomic_write, links_between, make_dirs, write_json
@@ -97,3 +99,34 @@ def make_owned(folder: str | os.PathLike, root: str | os.PathLike, generators: t
     make_dirs(folder)
     atomic_write(folder / OWNED, lambda tmp: tmp.write_text("made by spt-theory; may be replaced by it\n"))
     return folder
+
+
+@contextlib.contextmanager
+def removed_on_error(folder: str | os.PathLike, root: str | os.PathLike) -> Iterator[None]:
+    """For a generator writing into ``folder`` under its ``--out`` ``root``: the folders on the way
+    to ``folder`` that do not exist when the block starts are this run's own, and an error in the
+    block (an interrupt excepted: what it wrote stays, whole) removes them again, deepest first:
+    one inside ``root`` (or ``root``) only when it is a real folder holding nothing but what the
+    generators write (:data:`WRITTEN`, relative to ``root``), one above ``root`` only when empty.
+    So a failed run leaves no empty folders behind, and no folder that was there before it, nor a
+    file the toolkit did not write, is ever removed."""
+    folder, root = Path(os.path.abspath(folder)), Path(os.path.abspath(root))
+    new = [path for path in (folder, *folder.parents) if not path.exists()]  # deepest first
+    try:
+        yield
+    except Exception:
+        for path in new:
+            _remove_own(path, root)
+        raise
+
+
+def _remove_own(path: Path, root: Path) -> None:
+    if path.is_symlink() or not path.is_dir():
+        return
+    if path != root and root not in path.parents:
+        with contextlib.suppress(OSError):
+            path.rmdir()  # only if empty
+        return
+    inside = [Path(top) / name for top, folders, names in os.walk(path) for name in folders + names]
+    if all(not p.is_symlink() and WRITTEN.fullmatch(p.relative_to(root).as_posix()) for p in inside):
+        shutil.rmtree(path, ignore_errors=True)

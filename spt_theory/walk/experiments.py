@@ -146,6 +146,9 @@ class RunResult:
     spec: RunSpec
     model: Encoder
     history: list[list[dict]]  # per stage, per epoch
+    reloaded: tuple[bool, ...] = ()
+    """Per stage: loaded finished from the cache (also when another process finished it while this
+    one waited for its lock), not trained by this call."""
 
     @property
     def final(self) -> dict:
@@ -166,6 +169,7 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
     metrics = walk_metrics(data)
     model = initial_model(spec)
     histories: list[list[dict]] = []
+    reloaded: list[bool] = []
     for k, stage in enumerate(spec.stages):
         if k > 0 and set(stage.keep) != set(PARAMETER_GROUPS):
             torch.manual_seed(spec.seed * 1000 + k)
@@ -174,7 +178,8 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
         task = DatasetTask(data, metrics)
         if stage.objective == "spt" and spec.pretrain_data is not None:  # X5: SPT on another source
             task = DatasetTask(built_data(spec.pretrain_data), metrics)
-        if cache.has(stage.epochs):
+        reloaded.append(cache.has(stage.epochs))
+        if reloaded[k]:
             checkpoint = cache.load(stage.epochs)
             load_model_state(model, checkpoint["model"], cache.checkpoint(stage.epochs))
             history = list(checkpoint["history"])
@@ -183,12 +188,13 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
                     "torch": str(torch.__version__), "python": platform.python_version()}
             history = train_stage(model, task, stage, spec.seed * 1000 + k, cache,
                                   max_steps=spec.spt_steps if stage.objective == "spt" else None,
-                                  options=StageOptions(meta=meta, progress=progress, keep_checkpoints="all"))
+                                  options=StageOptions(meta=meta, progress=progress, keep_checkpoints="all",
+                                                       on_found_finished=lambda k=k: reloaded.__setitem__(k, True)))
             cache.write_record({**meta, "history": history})
         if stage.epochs == 0:
             history = [{"epoch": 0, **metrics(model)}]
         histories.append(history)
-    return RunResult(spec, model, histories)
+    return RunResult(spec, model, histories, tuple(reloaded))
 
 
 # ----------------------------------------------------------------------------- recipes
