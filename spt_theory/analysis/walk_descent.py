@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from spt_theory.theory import lemmas as theory
+from spt_theory.theory import gradients, patterns
 from synthetic.walk import generate_walk
 
 
@@ -79,11 +79,11 @@ def walk_descent(data: MaskedWalk, weight: Tensor, bias: Tensor, max_offset: int
     Per sequence, its coordinates ``<-dL_rec/dS, D_k>`` on the (non-circular) proximity directions
     with a 95% interval of their mean, and the proximity share of the mean direction.
     """
-    descent = -theory.rec_score_grad_uniform(data.values, _decoder_gradients(data, weight, bias), data.masked)
-    directions = theory.proximity_directions(data.tokens.shape[1], max_offset, circular=False)
-    mean, low, high = confidence_interval(theory.proximity_coordinates(descent, directions))
+    descent = -gradients.rec_score_grad_uniform(data.values, _decoder_gradients(data, weight, bias), data.masked)
+    directions = patterns.proximity_directions(data.tokens.shape[1], max_offset, circular=False)
+    mean, low, high = confidence_interval(patterns.proximity_coordinates(descent, directions))
     return {"mean": mean.tolist(), "ci95_low": low.tolist(), "ci95_high": high.tolist(),
-            "proximity_share_of_mean_direction": float(theory.proximity_share(descent.mean(dim=0), directions))}
+            "proximity_share_of_mean_direction": float(patterns.proximity_share(descent.mean(dim=0), directions))}
 
 
 def walk_monte_carlo(full: bool = False, vocab: int = 16, length: int = 32, p: float = 0.5,
