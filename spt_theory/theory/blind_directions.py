@@ -24,14 +24,14 @@ def blind_projection(grad_S: Tensor, P: Tensor) -> Tensor:
 
     Parameters
     ----------
-    grad_S : Tensor, shape (..., n, n)
+    grad_S : Tensor [..., n, n]
         A score gradient.
-    P : Tensor, shape (n, n) or (..., n, n)
+    P : Tensor [n, n] or [..., n, n]
         A score direction.
 
     Returns
     -------
-    Tensor, shape (...)
+    Tensor [...]
         The Frobenius inner product.
 
     References
@@ -53,16 +53,16 @@ def predicted_blind_projection(V: Tensor, grad_z: Tensor, P: Tensor) -> Tensor:
 
     Parameters
     ----------
-    V : Tensor, shape (..., n, d)
+    V : Tensor [..., n, d]
         Values.
-    grad_z : Tensor, shape (..., d)
+    grad_z : Tensor [..., d]
         ``grad l(z)``.
-    P : Tensor, shape (n, n)
+    P : Tensor [n, n]
         A score direction.
 
     Returns
     -------
-    Tensor, shape (...)
+    Tensor [...]
         The first-order change of ``L_sup`` along ``P``.
 
     References
@@ -91,16 +91,16 @@ def toeplitz_boundary_projection(V: Tensor, grad_z: Tensor, k: Sequence[float] |
 
     Parameters
     ----------
-    V : Tensor, shape (..., n, d)
+    V : Tensor [..., n, d]
         Values.
-    grad_z : Tensor, shape (..., d)
+    grad_z : Tensor [..., d]
         ``grad l(z)``.
-    k : sequence of float or Tensor, shape (w,)
+    k : sequence of float or Tensor [w]
         The Toeplitz kernel by offset.
 
     Returns
     -------
-    Tensor, shape (...)
+    Tensor [...]
         The first-order change of ``L_sup`` along ``P``.
 
     References
@@ -128,12 +128,12 @@ def stable_norm(x: Tensor) -> Tensor:
 
     Parameters
     ----------
-    x : Tensor, shape (..., m)
+    x : Tensor [..., m]
         Vectors.
 
     Returns
     -------
-    Tensor, shape (...)
+    Tensor [...]
         Their Euclidean norms.
 
     References
@@ -158,16 +158,16 @@ def toeplitz_projection_bound(V: Tensor, grad_z: Tensor, k: Sequence[float] | Te
 
     Parameters
     ----------
-    V : Tensor, shape (..., n, d)
+    V : Tensor [..., n, d]
         Values.
-    grad_z : Tensor, shape (..., d)
+    grad_z : Tensor [..., d]
         ``grad l(z)``.
-    k : sequence of float or Tensor, shape (w,)
+    k : sequence of float or Tensor [w]
         The Toeplitz kernel by offset.
 
     Returns
     -------
-    Tensor, shape (...)
+    Tensor [...]
         The bound.
 
     References
@@ -192,12 +192,12 @@ def toeplitz_max_cosine(n: int, k: Sequence[float] | Tensor) -> Tensor:
     ----------
     n : int
         Tokens.
-    k : sequence of float or Tensor, shape (w,)
+    k : sequence of float or Tensor [w]
         The Toeplitz kernel by offset.
 
     Returns
     -------
-    Tensor, shape (), float64
+    Tensor [], float64
         The largest cosine.
 
     References

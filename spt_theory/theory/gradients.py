@@ -28,12 +28,12 @@ def attention(S: Tensor) -> Tensor:
 
     Parameters
     ----------
-    S : Tensor, shape (..., n, n)
+    S : Tensor [..., n, n]
         Attention scores.
 
     Returns
     -------
-    Tensor, shape (..., n, n)
+    Tensor [..., n, n]
         ``A``, each row a probability vector.
 
     References
@@ -56,12 +56,12 @@ def row_centre(X: Tensor) -> Tensor:
 
     Parameters
     ----------
-    X : Tensor, shape (..., m, n)
+    X : Tensor [..., m, n]
         Any matrix (or batch of them).
 
     Returns
     -------
-    Tensor, shape (..., m, n)
+    Tensor [..., m, n]
         ``X`` with every row summing to zero.
 
     References
@@ -81,14 +81,14 @@ def pooled_output(S: Tensor, V: Tensor) -> Tensor:
 
     Parameters
     ----------
-    S : Tensor, shape (..., n, n)
+    S : Tensor [..., n, n]
         Attention scores.
-    V : Tensor, shape (..., n, d)
+    V : Tensor [..., n, d]
         Values, rows ``v_j``.
 
     Returns
     -------
-    Tensor, shape (..., d)
+    Tensor [..., d]
         ``z``.
 
     References
@@ -110,12 +110,12 @@ def column_sums(A: Tensor) -> Tensor:
 
     Parameters
     ----------
-    A : Tensor, shape (..., n, n)
+    A : Tensor [..., n, n]
         Attention (or any score pattern).
 
     Returns
     -------
-    Tensor, shape (..., n)
+    Tensor [..., n]
         The column sums ``c_j = sum_i A_ij``.
 
     References
@@ -137,14 +137,14 @@ def pooled_value_scores(V: Tensor, grad_z: Tensor) -> Tensor:
 
     Parameters
     ----------
-    V : Tensor, shape (..., n, d)
+    V : Tensor [..., n, d]
         Values, rows ``v_j``.
-    grad_z : Tensor, shape (..., d)
+    grad_z : Tensor [..., d]
         ``grad l(z)``, the loss gradient at the pooled output.
 
     Returns
     -------
-    Tensor, shape (..., n)
+    Tensor [..., n]
         ``b``.
 
     References
@@ -168,16 +168,16 @@ def sup_score_grad(S: Tensor, V: Tensor, grad_z: Tensor) -> Tensor:
 
     Parameters
     ----------
-    S : Tensor, shape (..., n, n)
+    S : Tensor [..., n, n]
         Attention scores.
-    V : Tensor, shape (..., n, d)
+    V : Tensor [..., n, d]
         Values.
-    grad_z : Tensor, shape (..., d)
+    grad_z : Tensor [..., d]
         ``grad l(z)``, the loss gradient at the pooled output.
 
     Returns
     -------
-    Tensor, shape (..., n, n)
+    Tensor [..., n, n]
         ``dL_sup/dS``; every row sums to zero.
 
     References
@@ -196,14 +196,14 @@ def sup_score_grad_uniform(V: Tensor, grad_z: Tensor) -> Tensor:
 
     Parameters
     ----------
-    V : Tensor, shape (..., n, d)
+    V : Tensor [..., n, d]
         Values.
-    grad_z : Tensor, shape (..., d)
+    grad_z : Tensor [..., d]
         ``grad l(z)``.
 
     Returns
     -------
-    Tensor, shape (..., n, n)
+    Tensor [..., n, n]
         ``dL_sup/dS`` at ``A = 1 1^T / n``.
 
     References
@@ -229,16 +229,16 @@ def rec_score_grad_uniform(V: Tensor, G: Tensor, masked: Tensor) -> Tensor:
 
     Parameters
     ----------
-    V : Tensor, shape (..., n, d)
+    V : Tensor [..., n, d]
         Values.
-    G : Tensor, shape (..., n, d)
+    G : Tensor [..., n, d]
         Per-row loss gradients ``g_i = grad l_i(y_i)``.
-    masked : Tensor, shape (n,), bool
+    masked : Tensor [n], bool
         The masked positions.
 
     Returns
     -------
-    Tensor, shape (..., n, n)
+    Tensor [..., n, n]
         ``dL_rec/dS`` at uniform attention.
 
     References

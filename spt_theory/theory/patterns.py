@@ -39,12 +39,12 @@ def circulant_kernel(n: int, k: Sequence[float] | Tensor) -> Tensor:
     ----------
     n : int
         Tokens.
-    k : sequence of float or Tensor, shape (w,)
+    k : sequence of float or Tensor [w]
         The kernel by offset.
 
     Returns
     -------
-    Tensor, shape (n, n), float64
+    Tensor [n, n], float64
         ``P``.
 
     References
@@ -67,12 +67,12 @@ def toeplitz_kernel(n: int, k: Sequence[float] | Tensor) -> Tensor:
     ----------
     n : int
         Tokens.
-    k : sequence of float or Tensor, shape (w,)
+    k : sequence of float or Tensor [w]
         The kernel by offset.
 
     Returns
     -------
-    Tensor, shape (n, n), float64
+    Tensor [n, n], float64
         ``P``.
 
     References
@@ -99,7 +99,7 @@ def band_mask(n: int, width: int) -> Tensor:
 
     Returns
     -------
-    Tensor, shape (n, n), float64
+    Tensor [n, n], float64
         ``B``.
 
     References
@@ -125,12 +125,12 @@ def toeplitz_column_sum_deviation(n: int, k: Sequence[float] | Tensor) -> Tensor
     ----------
     n : int
         Tokens.
-    k : sequence of float or Tensor, shape (w,)
+    k : sequence of float or Tensor [w]
         The kernel by offset.
 
     Returns
     -------
-    Tensor, shape (n,), float64
+    Tensor [n], float64
         ``delta``.
 
     References
@@ -167,7 +167,7 @@ def proximity_directions(n: int, max_offset: int, circular: bool) -> Tensor:
 
     Returns
     -------
-    Tensor, shape (K, n, n), float64
+    Tensor [K, n, n], float64
         ``D_1 .. D_K``, orthonormal in the Frobenius inner product.
 
     Raises
@@ -199,14 +199,14 @@ def proximity_coordinates(grad_S: Tensor, directions: Tensor) -> Tensor:
 
     Parameters
     ----------
-    grad_S : Tensor, shape (..., n, n)
+    grad_S : Tensor [..., n, n]
         A score gradient.
-    directions : Tensor, shape (K, n, n)
+    directions : Tensor [K, n, n]
         The directions ``D_k`` (:func:`proximity_directions`).
 
     Returns
     -------
-    Tensor, shape (..., K)
+    Tensor [..., K]
         The coordinates.
 
     References
@@ -224,14 +224,14 @@ def proximity_share(grad_S: Tensor, directions: Tensor) -> Tensor:
 
     Parameters
     ----------
-    grad_S : Tensor, shape (..., n, n)
+    grad_S : Tensor [..., n, n]
         A score gradient.
-    directions : Tensor, shape (K, n, n)
+    directions : Tensor [K, n, n]
         Orthonormal directions.
 
     Returns
     -------
-    Tensor, shape (...)
+    Tensor [...]
         The share of the gradient in their span.
 
     References

@@ -20,14 +20,14 @@ def score_grad_to_bilinear(H: Tensor, grad_S: Tensor) -> Tensor:
 
     Parameters
     ----------
-    H : Tensor, shape (..., n, D)
+    H : Tensor [..., n, D]
         The layer's input rows (with a bias column where ``M`` is augmented).
-    grad_S : Tensor, shape (..., n, n)
+    grad_S : Tensor [..., n, n]
         ``dL/dS``.
 
     Returns
     -------
-    Tensor, shape (..., D, D)
+    Tensor [..., D, D]
         ``dL/dM``.
 
     References
@@ -45,16 +45,16 @@ def sup_grad_M_uniform(H: Tensor, V: Tensor, grad_z: Tensor) -> Tensor:
 
     Parameters
     ----------
-    H : Tensor, shape (..., n, D)
+    H : Tensor [..., n, D]
         The layer's input rows.
-    V : Tensor, shape (..., n, d)
+    V : Tensor [..., n, d]
         Values.
-    grad_z : Tensor, shape (..., d)
+    grad_z : Tensor [..., d]
         ``grad l(z)``.
 
     Returns
     -------
-    Tensor, shape (..., D, D)
+    Tensor [..., D, D]
         ``dL_sup/dM``, rank <= 1.
 
     References
@@ -78,12 +78,12 @@ def singular_value_ratio(X: Tensor) -> Tensor:
 
     Parameters
     ----------
-    X : Tensor, shape (..., m, n)
+    X : Tensor [..., m, n]
         Matrices with ``min(m, n) >= 2``.
 
     Returns
     -------
-    Tensor, shape (...)
+    Tensor [...]
         The ratio.
 
     References
@@ -108,12 +108,12 @@ def rank_one_distance(X: Tensor) -> Tensor:
 
     Parameters
     ----------
-    X : Tensor, shape (..., m, n)
+    X : Tensor [..., m, n]
         Matrices.
 
     Returns
     -------
-    Tensor, shape (...)
+    Tensor [...]
         The distance, in [0, 1].
 
     References
@@ -134,7 +134,7 @@ def rank_for_energy(X: Tensor, energy: float) -> int:
 
     Parameters
     ----------
-    X : Tensor, shape (m, n)
+    X : Tensor [m, n]
         A matrix.
     energy : float
         The share of ``||X||_F^2`` to reach, in (0, 1].

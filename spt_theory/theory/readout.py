@@ -28,18 +28,18 @@ def row_score_grad(S: Tensor, V: Tensor, grad_y: Tensor, r: int) -> Tensor:
 
     Parameters
     ----------
-    S : Tensor, shape (..., n, n)
+    S : Tensor [..., n, n]
         Attention scores.
-    V : Tensor, shape (..., n, d)
+    V : Tensor [..., n, d]
         Values.
-    grad_y : Tensor, shape (..., d)
+    grad_y : Tensor [..., d]
         ``grad l(y_r)`` at the readout row.
     r : int
         The readout position (0: CLS, ``n - 1``: last token).
 
     Returns
     -------
-    Tensor, shape (..., n, n)
+    Tensor [..., n, n]
         ``dL_row/dS``.
 
     References
@@ -61,16 +61,16 @@ def row_score_grad_uniform(V: Tensor, grad_y: Tensor, r: int) -> Tensor:
 
     Parameters
     ----------
-    V : Tensor, shape (..., n, d)
+    V : Tensor [..., n, d]
         Values.
-    grad_y : Tensor, shape (..., d)
+    grad_y : Tensor [..., d]
         ``grad l(y_r)``.
     r : int
         The readout position.
 
     Returns
     -------
-    Tensor, shape (..., n, n)
+    Tensor [..., n, n]
         ``dL_row/dS`` at uniform attention.
 
     References
@@ -96,18 +96,18 @@ def predicted_row_projection(V: Tensor, grad_y: Tensor, P: Tensor, r: int) -> Te
 
     Parameters
     ----------
-    V : Tensor, shape (..., n, d)
+    V : Tensor [..., n, d]
         Values.
-    grad_y : Tensor, shape (..., d)
+    grad_y : Tensor [..., d]
         ``grad l(y_r)``.
-    P : Tensor, shape (n, n)
+    P : Tensor [n, n]
         A score direction.
     r : int
         The readout position.
 
     Returns
     -------
-    Tensor, shape (...)
+    Tensor [...]
         The first-order change of ``L_row`` along ``P``.
 
     References
@@ -126,18 +126,18 @@ def row_projection_bound(V: Tensor, grad_y: Tensor, P: Tensor, r: int) -> Tensor
 
     Parameters
     ----------
-    V : Tensor, shape (..., n, d)
+    V : Tensor [..., n, d]
         Values.
-    grad_y : Tensor, shape (..., d)
+    grad_y : Tensor [..., d]
         ``grad l(y_r)``.
-    P : Tensor, shape (n, n)
+    P : Tensor [n, n]
         A score direction.
     r : int
         The readout position.
 
     Returns
     -------
-    Tensor, shape (...)
+    Tensor [...]
         The bound.
 
     References
@@ -158,14 +158,14 @@ def row_max_cosine(P: Tensor, r: int) -> Tensor:
 
     Parameters
     ----------
-    P : Tensor, shape (..., n, n)
+    P : Tensor [..., n, n]
         A score direction.
     r : int
         The readout position.
 
     Returns
     -------
-    Tensor, shape (...)
+    Tensor [...]
         The largest cosine.
 
     References
@@ -222,18 +222,18 @@ def row_grad_M_uniform(H: Tensor, V: Tensor, grad_y: Tensor, r: int) -> Tensor:
 
     Parameters
     ----------
-    H : Tensor, shape (..., n, D)
+    H : Tensor [..., n, D]
         The layer's input rows.
-    V : Tensor, shape (..., n, d)
+    V : Tensor [..., n, d]
         Values.
-    grad_y : Tensor, shape (..., d)
+    grad_y : Tensor [..., d]
         ``grad l(y_r)``.
     r : int
         The readout position.
 
     Returns
     -------
-    Tensor, shape (..., D, D)
+    Tensor [..., D, D]
         ``dL_row/dM``, rank <= 1.
 
     References
