@@ -28,7 +28,9 @@ def test_the_examples_in_the_docstrings_hold(name):
     assert result.failed == 0, f"{name}: {result.failed} of {result.attempted} examples failed (run doctest)"
 
 
-NUMPYDOC = ("spt_theory.theory.lemmas",)
+NUMPYDOC = ("spt_theory.theory.gradients", "spt_theory.theory.patterns", "spt_theory.theory.blind_directions",
+            "spt_theory.theory.rank_one", "spt_theory.theory.readout", "spt_theory.theory.bag_bayes",
+            "spt_theory.theory.per_token", "spt_theory.analysis.baselines", "spt_theory.analysis.walk_descent")
 """Modules whose public functions carry numpydoc sections so far (issue: theory/ and analysis/)."""
 
 

@@ -32,8 +32,7 @@ from spt_theory.analysis.lemma_measures import (
     with_unmasked_noise,
 )
 from spt_theory.checks.bridge import label_parts, tiny_model
-from spt_theory.theory import lemmas as theory
-from spt_theory.theory import per_token
+from spt_theory.theory import blind_directions, gradients, patterns, per_token, rank_one, readout
 
 F64 = torch.float64
 PROFILE = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -100,7 +99,7 @@ def instances(draw, spread: float | None = 0.0, min_n: int = 1, max_n: int = 128
 @given(instances(spread=None, max_n=24))
 def test_t1_at_any_point_dL_dS_is_A_times_centred_column_gradient(inst):
     auto = sup_autograd(inst)
-    assert relative_error(auto.grad_S, theory.sup_score_grad(inst.S, inst.V, auto.grad_readout),
+    assert relative_error(auto.grad_S, gradients.sup_score_grad(inst.S, inst.V, auto.grad_readout),
                           auto.scale) <= TOLERANCE
 
 
@@ -121,7 +120,7 @@ def test_t2_rows_equal_rank_one_column_sums_are_centred_b(inst):
 @given(instances())
 def test_t2_gradient_equals_closed_form_of_rank_at_most_one(inst):
     auto = sup_autograd(inst)
-    closed = theory.sup_score_grad_uniform(inst.V, auto.grad_readout)
+    closed = gradients.sup_score_grad_uniform(inst.V, auto.grad_readout)
     assert relative_error(auto.grad_S, closed, auto.scale) <= TOLERANCE
     assert torch.linalg.matrix_rank(closed, rtol=1e-12) <= 1
 
@@ -133,9 +132,10 @@ def test_t3_for_every_circulant_P_the_projection_is_zero(inst, data):
     kernel = torch.tensor(data.draw(st.lists(st.floats(-1e3, 1e3), min_size=n // 2 + 1, max_size=n // 2 + 1)),
                           dtype=F64)
     # <G, P> is linear in P: scale to max |k| = 1 so ||P|| cannot underflow for subnormal draws
-    P = theory.circulant_kernel(n, kernel / kernel.abs().max().clamp(min=1e-300))
+    P = patterns.circulant_kernel(n, kernel / kernel.abs().max().clamp(min=1e-300))
     auto = sup_autograd(inst)
-    assert abs(float(theory.blind_projection(auto.grad_S, P))) <= TOLERANCE * float(auto.scale * P.norm()) + TINY
+    projection = abs(float(blind_directions.blind_projection(auto.grad_S, P)))
+    assert projection <= TOLERANCE * float(auto.scale * P.norm()) + TINY
 
 
 @PROFILE
@@ -145,7 +145,8 @@ def test_t3_for_every_column_centred_P_the_projection_is_zero(inst, seed):
     X = torch.randn(n, n, generator=torch.Generator().manual_seed(seed), dtype=F64)
     P = X - X.mean(dim=0, keepdim=True)
     auto = sup_autograd(inst)
-    assert abs(float(theory.blind_projection(auto.grad_S, P))) <= TOLERANCE * float(auto.scale * P.norm()) + TINY
+    projection = abs(float(blind_directions.blind_projection(auto.grad_S, P)))
+    assert projection <= TOLERANCE * float(auto.scale * P.norm()) + TINY
 
 
 @PROFILE
@@ -154,7 +155,7 @@ def test_t4_at_uniform_attention_dL_dM_has_rank_at_most_one(inst, dh, seed):
     H, M = uniform_bilinear_point(inst, dh, torch.Generator().manual_seed(seed))
     grad_M, auto = bilinear_autograd(H, M, inst)
     scale = auto.scale * torch.linalg.matrix_norm(H, ord=2) ** 2
-    assert relative_error(grad_M, theory.sup_grad_M_uniform(H, inst.V, auto.grad_readout), scale) <= TOLERANCE
+    assert relative_error(grad_M, rank_one.sup_grad_M_uniform(H, inst.V, auto.grad_readout), scale) <= TOLERANCE
     sigma = torch.linalg.svdvals(grad_M)
     assert float(sigma[1]) <= TOLERANCE * float(scale)
 
@@ -164,7 +165,7 @@ def test_t4_at_uniform_attention_dL_dM_has_rank_at_most_one(inst, dh, seed):
 def test_t5_reconstruction_gradient_equals_row_centred_R_over_n_whatever_G_holds_off_the_mask(inst, seed):
     auto = rec_autograd(inst)
     noisy = with_unmasked_noise(auto.grad_readout, inst.masked, torch.Generator().manual_seed(seed))
-    closed = theory.rec_score_grad_uniform(inst.V, noisy, inst.masked)
+    closed = gradients.rec_score_grad_uniform(inst.V, noisy, inst.masked)
     assert relative_error(auto.grad_S, closed, auto.scale) <= TOLERANCE
     if not bool(inst.masked.any()):
         assert float(closed.abs().max()) == 0.0
@@ -174,8 +175,8 @@ def test_t5_reconstruction_gradient_equals_row_centred_R_over_n_whatever_G_holds
 @given(instances(), st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=1, max_size=12))
 def test_t3_toeplitz_projection_is_the_boundary_term_within_the_tight_bound(inst, kernel):
     t = toeplitz_projection(inst, torch.tensor(kernel, dtype=F64))
-    rounding = TOLERANCE * t.scale * float(theory.stable_norm(
-        theory.toeplitz_kernel(inst.S.shape[0], kernel).flatten()))
+    rounding = TOLERANCE * t.scale * float(blind_directions.stable_norm(
+        patterns.toeplitz_kernel(inst.S.shape[0], kernel).flatten()))
     assert abs(t.measured - t.predicted) <= rounding + TINY
     assert abs(t.measured) <= t.bound * (1 + 1e-9) + rounding + TINY
 
@@ -209,9 +210,9 @@ def test_x4_property_uniform_gradient_one_row_rank_one_and_row_blindness(case, s
     n = inst.S.shape[0]
     auto = row_autograd(inst, r)
     G, scale = auto.grad_S, float(auto.scale)
-    assert relative_error(G, theory.row_score_grad_uniform(inst.V, auto.grad_readout, r), auto.scale) <= TOLERANCE
+    assert relative_error(G, readout.row_score_grad_uniform(inst.V, auto.grad_readout, r), auto.scale) <= TOLERANCE
     assert abs(float(G[r].sum())) <= TOLERANCE * scale
     # blind iff row r of P is constant: any P with a constant row r projects to 0
     P = torch.randn(n, n, generator=torch.Generator().manual_seed(seed), dtype=F64)
     P[r] = 3.0
-    assert abs(float(theory.blind_projection(G, P))) <= TOLERANCE * scale * float(P.norm())
+    assert abs(float(blind_directions.blind_projection(G, P))) <= TOLERANCE * scale * float(P.norm())

@@ -27,8 +27,29 @@ from synthetic.walk import token_histogram
 
 
 def pair_features(x: torch.Tensor, vocab: int) -> torch.Tensor:
-    r"""``u = (1/n) sum_i onehot(x_i n + i)``: the mean-pooled one-hot of the (token, position) pair,
-    shape ``(batch, vocab * n)``."""
+    r"""``u = (1/n) sum_i onehot(x_i n + i)``: the mean-pooled one-hot of the (token, position) pair.
+
+    Parameters
+    ----------
+    x : Tensor [batch, n], long
+        Token sequences.
+    vocab : int
+        Tokens ``V``.
+
+    Returns
+    -------
+    Tensor [batch, V * n], float32
+        ``u``; entry ``v n + i`` is ``1/n`` if ``x_i = v``.
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md (E1b).
+
+    Examples
+    --------
+    >>> pair_features(torch.tensor([[1, 0]]), 2).tolist()  # (token 1, pos 0), (token 0, pos 1)
+    [[0.0, 0.5, 0.5, 0.0]]
+    """
     n = x.shape[1]
     index = x * n + torch.arange(n)
     return torch.zeros(x.shape[0], vocab * n).scatter_add_(1, index, torch.ones_like(index, dtype=torch.float32)) / n
@@ -40,6 +61,27 @@ def diagonal_concentration_rule(x: torch.Tensor, vocab: int) -> torch.Tensor:
     A run of +1 steps keeps ``x_i - i`` constant, a run of -1 steps keeps ``x_i + i`` constant, so
     the class-1 walk concentrates ``x_i - i``.  Both counts are sums along diagonals of the
     (token, position mod V) table, i.e. linear in :func:`pair_features`; the rule is quadratic in it.
+
+    Parameters
+    ----------
+    x : Tensor [batch, n], long
+        Token sequences.
+    vocab : int
+        Tokens ``V``.
+
+    Returns
+    -------
+    Tensor [batch], long
+        The predicted class.
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md (E1b).
+
+    Examples
+    --------
+    >>> diagonal_concentration_rule(torch.tensor([[0, 1, 2, 3], [3, 2, 1, 0]]), 4).tolist()
+    [1, 0]
     """
     i = torch.arange(x.shape[1])
 
@@ -53,8 +95,41 @@ def diagonal_concentration_rule(x: torch.Tensor, vocab: int) -> torch.Tensor:
 def train_feature_classifier(f_train: torch.Tensor, y_train: torch.Tensor, f_test: torch.Tensor,
                              y_test: torch.Tensor, *, hidden: int | None = 64, epochs: int = 30,
                              lr: float = 3e-3, batch_size: int = 128, seed: int = 0) -> dict:
-    """Standardise the features, train ``W_2 ReLU(W_1 f + b_1) + b_2`` (``hidden=None``: a linear
-    readout ``W f + b``) with Adam on CE; returns train and test accuracy."""
+    """Train a readout of fixed features with Adam on CE and report its train and test accuracy.
+
+    The features are standardised with the training set's mean and standard deviation; the readout
+    is ``W_2 ReLU(W_1 f + b_1) + b_2`` (``hidden=None``: a linear readout ``W f + b``).
+
+    Parameters
+    ----------
+    f_train : Tensor [batch, feature]
+        Training features.
+    y_train : Tensor [batch], long
+        Training labels.
+    f_test : Tensor [batch_test, feature]
+        Test features.
+    y_test : Tensor [batch_test], long
+        Test labels.
+    hidden : int or None
+        Width of the hidden layer; ``None`` for a linear readout.
+    epochs : int
+        Passes over the training set.
+    lr : float
+        Adam's learning rate.
+    batch_size : int
+        Minibatch size.
+    seed : int
+        Seeds the initialisation and the shuffling.
+
+    Returns
+    -------
+    dict
+        ``{"train_accuracy": float, "test_accuracy": float}``.
+
+    References
+    ----------
+    proofs/T6_bag_invariance.md (E1), proofs/T7_per_token_blindness.md (E1b).
+    """
     torch.manual_seed(seed)
     n_classes = int(max(y_train.max(), y_test.max())) + 1
     mean, std = f_train.mean(0), f_train.std(0).clamp_min(1e-6)
@@ -80,7 +155,40 @@ def train_feature_classifier(f_train: torch.Tensor, y_train: torch.Tensor, f_tes
 def train_bag_of_tokens(x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tensor,
                         y_test: torch.Tensor, vocab: int, *, epochs: int = 30, hidden: int = 64,
                         lr: float = 3e-3, batch_size: int = 128, seed: int = 0) -> dict:
-    """Train the histogram MLP (features ``h / n``) with Adam; returns train and test accuracy."""
+    """The E1 baseline: the histogram MLP (features ``h / n``) trained with Adam.
+
+    Parameters
+    ----------
+    x_train : Tensor [batch, n], long
+        Training sequences.
+    y_train : Tensor [batch], long
+        Training labels.
+    x_test : Tensor [batch_test, n], long
+        Test sequences.
+    y_test : Tensor [batch_test], long
+        Test labels.
+    vocab : int
+        Tokens ``V``.
+    hidden : int
+        Width of the hidden layer.
+    epochs : int
+        Passes over the training set.
+    lr : float
+        Adam's learning rate.
+    batch_size : int
+        Minibatch size.
+    seed : int
+        Seeds the initialisation and the shuffling.
+
+    Returns
+    -------
+    dict
+        ``{"train_accuracy": float, "test_accuracy": float}``.
+
+    References
+    ----------
+    proofs/T6_bag_invariance.md (E1).
+    """
     return train_feature_classifier(token_histogram(x_train, vocab) / x_train.shape[1], y_train,
                                     token_histogram(x_test, vocab) / x_test.shape[1], y_test,
                                     hidden=hidden, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
@@ -89,6 +197,35 @@ def train_bag_of_tokens(x_train: torch.Tensor, y_train: torch.Tensor, x_test: to
 def train_bag_of_pairs(x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tensor,
                        y_test: torch.Tensor, vocab: int, *, hidden: int | None = 64, epochs: int = 10,
                        seed: int = 0) -> dict:
-    """The E1b baseline: :func:`train_feature_classifier` on :func:`pair_features`."""
+    """The E1b baseline: :func:`train_feature_classifier` on :func:`pair_features`.
+
+    Parameters
+    ----------
+    x_train : Tensor [batch, n], long
+        Training sequences.
+    y_train : Tensor [batch], long
+        Training labels.
+    x_test : Tensor [batch_test, n], long
+        Test sequences.
+    y_test : Tensor [batch_test], long
+        Test labels.
+    vocab : int
+        Tokens ``V``.
+    hidden : int or None
+        Width of the hidden layer; ``None`` for a linear readout (T7: no first-order label signal).
+    epochs : int
+        Passes over the training set.
+    seed : int
+        Seeds the initialisation and the shuffling.
+
+    Returns
+    -------
+    dict
+        ``{"train_accuracy": float, "test_accuracy": float}``.
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md (E1b).
+    """
     return train_feature_classifier(pair_features(x_train, vocab), y_train, pair_features(x_test, vocab), y_test,
                                     hidden=hidden, epochs=epochs, seed=seed)

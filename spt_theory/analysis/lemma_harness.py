@@ -8,7 +8,8 @@ reconstruction loss ``sum_{i masked} l_i(y_i)``, ``Y = A V``, and :func:`row_aut
 single-token readout ``l(y_r)`` (lemma X4), by float64 autograd, for the lemmas T1-T5 and X4
 (:mod:`spt_theory.checks.theory`, :mod:`spt_theory.analysis.lemma_measures`), T2b, T4b
 (:mod:`spt_theory.checks.bridge`) and the tests
-``tests/test_theory*.py`` to hold against the closed forms of :mod:`spt_theory.theory.lemmas`.
+``tests/test_theory*.py`` to hold against the closed forms in :mod:`spt_theory.theory` (``gradients``,
+``patterns``, ``blind_directions``, ``rank_one``, ``readout``).
 
 Error measure.  A score gradient comes out of the softmax backward
 ``dL/dS = A o U - A o ((A o U) 1) 1^T`` (``U = dL/dA``), whose float64 rounding error is a few
@@ -29,7 +30,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from spt_theory.core.cpu import intra_op_threads
-from spt_theory.theory import lemmas as theory
+from spt_theory.theory import gradients
 
 TOLERANCE = 1e-10
 """Largest float64 relative error accepted (see module docstring)."""
@@ -168,7 +169,7 @@ def _gradients(S: Tensor, readout: Callable[[Tensor], Tensor], loss: Callable[[T
                *sources: Tensor) -> tuple[ScoreGradient, list[Tensor]]:
     """Autograd of ``loss(readout(A))``, ``A = softmax(S)`` (``S`` requires grad): the
     :class:`ScoreGradient`, and the gradients of the ``sources`` ``S`` was computed from."""
-    A = theory.attention(S)
+    A = gradients.attention(S)
     out = readout(A)
     value = loss(out)
     grad_S, grad_A, grad_out, *grad_sources = torch.autograd.grad(value, (S, A, out, *sources))

@@ -5,7 +5,8 @@ rank-one distance of T4's band, T5's rank counter-cases, and X4's off-row change
 
 Each function returns numbers; the thresholds they are held to are the claims' own, in
 :mod:`spt_theory.checks.theory`.  Instances and autograd references are
-:mod:`spt_theory.analysis.lemma_harness`; closed forms :mod:`spt_theory.theory.lemmas`.
+:mod:`spt_theory.analysis.lemma_harness`; closed forms in :mod:`spt_theory.theory` (``gradients``,
+``patterns``, ``blind_directions``, ``rank_one``, ``readout``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from spt_theory.analysis.lemma_harness import (
     row_autograd,
     sup_autograd,
 )
-from spt_theory.theory import lemmas as theory
+from spt_theory.theory import blind_directions, gradients, patterns, rank_one, readout
 
 # --------------------------------------------------------------------------- T1, T2
 
@@ -48,9 +49,9 @@ def loss_after_attention_change(inst: Instance, gen: torch.Generator, keep_colum
     :func:`_column_preserving_change`; the denominator is the loss's rounding scale (the absolute
     change when it is 0: zero values and a zero loss)."""
     before = sup_autograd(inst)
-    A = theory.attention(inst.S)
+    A = gradients.attention(inst.S)
     changed = torch.log(A + _column_preserving_change(A, gen, keep_columns))
-    after = float(inst.pooled_loss(theory.pooled_output(changed, inst.V).unsqueeze(0))[0])
+    after = float(inst.pooled_loss(gradients.pooled_output(changed, inst.V).unsqueeze(0))[0])
     scale = abs(float(before.loss)) + float(before.grad_readout.abs().sum() * inst.V.abs().max())
     change = abs(after - float(before.loss))
     return change / scale if scale > 0 else change
@@ -76,13 +77,14 @@ def uniform_gradient_structure(G: Tensor, V: Tensor, grad_z: Tensor, scale: Tens
 def blind_patterns(n: int, gen: torch.Generator) -> dict[str, Tensor]:
     """Patterns with equal column sums: a random circulant, the circular band, a column-centred P."""
     X = torch.randn(n, n, generator=gen, dtype=torch.float64)
-    return {"random circulant": theory.circulant_kernel(n, torch.randn(n // 2 + 1, generator=gen, dtype=torch.float64)),
-            "circular band w=2": theory.circulant_kernel(n, [1.0, 1.0, 1.0]),
+    kernel = torch.randn(n // 2 + 1, generator=gen, dtype=torch.float64)
+    return {"random circulant": patterns.circulant_kernel(n, kernel),
+            "circular band w=2": patterns.circulant_kernel(n, [1.0, 1.0, 1.0]),
             "column-centred": X - X.mean(dim=0, keepdim=True)}
 
 
 def normalised_projection(G: Tensor, P: Tensor, scale: Tensor) -> float:
-    return abs(float(theory.blind_projection(G, P))) / (float(scale) * float(P.norm()))
+    return abs(float(blind_directions.blind_projection(G, P))) / (float(scale) * float(P.norm()))
 
 
 def off_uniform_growth(eps_grid: list[float], count: int) -> dict:
@@ -94,7 +96,7 @@ def off_uniform_growth(eps_grid: list[float], count: int) -> dict:
     gen = torch.Generator().manual_seed(31)
     base = list(random_instances(count, seed=30, min_n=3, max_n=16, max_d=4))
     directions = [torch.randn(inst.S.shape, generator=gen, dtype=torch.float64) for inst in base]
-    kernels = [theory.circulant_kernel(inst.S.shape[0], torch.randn(inst.S.shape[0] // 2 + 1, generator=gen,
+    kernels = [patterns.circulant_kernel(inst.S.shape[0], torch.randn(inst.S.shape[0] // 2 + 1, generator=gen,
                                                                     dtype=torch.float64)) for inst in base]
     means = []
     for eps in eps_grid:
@@ -134,10 +136,10 @@ class ToeplitzProjection:
 def toeplitz_projection(inst: Instance, kernel: Tensor) -> ToeplitzProjection:
     """Measure and predict the projection of the supervised gradient on ``toeplitz_kernel(n, kernel)``."""
     auto = sup_autograd(inst)
-    P = theory.toeplitz_kernel(inst.S.shape[0], kernel)
-    return ToeplitzProjection(float(theory.blind_projection(auto.grad_S, P)),
-                              float(theory.toeplitz_boundary_projection(inst.V, auto.grad_readout, kernel)),
-                              float(theory.toeplitz_projection_bound(inst.V, auto.grad_readout, kernel)),
+    P = patterns.toeplitz_kernel(inst.S.shape[0], kernel)
+    return ToeplitzProjection(float(blind_directions.blind_projection(auto.grad_S, P)),
+                              float(blind_directions.toeplitz_boundary_projection(inst.V, auto.grad_readout, kernel)),
+                              float(blind_directions.toeplitz_projection_bound(inst.V, auto.grad_readout, kernel)),
                               float(auto.scale))
 
 
@@ -145,25 +147,26 @@ def aligned_toeplitz(n: int, kernel: Tensor) -> dict[str, float]:
     r"""The equality case of the T3 bound: values ``v_j = delta_j`` (d = 1, MSE loss).
 
     Returns ``|<dL_sup/dS, P>| / bound`` (1 when the bound is attained) and the cosine between
-    ``dL_sup/dS`` and ``P`` next to :func:`theory.toeplitz_max_cosine`.
+    ``dL_sup/dS`` and ``P`` next to :func:`blind_directions.toeplitz_max_cosine`.
     """
-    delta = theory.toeplitz_column_sum_deviation(n, kernel)
+    delta = patterns.toeplitz_column_sum_deviation(n, kernel)
     inst = Instance(torch.zeros(n, n, dtype=torch.float64), delta.unsqueeze(1),
                     RowLoss("mse", torch.empty(0), torch.empty(0), torch.tensor([[-1.0]], dtype=torch.float64)),
                     RowLoss("mse", torch.empty(0), torch.empty(0), torch.zeros(n, 1, dtype=torch.float64)),
                     torch.ones(n, dtype=torch.bool))
     auto = sup_autograd(inst)
-    P = theory.toeplitz_kernel(n, kernel)
-    projection = abs(float(theory.blind_projection(auto.grad_S, P)))
-    return {"ratio_to_bound": projection / float(theory.toeplitz_projection_bound(inst.V, auto.grad_readout, kernel)),
+    P = patterns.toeplitz_kernel(n, kernel)
+    projection = abs(float(blind_directions.blind_projection(auto.grad_S, P)))
+    bound = blind_directions.toeplitz_projection_bound(inst.V, auto.grad_readout, kernel)
+    return {"ratio_to_bound": projection / float(bound),
             "cosine": projection / float(auto.grad_S.norm() * P.norm()),
-            "max_cosine_formula": float(theory.toeplitz_max_cosine(n, kernel))}
+            "max_cosine_formula": float(blind_directions.toeplitz_max_cosine(n, kernel))}
 
 
 def band_cosine_bound(n: int, w: int) -> float:
     r"""T3 (3) for the band ``k = 1`` on offsets ``0..w``, written out:
     ``sqrt(w (w+1) (2w+1) / 3) / sqrt(n ((2w+1) n - w (w+1)))`` (uses ``||delta||`` for
-    ``||delta - mean(delta) 1||``, so it bounds :func:`theory.toeplitz_max_cosine` from above)."""
+    ``||delta - mean(delta) 1||``, so it bounds :func:`blind_directions.toeplitz_max_cosine` from above)."""
     return math.sqrt(w * (w + 1) * (2 * w + 1) / 3) / math.sqrt(n * ((2 * w + 1) * n - w * (w + 1)))
 
 # --------------------------------------------------------------------------- T4
@@ -171,7 +174,7 @@ def band_cosine_bound(n: int, w: int) -> float:
 def rank_one_residual(X: Tensor) -> float:
     r"""``||X - sigma_1 u_1 v_1^T||_F / ||X||_F``: the best rank-one approximation built from the full
     SVD and its error measured directly (an implementation independent of
-    :func:`theory.rank_one_distance`, which uses Eckart-Young's ``sqrt(1 - sigma_1^2 / ||X||_F^2)``)."""
+    :func:`rank_one.rank_one_distance`, which uses Eckart-Young's ``sqrt(1 - sigma_1^2 / ||X||_F^2)``)."""
     U, sigma, Vh = torch.linalg.svd(X)
     return float((X - sigma[0] * torch.outer(U[:, 0], Vh[0])).norm() / X.norm())
 
@@ -185,19 +188,19 @@ def band_rank_one_figures() -> dict:
     sizes = [(100, 2), (20, 1), (64, 4)] + [(rng.randint(8, 128), rng.randint(1, 3)) for _ in range(5)]
     errs, margins, per_size = [], [], {}
     for n, w in sizes:
-        B = theory.band_mask(n, w)
+        B = patterns.band_mask(n, w)
         bound = math.sqrt(1 - (2 * w + 1) ** 2 / ((2 * w + 1) * n - w * (w + 1)))
-        for name, X in (("band", B), ("row-centred band", theory.row_centre(B))):
-            distance = float(theory.rank_one_distance(X))
+        for name, X in (("band", B), ("row-centred band", gradients.row_centre(B))):
+            distance = float(rank_one.rank_one_distance(X))
             errs.append(abs(distance - rank_one_residual(X)))
             if name == "band":
                 margins.append(distance - bound)
             per_size[f"{name} n={n} w={w}"] = {"rank_one_distance": distance, "proven_lower_bound": bound,
-                                               "rank_for_90pct_energy": theory.rank_for_energy(X, 0.9)}
+                                               "rank_for_90pct_energy": rank_one.rank_for_energy(X, 0.9)}
     gen = torch.Generator().manual_seed(44)
     outer = torch.outer(torch.randn(12, generator=gen, dtype=torch.float64), torch.randn(9, generator=gen, dtype=torch.float64))
     return {"max_abs_err_vs_residual": max(errs), "min_margin_over_bound": min(margins),
-            "outer_product_distance": float(theory.rank_one_distance(outer)), "cases": per_size}
+            "outer_product_distance": float(rank_one.rank_one_distance(outer)), "cases": per_size}
 
 # --------------------------------------------------------------------------- T5
 
@@ -205,7 +208,7 @@ def with_unmasked_noise(G: Tensor, masked: Tensor, gen: torch.Generator) -> Tens
     r"""``G`` with Gaussian noise of ``G``'s size written into the unmasked rows.
 
     Autograd's ``g_i`` are already 0 at unmasked rows, so passing them unchanged would never test that
-    :func:`theory.rec_score_grad_uniform` drops those rows; with this input a closed form that ignores
+    :func:`gradients.rec_score_grad_uniform` drops those rows; with this input a closed form that ignores
     ``masked`` is off by O(1).
     """
     noise = torch.randn(G.shape, generator=gen, dtype=G.dtype) * (G.norm() / G.numel() ** 0.5 + 1.0)
@@ -250,21 +253,21 @@ def off_row_change(inst: Instance, r: int, gen: torch.Generator) -> dict[str, fl
     delta[r] = 0
     before, after = row_autograd(inst, r), row_autograd(inst, r, inst.S + delta)
     sup_before = sup_autograd(inst)
-    sup_after = float(inst.pooled_loss(theory.pooled_output(inst.S + delta, inst.V).unsqueeze(0))[0])
+    sup_after = float(inst.pooled_loss(gradients.pooled_output(inst.S + delta, inst.V).unsqueeze(0))[0])
     return {"row": abs(float(after.loss - before.loss)) / (abs(float(before.loss)) + 1e-300),
             "mean_pool": abs(sup_after - float(sup_before.loss)) / (abs(float(sup_before.loss)) + 1e-300)}
 
 
 def aligned_row(n: int, P: Tensor, r: int) -> dict[str, float]:
     r"""The equality case of X4 (4): values ``v_j = P_rj - mean(P_r)`` (d = 1, MSE loss): the ratio of
-    ``|<dL_row/dS, P>|`` to the bound and the cosine next to :func:`theory.row_max_cosine`."""
+    ``|<dL_row/dS, P>|`` to the bound and the cosine next to :func:`readout.row_max_cosine`."""
     values = (P[r] - P[r].mean()).unsqueeze(1)
     inst = Instance(torch.zeros(n, n, dtype=torch.float64), values,
                     RowLoss("mse", torch.empty(0), torch.empty(0), torch.tensor([[-1.0]], dtype=torch.float64)),
                     RowLoss("mse", torch.empty(0), torch.empty(0), torch.zeros(n, 1, dtype=torch.float64)),
                     torch.ones(n, dtype=torch.bool))
     auto = row_autograd(inst, r)
-    projection = abs(float(theory.blind_projection(auto.grad_S, P)))
-    return {"ratio_to_bound": projection / float(theory.row_projection_bound(inst.V, auto.grad_readout, P, r)),
+    projection = abs(float(blind_directions.blind_projection(auto.grad_S, P)))
+    return {"ratio_to_bound": projection / float(readout.row_projection_bound(inst.V, auto.grad_readout, P, r)),
             "cosine": projection / float(auto.grad_S.norm() * P.norm()),
-            "max_cosine_formula": float(theory.row_max_cosine(P, r))}
+            "max_cosine_formula": float(readout.row_max_cosine(P, r))}

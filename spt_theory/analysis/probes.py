@@ -15,7 +15,7 @@ from torch import Tensor
 
 from spt_theory.core.model import Encoder
 from spt_theory.core.objectives import bernoulli_mask, mask_tokens, masked_token_loss, supervised_loss
-from spt_theory.theory.lemmas import proximity_directions, proximity_share
+from spt_theory.theory.patterns import proximity_directions, proximity_share
 from spt_theory.training.cache import load_checkpoint
 from spt_theory.training.loop import load_model_state
 
@@ -167,7 +167,7 @@ def gradient_proximity_shares(model: Encoder, x: torch.Tensor, y: torch.Tensor, 
     over steps), share averaged over heads; ``per_example``: the share of each example's dL/dS,
     averaged over the examples and heads with a non-zero gradient (an example with no masked token
     has none under the reconstruction loss).  The proximity subspace is spanned by the row-centred
-    patterns 1{|i - j| = k}, k = 1..max_offset (:func:`spt_theory.theory.lemmas.proximity_directions`).
+    patterns 1{|i - j| = k}, k = 1..max_offset (:func:`spt_theory.theory.patterns.proximity_directions`).
     ``random`` is the share of a Gaussian matrix, about sqrt(K) / n: the chance level.
     """
     n = x.shape[1]

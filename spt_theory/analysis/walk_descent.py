@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from spt_theory.theory import lemmas as theory
+from spt_theory.theory import gradients, patterns
 from synthetic.walk import generate_walk
 
 
@@ -29,7 +29,39 @@ class MaskedWalk:
 
 
 def masked_walk(vocab: int, length: int, p: float, mask_rate: float, size: int, seed: int) -> MaskedWalk:
-    """``size`` walk sequences with each position masked independently with probability ``mask_rate``."""
+    """``size`` walk sequences with each position masked independently with probability ``mask_rate``.
+
+    Parameters
+    ----------
+    vocab : int
+        Tokens ``V`` (the mask token is ``V``).
+    length : int
+        Sequence length ``n``.
+    p : float
+        The walk's step probability.
+    mask_rate : float
+        Probability that a position is masked.
+    size : int
+        Sequences.
+    seed : int
+        Seeds the walk (``seed``) and the mask (``seed + 1``).
+
+    Returns
+    -------
+    MaskedWalk
+        ``tokens : Tensor [size, n]``, ``masked : Tensor [size, n], bool`` and
+        ``values : Tensor [size, n, V + 1], float64`` (one-hot of the input, masked tokens as ``V``).
+
+    References
+    ----------
+    proofs/T5_reconstruction_sees_proximity.md.
+
+    Examples
+    --------
+    >>> data = masked_walk(4, 5, 0.5, 0.3, 2, seed=0)
+    >>> tuple(data.values.shape), bool((data.values.sum(dim=-1) == 1).all())
+    ((2, 5, 5), True)
+    """
     x, _ = generate_walk(vocab, length, p, size, seed)
     masked = torch.rand(size, length, generator=torch.Generator().manual_seed(seed + 1)) < mask_rate
     values = F.one_hot(torch.where(masked, vocab, x), vocab + 1).to(torch.float64)
@@ -50,6 +82,24 @@ def fit_uniform_decoder(data: MaskedWalk, vocab: int) -> tuple[Tensor, Tensor]:
     At uniform attention every masked position sees ``y = mean_j v_j`` (the bag of unmasked tokens),
     so this is multinomial logistic regression of the masked token on the bag: the decoder SPT
     trains first, while the scores are still uniform.
+
+    Parameters
+    ----------
+    data : MaskedWalk
+        The sequences to fit on (:func:`masked_walk`).
+    vocab : int
+        Tokens ``V``.
+
+    Returns
+    -------
+    weight : Tensor [V, V + 1], float64
+        ``W``.
+    bias : Tensor [V], float64
+        ``c``.
+
+    References
+    ----------
+    proofs/T5_reconstruction_sees_proximity.md.
     """
     weight = torch.zeros(vocab, data.values.shape[-1], dtype=torch.float64, requires_grad=True)
     bias = torch.zeros(vocab, dtype=torch.float64, requires_grad=True)
@@ -68,7 +118,27 @@ def fit_uniform_decoder(data: MaskedWalk, vocab: int) -> tuple[Tensor, Tensor]:
 
 
 def confidence_interval(samples: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """Per column: mean and the normal 95% interval ``mean -+ 1.96 sd / sqrt(N)`` (``samples``: N x K)."""
+    """Per column: mean and the normal 95% interval ``mean -+ 1.96 sd / sqrt(N)``.
+
+    Parameters
+    ----------
+    samples : Tensor [N, K]
+        ``N`` samples of ``K`` figures.
+
+    Returns
+    -------
+    mean, low, high : Tensor [K]
+        The mean and the interval's ends.
+
+    References
+    ----------
+    proofs/T5_reconstruction_sees_proximity.md.
+
+    Examples
+    --------
+    >>> [[round(v, 4) for v in t.tolist()] for t in confidence_interval(torch.tensor([[0.0], [2.0]]))]
+    [[1.0], [-0.96], [2.96]]
+    """
     mean, half = samples.mean(dim=0), 1.96 * samples.std(dim=0) / math.sqrt(samples.shape[0])
     return mean, mean - half, mean + half
 
@@ -78,12 +148,33 @@ def walk_descent(data: MaskedWalk, weight: Tensor, bias: Tensor, max_offset: int
 
     Per sequence, its coordinates ``<-dL_rec/dS, D_k>`` on the (non-circular) proximity directions
     with a 95% interval of their mean, and the proximity share of the mean direction.
+
+    Parameters
+    ----------
+    data : MaskedWalk
+        Masked walk sequences (:func:`masked_walk`).
+    weight : Tensor [V, V + 1], float64
+        The decoder's ``W``.
+    bias : Tensor [V], float64
+        The decoder's ``c``.
+    max_offset : int
+        Proximity directions ``D_1 .. D_K``, ``K = max_offset``.
+
+    Returns
+    -------
+    dict
+        ``mean``, ``ci95_low``, ``ci95_high`` (lists of ``K`` floats) and
+        ``proximity_share_of_mean_direction`` (float in [0, 1]).
+
+    References
+    ----------
+    proofs/T5_reconstruction_sees_proximity.md.
     """
-    descent = -theory.rec_score_grad_uniform(data.values, _decoder_gradients(data, weight, bias), data.masked)
-    directions = theory.proximity_directions(data.tokens.shape[1], max_offset, circular=False)
-    mean, low, high = confidence_interval(theory.proximity_coordinates(descent, directions))
+    descent = -gradients.rec_score_grad_uniform(data.values, _decoder_gradients(data, weight, bias), data.masked)
+    directions = patterns.proximity_directions(data.tokens.shape[1], max_offset, circular=False)
+    mean, low, high = confidence_interval(patterns.proximity_coordinates(descent, directions))
     return {"mean": mean.tolist(), "ci95_low": low.tolist(), "ci95_high": high.tolist(),
-            "proximity_share_of_mean_direction": float(theory.proximity_share(descent.mean(dim=0), directions))}
+            "proximity_share_of_mean_direction": float(patterns.proximity_share(descent.mean(dim=0), directions))}
 
 
 def walk_monte_carlo(full: bool = False, vocab: int = 16, length: int = 32, p: float = 0.5,
@@ -95,6 +186,29 @@ def walk_monte_carlo(full: bool = False, vocab: int = 16, length: int = 32, p: f
     decoder (predict the token you see), whose descent direction favours *equal* tokens, which the
     walk makes rarer near the diagonal.  ``full``: the sample sizes of ``verify --full`` (8000 sequences
     to fit, 20000 for the Monte Carlo), else 2000 and 4000.
+
+    Parameters
+    ----------
+    full : bool
+        The sample sizes of ``verify --full``.
+    vocab, length : int
+        Tokens ``V`` and sequence length ``n``.
+    p : float
+        The walk's step probability.
+    mask_rate : float
+        Probability that a position is masked.
+    max_offset : int
+        Proximity directions ``K``.
+
+    Returns
+    -------
+    dict
+        ``task`` (the settings and sample sizes), ``fitted_decoder`` and ``identity_decoder`` (each
+        as :func:`walk_descent` returns it).
+
+    References
+    ----------
+    proofs/T5_reconstruction_sees_proximity.md.
     """
     fit_size, mc_size = (8000, 20000) if full else (2000, 4000)
     weight, bias = fit_uniform_decoder(masked_walk(vocab, length, p, mask_rate, fit_size, seed=50), vocab)

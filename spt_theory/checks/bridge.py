@@ -27,8 +27,7 @@ from spt_theory.analysis.probes import score_gradients
 from spt_theory.checks import walk_law
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.core.model import Encoder, ModelConfig
-from spt_theory.theory import lemmas as theory
-from spt_theory.theory import per_token
+from spt_theory.theory import blind_directions, gradients, patterns, per_token, rank_one
 from spt_theory.walk.experiments import WalkData, initial_model, recipe
 from synthetic.walk import generate_walk, sequence_probability
 
@@ -52,7 +51,7 @@ def row_departure(G: Tensor) -> Tensor:
 
 def band_cosine(G: Tensor, width: int = 2) -> Tensor:
     r"""``|<G, B>| / (||G||_F ||B||_F)`` with the band ``B_ij = 1{|i-j| <= width}`` (T3's cosine (3))."""
-    B = theory.band_mask(G.shape[-1], width).to(G.dtype)
+    B = patterns.band_mask(G.shape[-1], width).to(G.dtype)
     return (G * B).sum(dim=(-2, -1)).abs() / (G.flatten(-2).norm(dim=-1) * B.norm())
 
 
@@ -81,7 +80,7 @@ def check_t2b(ctx: Context) -> Measurement:
     ideal = max(float(row_departure(sup_autograd(inst).grad_S))
                 for inst in random_instances(30, seed=80, min_n=3, max_n=64))
     rows = sum(s["row_departure_mean"] for s in per_seed) / len(per_seed)
-    t3_max = float(theory.toeplitz_max_cosine(WALK.length, [1.0, 1.0, 1.0]))
+    t3_max = float(blind_directions.toeplitz_max_cosine(WALK.length, [1.0, 1.0, 1.0]))
     # seeds 0-4: row departure 0.16-0.22 of ||G|| (mean over examples and heads, min 0.12), band
     # cosine 0.002-0.003 per example (max 0.014) and <= 0.006 for the batch-mean gradient; T3's
     # largest possible value in the idealised setting is 0.014
@@ -123,7 +122,7 @@ def score_rows_spread(model: Encoder, x: Tensor) -> float:
     scores the keys identically (all rows of ``S`` equal up to a per-row constant); 0 also when
     the row-centred scores vanish (uniform attention)."""
     _, cache = model.run_with_cache(x)
-    S = theory.row_centre(cache["blocks.0.attn.scores"].detach())
+    S = gradients.row_centre(cache["blocks.0.attn.scores"].detach())
     spread = (S - S.mean(dim=-2, keepdim=True)).flatten(-2).norm(dim=-1)
     return float((spread / S.flatten(-2).norm(dim=-1).clamp(min=1e-300)).max())
 
@@ -142,14 +141,14 @@ def factored_first_steps(seed: int, lr: float = 1e-3, settings: Mapping | None =
     supervised_backward(model, x, y)
     gq, gk = augmented_qk(model, grad=True)
     figures["grad_WQ_over_grad_WK"] = float(gq.norm() / gk.norm())
-    figures["grad_WK_head_sigma2_over_sigma1"] = max(float(theory.singular_value_ratio(g))
+    figures["grad_WK_head_sigma2_over_sigma1"] = max(float(rank_one.singular_value_ratio(g))
                                                      for g in _head_blocks(model, gk))
     G = score_gradients(model, x, y, objective="supervised")
     _, cache = model.run_with_cache(x)
     H = torch.cat([model.blocks[0].ln_attn(cache["embed"]), torch.ones(*x.shape, 1, dtype=torch.float64)],
                   dim=-1).detach()
     grad_M = torch.einsum("bni,bhnm,bmj->hij", H, G, H)
-    figures["real_dL_dM_sigma2_over_sigma1_min"] = min(float(theory.singular_value_ratio(g)) for g in grad_M)
+    figures["real_dL_dM_sigma2_over_sigma1_min"] = min(float(rank_one.singular_value_ratio(g)) for g in grad_M)
     for name, make in (("sgd", lambda p: torch.optim.SGD(p, lr=lr)), ("adamw", lambda p: torch.optim.AdamW(p, lr=lr))):
         model = real_model(seed, settings=settings)
         before = bilinear_matrices(model)
@@ -160,7 +159,7 @@ def factored_first_steps(seed: int, lr: float = 1e-3, settings: Mapping | None =
             after = bilinear_matrices(model)
             figures[f"{name}_step{step}_score_row_spread"] = score_rows_spread(model, x)
             figures[f"{name}_step{step}_delta_M_sigma2_over_sigma1_max"] = max(
-                float(theory.singular_value_ratio(a - b)) for a, b in zip(after, before))
+                float(rank_one.singular_value_ratio(a - b)) for a, b in zip(after, before))
     figures.update(saddle_at_zero(seed, x, y, settings=settings))
     return figures
 

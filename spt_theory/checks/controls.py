@@ -46,7 +46,7 @@ from spt_theory.checks import theory as lemmas
 from spt_theory.checks.synthetic import summary
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.core.model import Encoder
-from spt_theory.theory import lemmas as theory
+from spt_theory.theory import patterns
 from spt_theory.walk.experiments import (
     Budget,
     RunResult,
@@ -231,7 +231,7 @@ def check_x6(ctx: Context) -> Measurement:
     data = built_data(synthetic.WALK)
     size = 256 if ctx.full else 128
     x, y = data.x_test[:size], data.y_test[:size]
-    directions = theory.proximity_directions(x.shape[1], 2, circular=False)
+    directions = patterns.proximity_directions(x.shape[1], 2, circular=False)
     chance = chance_share(directions)
     with single_threaded():
         scratch = [run_trajectory(r, ctx.cache_dir, x, y, directions) for r in control_runs(ctx, "scratch")]

@@ -5,9 +5,9 @@ readout ``l(y_r)`` sees ``S`` only through row ``r``), whose claim row, with the
 needs, is in :mod:`spt_theory.checks.controls`.
 
 Each check runs (i) the sympy derivation for small ``n`` (:mod:`spt_theory.theory.symbolic`), (ii) torch
-autograd in float64 against the closed form of :mod:`spt_theory.theory.lemmas` over many random
-instances, and (iii) a negative control showing the check can see a violation.  All figures go
-into the claim's ``details``.
+autograd in float64 against the closed forms in :mod:`spt_theory.theory` (``gradients``, ``patterns``,
+``blind_directions``, ``rank_one``, ``readout``) over many random instances, and (iii) a negative
+control showing the check can see a violation.  All figures go into the claim's ``details``.
 
 This module holds the claims and their thresholds.  The random instances, autograd helpers and
 error measure are :mod:`spt_theory.analysis.lemma_harness`; what the checks measure
@@ -56,8 +56,7 @@ from spt_theory.analysis.lemma_measures import (
 from spt_theory.analysis.walk_descent import walk_monte_carlo
 from spt_theory.checks import walk_law
 from spt_theory.claims.registry import Context, Measurement, claim
-from spt_theory.theory import lemmas as theory
-from spt_theory.theory import symbolic
+from spt_theory.theory import blind_directions, gradients, patterns, rank_one, readout, symbolic
 from spt_theory.theory.bag_bayes import bag_bayes_accuracy, class_histogram_distributions, step_rate_control
 from synthetic.walk import histogram_distributions
 
@@ -85,7 +84,7 @@ def check_t1(ctx: Context) -> Measurement:
     grad_errors, invariance, control = [], [], []
     for inst in random_instances(_count(ctx), seed=10, spread=1.0):
         auto = sup_autograd(inst)
-        grad_errors.append(relative_error(auto.grad_S, theory.sup_score_grad(inst.S, inst.V, auto.grad_readout),
+        grad_errors.append(relative_error(auto.grad_S, gradients.sup_score_grad(inst.S, inst.V, auto.grad_readout),
                                           auto.scale))
         invariance.append(loss_after_attention_change(inst, gen, keep_columns=True))
     for inst in random_instances(50, seed=11, spread=1.0, min_n=3, max_n=16, max_d=4):
@@ -112,9 +111,10 @@ def check_t2(ctx: Context) -> Measurement:
     errors, t1_errors, structure = [], [], []
     for inst in random_instances(_count(ctx), seed=20):
         auto = sup_autograd(inst)
-        closed = theory.sup_score_grad_uniform(inst.V, auto.grad_readout)
+        closed = gradients.sup_score_grad_uniform(inst.V, auto.grad_readout)
         errors.append(relative_error(auto.grad_S, closed, auto.scale))
-        t1_errors.append(relative_error(theory.sup_score_grad(inst.S, inst.V, auto.grad_readout), closed, auto.scale))
+        t1_errors.append(relative_error(gradients.sup_score_grad(inst.S, inst.V, auto.grad_readout), closed,
+                                        auto.scale))
         structure.append(uniform_gradient_structure(auto.grad_S, inst.V, auto.grad_readout, auto.scale))
     control = [uniform_gradient_structure(auto.grad_S, inst.V, auto.grad_readout, auto.scale)
                for inst in random_instances(50, seed=21, spread=1.0, min_n=3, max_n=16, max_d=4)
@@ -142,8 +142,8 @@ def check_t3(ctx: Context) -> Measurement:
         n = inst.S.shape[0]
         blind += [normalised_projection(auto.grad_S, P, auto.scale) for P in blind_patterns(n, gen).values()]
         P = torch.randn(n, n, generator=gen, dtype=torch.float64)
-        predicted = theory.predicted_blind_projection(inst.V, auto.grad_readout, P)
-        predicted_err.append(abs(float(theory.blind_projection(auto.grad_S, P) - predicted))
+        predicted = blind_directions.predicted_blind_projection(inst.V, auto.grad_readout, P)
+        predicted_err.append(abs(float(blind_directions.blind_projection(auto.grad_S, P) - predicted))
                              / (float(auto.scale) * float(P.norm())))
     growth = off_uniform_growth([1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1], count=16)
     boundary_err, bound_ratio, boundary_size = [], [], []
@@ -186,14 +186,14 @@ def check_t4(ctx: Context) -> Measurement:
         H, M = uniform_bilinear_point(inst, dh=2 + index % 8, gen=gen)
         grad_M, auto = bilinear_autograd(H, M, inst)
         scale = auto.scale * torch.linalg.matrix_norm(H, ord=2) ** 2
-        errors.append(relative_error(grad_M, theory.sup_grad_M_uniform(H, inst.V, auto.grad_readout), scale))
-        ratios.append(float(theory.singular_value_ratio(grad_M)))
+        errors.append(relative_error(grad_M, rank_one.sup_grad_M_uniform(H, inst.V, auto.grad_readout), scale))
+        ratios.append(float(rank_one.singular_value_ratio(grad_M)))
     control, chain_errors = [], []
     for inst in random_instances(30, seed=42, min_n=4, max_n=16, max_d=4):
         H, _ = uniform_bilinear_point(inst, dh=4, gen=gen)
         grad_M, auto = bilinear_autograd(H, torch.randn(4, 4, generator=gen, dtype=torch.float64), inst)
-        control.append(float(theory.singular_value_ratio(grad_M)))
-        chain_errors.append(relative_error(grad_M, theory.score_grad_to_bilinear(H, auto.grad_S),
+        control.append(float(rank_one.singular_value_ratio(grad_M)))
+        chain_errors.append(relative_error(grad_M, rank_one.score_grad_to_bilinear(H, auto.grad_S),
                                            auto.scale * torch.linalg.matrix_norm(H, ord=2) ** 2))
     band = band_rank_one_figures()
     conditions = {"symbolic": all(sym.values()), "closed_form": max(errors + chain_errors) <= TOLERANCE,
@@ -215,20 +215,20 @@ def check_t5(ctx: Context) -> Measurement:
     errors, noise_gen = [], torch.Generator().manual_seed(62)
     for inst in random_instances(_count(ctx), seed=60):
         auto = rec_autograd(inst)
-        errors.append(relative_error(auto.grad_S, theory.rec_score_grad_uniform(
+        errors.append(relative_error(auto.grad_S, gradients.rec_score_grad_uniform(
             inst.V, with_unmasked_noise(auto.grad_readout, inst.masked, noise_gen), inst.masked), auto.scale))
     counter = rank_counter_cases()
     gen = torch.Generator().manual_seed(61)
-    directions = theory.proximity_directions(32, 3, circular=True)
+    directions = patterns.proximity_directions(32, 3, circular=True)
     rank_ratio, rec_share, sup_share = [], [], []
     for index in range(30):
         inst = random_instance(gen, n=32, d=8, kind=("ce", "mse")[index % 2], mask_rate=0.15)
         inst = Instance(inst.S, inst.V, inst.pooled_loss, inst.row_losses, inst.masked | (torch.arange(32) < 3))
         rec = rec_autograd(inst).grad_S
-        rank_ratio.append(float(theory.singular_value_ratio(rec)))
-        rec_share.append(float(theory.proximity_share(rec, directions)))
+        rank_ratio.append(float(rank_one.singular_value_ratio(rec)))
+        rec_share.append(float(patterns.proximity_share(rec, directions)))
         sup = sup_autograd(inst)
-        sup_share.append(float(theory.proximity_coordinates(sup.grad_S, directions).norm() / sup.scale))
+        sup_share.append(float(patterns.proximity_coordinates(sup.grad_S, directions).norm() / sup.scale))
     mc = walk_monte_carlo(ctx.full)
     conditions = {"symbolic": all(sym.values()),
                   "control_b_not_rank_one": min(rank_ratio) > 1e-2,
@@ -298,42 +298,43 @@ def x4_theory(ctx: Context) -> tuple[dict[str, bool], dict]:
     for index, inst in enumerate(random_instances(count, seed=71, spread=1.0)):
         r = readout_row(inst.S.shape[0], index)
         auto = row_autograd(inst, r)
-        any_point.append(relative_error(auto.grad_S, theory.row_score_grad(inst.S, inst.V, auto.grad_readout, r),
+        any_point.append(relative_error(auto.grad_S, readout.row_score_grad(inst.S, inst.V, auto.grad_readout, r),
                                         auto.scale))
     for index, inst in enumerate(random_instances(count, seed=72)):
         n = inst.S.shape[0]
         r = readout_row(n, index)
         auto = row_autograd(inst, r)
-        uniform.append(relative_error(auto.grad_S, theory.row_score_grad_uniform(inst.V, auto.grad_readout, r),
+        uniform.append(relative_error(auto.grad_S, readout.row_score_grad_uniform(inst.V, auto.grad_readout, r),
                                       auto.scale))
         P = torch.randn(n, n, generator=gen, dtype=torch.float64)
-        predicted = theory.predicted_row_projection(inst.V, auto.grad_readout, P, r)
-        projection.append(abs(float(theory.blind_projection(auto.grad_S, P) - predicted))
+        predicted = readout.predicted_row_projection(inst.V, auto.grad_readout, P, r)
+        projection.append(abs(float(blind_directions.blind_projection(auto.grad_S, P) - predicted))
                           / (float(auto.scale) * float(P.norm())))
         if n >= 3:  # control: the mean-pooling closed form (T2, b = beta/n) is wrong for a row readout
-            wrong = theory.sup_score_grad_uniform(inst.V, auto.grad_readout)
+            wrong = gradients.sup_score_grad_uniform(inst.V, auto.grad_readout)
             t2_control.append(relative_error(auto.grad_S, wrong, auto.scale))
         H, M = uniform_bilinear_point(inst, dh=2 + index % 6, gen=gen)
         grad_M, auto_M = row_bilinear_autograd(H, M, inst, r)
         scale = auto_M.scale * torch.linalg.matrix_norm(H, ord=2) ** 2
-        bilinear.append(relative_error(grad_M, theory.row_grad_M_uniform(H, inst.V, auto_M.grad_readout, r), scale))
+        bilinear.append(relative_error(grad_M, readout.row_grad_M_uniform(H, inst.V, auto_M.grad_readout, r), scale))
     # what is seen and what is blind: circular band (blind to mean pooling) vs the same pattern off row r
     seen_circulant, t3_circulant, off_row, off_row_control = [], [], [], []
     for index, inst in enumerate(random_instances(60, seed=73, min_n=8, max_n=64)):
         n = inst.S.shape[0]
         r = readout_row(n, index)
-        P = theory.circulant_kernel(n, [1.0, 1.0, 1.0])
+        P = patterns.circulant_kernel(n, [1.0, 1.0, 1.0])
         auto = row_autograd(inst, r)
-        seen_circulant.append(abs(float(theory.blind_projection(auto.grad_S, P)))
-                              / float(theory.row_projection_bound(inst.V, auto.grad_readout, P, r)))
+        seen_circulant.append(abs(float(blind_directions.blind_projection(auto.grad_S, P)))
+                              / float(readout.row_projection_bound(inst.V, auto.grad_readout, P, r)))
         sup = sup_autograd(inst)
-        t3_circulant.append(abs(float(theory.blind_projection(sup.grad_S, P))) / (float(sup.scale) * float(P.norm())))
+        t3_circulant.append(abs(float(blind_directions.blind_projection(sup.grad_S, P)))
+                            / (float(sup.scale) * float(P.norm())))
         change = off_row_change(Instance(inst.S + torch.randn(n, n, generator=gen, dtype=torch.float64), inst.V,
                                          inst.pooled_loss, inst.row_losses, inst.masked), r, gen)
         off_row.append(change["row"])
         off_row_control.append(change["mean_pool"])
-    band = {f"n={n} r={r}": {**aligned_row(n, theory.band_mask(n, 2), r),
-                             "band_formula": theory.band_row_max_cosine(n, 2, r)}
+    band = {f"n={n} r={r}": {**aligned_row(n, patterns.band_mask(n, 2), r),
+                             "band_formula": readout.band_row_max_cosine(n, 2, r)}
             for n in (8, 32, 100) for r in (0, n - 1, n // 2)}
     conditions = {
         "symbolic": all(sym.values()),
@@ -358,6 +359,6 @@ def x4_theory(ctx: Context) -> tuple[dict[str, bool], dict]:
                "control_mean_pool_circulant_projection_max": max(t3_circulant),
                "control_min_mean_pool_loss_change_off_row": min(off_row_control),
                "band_w2_max_cosine": {k: round(v["band_formula"], 5) for k, v in band.items()},
-               "t3_band_w2_max_cosine_n100": float(theory.toeplitz_max_cosine(100, [1.0, 1.0, 1.0])),
+               "t3_band_w2_max_cosine_n100": float(blind_directions.toeplitz_max_cosine(100, [1.0, 1.0, 1.0])),
                "instances": len(uniform)}
     return conditions, details

@@ -23,7 +23,7 @@ from spt_theory.figures.style import (
     new_figure,
     plt,
 )
-from spt_theory.theory.lemmas import proximity_directions
+from spt_theory.theory.patterns import proximity_directions
 from spt_theory.walk.experiments import initial_model, run_checkpoints
 
 

@@ -47,9 +47,26 @@ Law = Callable[[tuple[int, ...], int], float]
 
 
 def zero_scores(model: Encoder, biases: bool = False) -> Encoder:
-    r"""Set ``W_Q = W_K = 0`` in every block (in place): scores ``q_i^T k_j / sqrt(d_h)`` with constant
-    keys ``k_j = b_K`` are constant along each row, so attention is uniform.  ``biases``: also
-    ``b_Q = b_K = 0``, the point ``M = 0`` of the factored scores."""
+    r"""Set ``W_Q = W_K = 0`` in every block (in place), so that attention is uniform.
+
+    Scores ``q_i^T k_j / sqrt(d_h)`` with constant keys ``k_j = b_K`` are constant along each row.
+
+    Parameters
+    ----------
+    model : Encoder
+        The model, changed in place.
+    biases : bool
+        Also set ``b_Q = b_K = 0``: the point ``M = 0`` of the factored scores (T4b).
+
+    Returns
+    -------
+    Encoder
+        ``model`` itself.
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md.
+    """
     with torch.no_grad():
         for block in model.blocks:
             block.attn.qk.weight.zero_()
@@ -59,13 +76,56 @@ def zero_scores(model: Encoder, biases: bool = False) -> Encoder:
 
 
 def all_sequences(vocab: int, length: int) -> Tensor:
-    """Every sequence of ``length`` tokens in ``[0, vocab)``, shape ``(vocab^length, length)``, in
-    ``itertools.product`` order."""
+    """Every sequence of ``length`` tokens in ``[0, vocab)``, in ``itertools.product`` order.
+
+    Parameters
+    ----------
+    vocab : int
+        Tokens ``V``.
+    length : int
+        Sequence length ``n``.
+
+    Returns
+    -------
+    Tensor [V^n, n], long
+        The sequences, one a row.
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md.
+
+    Examples
+    --------
+    >>> all_sequences(2, 2).tolist()
+    [[0, 0], [0, 1], [1, 0], [1, 1]]
+    """
     return torch.tensor(list(itertools.product(range(vocab), repeat=length)), dtype=torch.long)
 
 
 def class_laws(law: Law, sequences: Tensor) -> Tensor:
-    """``P(x | y)`` for both classes, shape ``(2, N)``, float64."""
+    """``P(x | y)`` of both classes over the given sequences.
+
+    Parameters
+    ----------
+    law : callable ``(x, y) -> float``
+        ``P(x | y)`` for a sequence ``x`` (tuple of ints) and a class ``y`` in ``{0, 1}``.
+    sequences : Tensor [N, n], long
+        The sequences (:func:`all_sequences`).
+
+    Returns
+    -------
+    Tensor [2, N], float64
+        Row ``y`` holds ``P(x | y)``.
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md.
+
+    Examples
+    --------
+    >>> class_laws(lambda x, y: 0.25, all_sequences(2, 2)).sum(dim=-1).tolist()
+    [1.0, 1.0]
+    """
     rows = [tuple(int(t) for t in x) for x in sequences]
     return torch.tensor([[float(law(x, y)) for x in rows] for y in (0, 1)], dtype=torch.float64)
 
@@ -76,6 +136,25 @@ def expected_gradients(model: Encoder, sequences: Tensor, probs: Tensor) -> dict
     ``probs`` is ``(2, N)``, ``P(x | y)`` over ``sequences``; labels have prior 1/2.
     ``E = grad sum_x (P_0 L_0 + P_1 L_1) / 2`` and ``Delta = grad sum_x (P_0 - P_1)(L_0 - L_1) / 4``
     with ``L_y = CE(model(x), y)`` (see the module docstring).
+
+    Parameters
+    ----------
+    model : Encoder
+        A 2-class model (float64 for exact figures).
+    sequences : Tensor [N, n], long
+        Every sequence (:func:`all_sequences`).
+    probs : Tensor [2, N], float64
+        ``P(x | y)`` (:func:`class_laws`).
+
+    Returns
+    -------
+    dict[str, dict[str, Tensor]]
+        For every parameter name, ``{"mean": E[grad L], "delta": Delta}``, each shaped like the
+        parameter (zeros where the loss does not reach it).
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md.
     """
     params = dict(model.named_parameters())
     logits = model(sequences)
@@ -90,9 +169,36 @@ def expected_gradients(model: Encoder, sequences: Tensor, probs: Tensor) -> dict
 
 
 def walk_pair_law(vocab: int, p: float, y: int, gap: int) -> Tensor:
-    r"""``P_y(x_i = a, x_{i+gap} = b)`` of the walk task, ``(V, V)`` float64, ``gap >= 1``:
-    ``(1/V) [p^gap 1{b = a + s_y gap (mod V)} + (1 - p^gap) / V]`` (all ``gap`` steps taken, or a
-    fresh uniform token in between)."""
+    r"""``P_y(x_i = a, x_{i+gap} = b)`` of the walk task: the pair law at distance ``gap``.
+
+    ``(1/V) [p^gap 1{b = a + s_y gap (mod V)} + (1 - p^gap) / V]`` with ``s_1 = +1``, ``s_0 = -1``
+    (all ``gap`` steps taken, or a fresh uniform token in between).
+
+    Parameters
+    ----------
+    vocab : int
+        Tokens ``V``.
+    p : float
+        Step probability.
+    y : int
+        Class, 0 or 1.
+    gap : int
+        Distance ``j - i >= 1``.
+
+    Returns
+    -------
+    Tensor [V, V], float64
+        Entry ``[a, b]``; the entries sum to 1.
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md.
+
+    Examples
+    --------
+    >>> (walk_pair_law(3, 0.5, 1, 1) * 18).tolist()  # p/V on b = a + 1, (1 - p)/V^2 everywhere
+    [[1.0, 4.0, 1.0], [1.0, 1.0, 4.0], [4.0, 1.0, 1.0]]
+    """
     s = 1 if y == 1 else -1
     a = torch.arange(vocab)
     hit = ((a.unsqueeze(1) + s * gap) % vocab == a.unsqueeze(0)).to(torch.float64)
@@ -100,27 +206,104 @@ def walk_pair_law(vocab: int, p: float, y: int, gap: int) -> Tensor:
 
 
 def token_features(model: Encoder, vocab: int, length: int) -> tuple[Tensor, Tensor]:
-    r"""``h(a, i) = E_a + P_i`` and ``chi(a, i) = LN_1(h(a, i))`` for every pair, shape ``(V, n, d)``."""
+    r"""``h(a, i) = E_a + P_i`` and ``chi(a, i) = LN_1(h(a, i))`` for every (token, position) pair.
+
+    Parameters
+    ----------
+    model : Encoder
+        The model (its first block's ``LN_1``).
+    vocab : int
+        Tokens ``V``.
+    length : int
+        Positions ``n``.
+
+    Returns
+    -------
+    h : Tensor [V, n, d_model]
+        Embedding plus positional encoding.
+    chi : Tensor [V, n, d_model]
+        Its LayerNorm, the input of the value path.
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md.
+    """
     h = model.embed.weight[:vocab, None, :] + model.pe[:length]
     return h, model.blocks[0].ln_attn(h)
 
 
 def value_mean(model: Encoder, m: Tensor) -> Tensor:
-    r"""``a = b_O + W_O (W_V m + b_V)``: the attention output every token receives at uniform attention."""
+    r"""``a = b_O + W_O (W_V m + b_V)``: the attention output every token receives at uniform attention.
+
+    Parameters
+    ----------
+    model : Encoder
+        The model (its first block's attention).
+    m : Tensor [..., d_model]
+        The mean ``m(x) = (1/n) sum_j chi_j`` of the value path's inputs.
+
+    Returns
+    -------
+    Tensor [..., d_model]
+        ``a(x)``.
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md.
+    """
     attn = model.blocks[0].attn
     return attn.out(attn.v(m))
 
 
 def per_token_map(model: Encoder, h: Tensor, a: Tensor) -> Tensor:
-    r"""``Psi = LN_f(r + MLP(LN_2(r)))``, ``r = h + a``: the encoder output of a token at uniform attention."""
+    r"""``Psi = LN_f(r + MLP(LN_2(r)))``, ``r = h + a``: the encoder output of a token at uniform attention.
+
+    Parameters
+    ----------
+    model : Encoder
+        The model (its first block's MLP and the final LayerNorm).
+    h : Tensor [..., d_model]
+        ``E x_i + P_i`` (:func:`token_features`).
+    a : Tensor [..., d_model]
+        The attention output (:func:`value_mean`), broadcast against ``h``.
+
+    Returns
+    -------
+    Tensor [..., d_model]
+        ``f_i``.
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md.
+    """
     block = model.blocks[0]
     r = h + a
     return model.ln_final(r + block.mlp(block.ln_mlp(r)))
 
 
 def readout_vjp(model: Encoder, vocab: int, length: int) -> Tensor:
-    r"""``u(a, i) = d_a Psi(a, i, a_bar)^T (W_1 - W_0)`` for every pair, shape ``(V, n, d)``, at
-    ``W_V = 0`` where ``a_bar = b_O + W_O b_V`` is the same for every sequence."""
+    r"""``u(a, i) = d_a Psi(a, i, a_bar)^T (W_1 - W_0)`` for every (token, position) pair, at ``W_V = 0``.
+
+    At ``W_V = 0`` the attention output ``a_bar = b_O + W_O b_V`` is the same for every sequence.
+
+    Parameters
+    ----------
+    model : Encoder
+        A 2-class model with ``W_V = 0``.
+    vocab : int
+        Tokens ``V``.
+    length : int
+        Positions ``n``.
+
+    Returns
+    -------
+    Tensor [V, n, d_model]
+        ``u``.
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md.
+    """
     h, chi = token_features(model, vocab, length)
     a = value_mean(model, torch.zeros_like(chi[0, 0])).detach().expand_as(h).clone().requires_grad_(True)
     direction = model.head.weight[1] - model.head.weight[0]
@@ -132,7 +315,27 @@ def predicted_value_weight_delta(model: Encoder, vocab: int, length: int, p: flo
     r"""T7 (ii): the exact ``Delta_{W_V}`` at ``W_V = W_Q = W_K = 0`` from the walk's pair law.
 
     ``-(1/(4 n^2)) sum_{i != j} sum_{a,b} (P_1 - P_0)(x_i = a, x_j = b) W_O^T u(a, i) chi(b, j)^T``
-    (the ``i = j`` terms cancel: both classes have uniform marginals).  Shape of ``W_V``: ``(d, d)``.
+    (the ``i = j`` terms cancel: both classes have uniform marginals).
+
+    Parameters
+    ----------
+    model : Encoder
+        A 2-class, 1-layer model with ``W_V = W_Q = W_K = 0``.
+    vocab : int
+        Tokens ``V``.
+    length : int
+        Positions ``n``.
+    p : float
+        The walk's step probability.
+
+    Returns
+    -------
+    Tensor [d_model, d_model]
+        ``Delta_{W_V}``, shaped like ``W_V``.
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md.
     """
     u = readout_vjp(model, vocab, length)
     _, chi = token_features(model, vocab, length)
@@ -155,6 +358,30 @@ def pair_coupling_bound(length: int, p: float) -> float:
 
     ``2 p^{|i-j|}`` is the total variation ``sum_{a,b} |P_1 - P_0|`` of the two classes' pair laws
     at distance ``|i - j|`` (at most; 0 when ``2 |i-j| = 0 mod V``), so
-    ``||Delta_{W_V}||_F <= (1/4) * this * max ||W_O^T u(a, i)|| * max ||chi(b, j)||``.
+    ``||Delta_{W_V}||_F <= (1/4) * this * max ||W_O^T u(a, i)|| * max ||chi(b, j)||``; T8 calls it
+    ``beta_n(p)``.
+
+    Parameters
+    ----------
+    length : int
+        Positions ``n``.
+    p : float
+        Step probability, in [0, 1).
+
+    Returns
+    -------
+    float
+        ``beta_n(p)``.
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md, proofs/T8_plateau_law.md.
+
+    Examples
+    --------
+    >>> pair_coupling_bound(2, 0.5)  # (4/4) * 1 * 0.5
+    0.5
+    >>> pair_coupling_bound(10, 0.5) <= 4 * 0.5 / (0.5 * 10)
+    True
     """
     return 4 * sum((length - k) * p ** k for k in range(1, length)) / length ** 2
