@@ -312,8 +312,10 @@ TABLE: dict[str, Row] = _table(
         "LRA: after SPT attention is proximity-biased, after scratch it is not",
         ">= 1.5x uniform and scratch, 95% t interval",
         Registration("post", LRA_GATES, LRA_EVIDENCE, LRA_ORIGINAL),
-        Record("does not hold", "2026-12-01", f"{LRA_SEEDS}: proximity at the SPT checkpoint ListOps 1.30x (scratch "
-                                              "0.72x), Pathfinder-16 7.43x (0.77x) passes")),
+        Record("inconclusive", "2026-12-02", f"{LRA_SEEDS}, regenerated with per-example correctness (the same "
+                                             "accuracies): Student t at 2 df, margins over 1.5x uniform ListOps -0.20 "
+                                             "[-0.51, +0.11], Pathfinder-16 +5.93 [-4.39, +16.26]: three seeds decide "
+                                             "neither. Was 'does not hold' (2026-12-01) under D ± 1.96 SE")),
     Row("P2",
         "SGD plateau: T ∝ 1/beta_n(p) ~ n (gradient-flow law)",
         "0.94 ± 0.25",
@@ -325,10 +327,16 @@ TABLE: dict[str, Row] = _table(
     Row("L3",
         "LRA: attention frozen at random init is about as good as trained",
         "|frozen - scratch| <= 3 at equal supervised steps, 95% paired t interval",
-        Registration("post", LRA_GATES, LRA_EVIDENCE, LRA_ORIGINAL),
-        Record("inconclusive", "2026-12-02", f"{LRA_SEEDS}: frozen W_Q, W_K ListOps -10.6 ± 5.3 pts against scratch, "
-                                             "no headroom; Pathfinder-16 -2.1 ± 3.5, no arm learned. Was 'does not "
-                                             "hold' (2026-12-01) before the headroom rule")),
+        Registration("post", LRA_GATES, LRA_EVIDENCE, LRA_ORIGINAL,
+                     note="2026-12-02 18:05 (1efdbaa): judged by its interval alone, rule (c) 'no headroom' no longer "
+                          "applies (it was written for gain claims; direction: away from passing, a harm can FAIL "
+                          "again)"),
+        Record("does not hold", "2026-12-02", f"{LRA_SEEDS}, regenerated with per-example correctness: ListOps "
+                                              "frozen - scratch -10.6 [-17.1, -4.1] pts (paired seeds x 1000 test "
+                                              "examples, t with 2.8 df), wholly outside ±3; Pathfinder-16 near chance. "
+                                              "The seeds-only t (2 df) gives [-18.3, -2.9], INCONCLUSIVE: the verdict "
+                                              "rests on the shared test term's df; L3b re-tests it, pre-registered. "
+                                              "Was 'inconclusive' (2026-12-02 morning, no headroom)")),
     Row("P3",
         "AdamW, W_Q,W_K init /10: T grows as the noise floor says",
         "|measured/predicted - 1| <= 0.3 at every n",
