@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from spt_theory import plateau
+from spt_theory.plateau import cli, design, runs
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -27,8 +27,8 @@ def no_training(monkeypatch):
     def reached(run, root, log=None):
         raise AssertionError(f"trained {run} before the arguments were checked")
 
-    monkeypatch.setattr(plateau, "run_scratch", reached)
-    monkeypatch.setattr(plateau, "run_spt", reached)
+    monkeypatch.setattr(cli, "run_scratch", reached)
+    monkeypatch.setattr(cli, "run_spt", reached)
 
 
 @pytest.mark.parametrize("case", ["cache_dir_is_a_file", "cache_dir_under_a_file", "summary_under_a_file",
@@ -50,43 +50,43 @@ def test_plateau_refuses_bad_arguments_before_any_training(case, tmp_path, capsy
         args["--lengths"] = case.split("_")[1]
     else:  # no_run
         args.update({"--lengths": "200", "--only": "sgd"})
-    assert plateau.main([w for k, v in args.items() for w in (k, v)]) == 2
+    assert cli.main([w for k, v in args.items() for w in (k, v)]) == 2
     error_line(capsys.readouterr().err, word)
     assert not (tmp_path / "summary.json").exists()
 
 
 def test_plateau_threads_are_checked_by_argparse(tmp_path, no_training, argparse_refusal):
-    argparse_refusal(plateau.main, ["--threads", "0", "--cache-dir", str(tmp_path / "cache")], "--threads", ">= 1")
+    argparse_refusal(cli.main, ["--threads", "0", "--cache-dir", str(tmp_path / "cache")], "--threads", ">= 1")
     assert not (tmp_path / "cache").exists()
 
 
 @pytest.mark.parametrize("kind", ["scratch", "spt"])
 def test_plateau_run_finished_while_waiting_for_the_lock_is_read_not_trained_again(kind, tmp_path, monkeypatch):
-    run = plateau.PlateauRun(kind, 8, 0, "adamw", 1.0, cap=6 if kind == "scratch" else 0)
+    run = design.PlateauRun(kind, 8, 0, "adamw", 1.0, cap=6 if kind == "scratch" else 0)
     done = {"escape_step": 3, "spt_steps_to_95": 31, "seconds": 1.0}
 
     @contextlib.contextmanager
     def lock_after_the_other_process(self):
-        plateau.write_json(self.dir / "run.json", done)  # the holder we waited for wrote its record
+        runs.write_json(self.dir / "run.json", done)  # the holder we waited for wrote its record
         yield
 
     def no_data(spec):
         raise AssertionError("trained a run another process had finished")
 
-    monkeypatch.setattr(plateau.StageCache, "lock", lock_after_the_other_process)
-    monkeypatch.setattr(plateau, "built_data", no_data)
-    runner = plateau.run_scratch if kind == "scratch" else plateau.run_spt
+    monkeypatch.setattr(runs.StageCache, "lock", lock_after_the_other_process)
+    monkeypatch.setattr(runs, "built_data", no_data)
+    runner = runs.run_scratch if kind == "scratch" else runs.run_spt
     assert runner(run, tmp_path) == done
 
 
 PLATEAU_STUB = """
 import sys, time
-from spt_theory import plateau
+from spt_theory.plateau import cli
 def run(r, root, log=None):
     print("training", flush=True)
     time.sleep(60)
-plateau.run_scratch = plateau.run_spt = run
-sys.exit(plateau.main(sys.argv[1:]))
+cli.run_scratch = cli.run_spt = run
+sys.exit(cli.main(sys.argv[1:]))
 """
 
 
@@ -119,14 +119,14 @@ def _fake_run(record_value):
 
 def test_a_default_plateau_run_never_writes_the_committed_evidence_and_promote_refuses_a_partial_grid(
         tmp_path, monkeypatch, capsys, error_line):
-    before = plateau.SUMMARY.read_bytes()
-    monkeypatch.setattr(plateau, "run_scratch", _fake_run(500))
-    monkeypatch.setattr(plateau, "run_spt", _fake_run(100))
+    before = design.SUMMARY.read_bytes()
+    monkeypatch.setattr(cli, "run_scratch", _fake_run(500))
+    monkeypatch.setattr(cli, "run_spt", _fake_run(100))
     cache = tmp_path / "cache"
-    assert plateau.main(["--cache-dir", str(cache), "--lengths", "25", "--only", "sgd"]) == 0
+    assert cli.main(["--cache-dir", str(cache), "--lengths", "25", "--only", "sgd"]) == 0
     written = json.loads((cache / "plateau_runs.json").read_text())
     assert written["partial"] is True and len(written["runs"]) == 6  # SGD at n 25: two caps x 3 seeds
-    assert plateau.SUMMARY.read_bytes() == before
-    assert plateau.main(["--cache-dir", str(cache), "--lengths", "25", "--only", "sgd", "--promote"]) == 2
+    assert design.SUMMARY.read_bytes() == before
+    assert cli.main(["--cache-dir", str(cache), "--lengths", "25", "--only", "sgd", "--promote"]) == 2
     error_line(capsys.readouterr().err, "partial grid", "nothing was promoted")
-    assert plateau.SUMMARY.read_bytes() == before
+    assert design.SUMMARY.read_bytes() == before
