@@ -31,7 +31,7 @@ COMMANDS: dict[str, Command] = {
                      "one run on the walk task, cached and resumable"),
     "lra": Command("spt_theory.lra.__main__", "python -m spt_theory.lra",
                    "SPT confirmation runs on the Long Range Arena tasks (confirm, sweep, probe, report, ...)"),
-    "plateau": Command("spt_theory.plateau", "python -m spt_theory.plateau",
+    "plateau": Command("spt_theory.plateau.cli", "python -m spt_theory.plateau",
                        "the plateau law (T8): how long training sits at near-uniform attention"),
     "figures": Command("spt_theory.figures.cli", "python -m spt_theory.figures",
                        "regenerate the figures into figures/"),

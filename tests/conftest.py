@@ -46,3 +46,16 @@ def argparse_refusal(capsys):
         return lines[-1]
 
     return check
+
+
+@pytest.fixture
+def error_line():
+    """``check(err, *words)``: ``err`` is one ``error:`` line (lines saying a folder was created
+    aside) holding every one of ``words``."""
+    def check(err: str, *words: str) -> None:
+        lines = [line for line in err.splitlines() if line.strip() and not line.startswith("created folder")]
+        assert len(lines) == 1 and lines[0].startswith("error: "), err
+        for word in words:
+            assert word in lines[0], (word, err)
+
+    return check

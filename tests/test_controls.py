@@ -9,8 +9,9 @@ import pytest
 import torch
 
 from spt_theory.analysis.probes import attention_patterns, pe_score_block
-from spt_theory.checks import controls, synthetic
+from spt_theory.checks import controls
 from spt_theory.checks import theory as lemmas
+from spt_theory.checks import walk as walk_claims
 from spt_theory.claims.registry import Context, Measurement
 from spt_theory.core.inits import proximity_init
 from spt_theory.core.model import Encoder
@@ -131,7 +132,7 @@ def test_cross_data_recipe_pretrains_on_the_other_data_and_finetunes_on_the_real
 # ---------------------------------------------------------------- check functions on tiny data
 
 def test_every_control_check_runs_on_tiny_data(tiny_walk, tmp_path, monkeypatch):
-    monkeypatch.setattr(synthetic, "WALK", tiny_walk)
+    monkeypatch.setattr(walk_claims, "WALK", tiny_walk)
     monkeypatch.setattr(controls, "BUDGET", Budget(scratch_epochs=2, pretrain_epochs=1, finetune_epochs=1))
     monkeypatch.setattr(lemmas, "x4_theory", lambda ctx: ({"stub": True}, {}))
     ctx = Context(full=False, seeds=(0,), cache_dir=tmp_path, progress=False)

@@ -17,9 +17,9 @@ from spt_theory import evidence
 from spt_theory.evidence import EvidenceError, correctness, schema
 from spt_theory.evidence.correctness import accuracy_of, decode, encode
 from spt_theory.lra.configs import tiny
+from spt_theory.lra.inputs import LRATask
 from spt_theory.lra.race import arm_curve
 from spt_theory.lra.readers.common import LISTOPS_VOCAB
-from spt_theory.lra.task import LRATask
 from spt_theory.lra.tasks import config_for
 from spt_theory.training.loop import Runtime
 

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from spt_theory import evidence, plateau
+from spt_theory import evidence
 from spt_theory.core.model import ModelConfig
 from spt_theory.evidence import EvidenceError, schema
+from spt_theory.plateau import design
 from spt_theory.verify import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -123,7 +124,7 @@ def test_the_schema_names_the_field_of_impossible_evidence(edit, message):
 
 
 def test_a_duplicated_plateau_row_is_refused():
-    tree = json.loads(plateau.SUMMARY.read_text())
+    tree = json.loads(design.SUMMARY.read_text())
     tree["runs"].append(next(r for r in tree["runs"] if r["length"] == 200))
     with pytest.raises(EvidenceError, match="appears twice"):
         schema.parse(json.dumps(tree), schema.PlateauRuns, "plateau_runs.json")
@@ -132,7 +133,7 @@ def test_a_duplicated_plateau_row_is_refused():
 def test_evidence_made_with_other_model_defaults_is_refused(monkeypatch, copy, tmp_path, capsys):
     fields = [f.name for f in dataclasses.fields(ModelConfig)]
     defaults = list(ModelConfig.__init__.__defaults__)
-    run = plateau.PlateauRun("scratch", length=25, seed=0)
+    run = design.PlateauRun("scratch", length=25, seed=0)
     before = run.cache(tmp_path).key
     defaults[fields.index("d_model")] = 32
     monkeypatch.setattr(ModelConfig.__init__, "__defaults__", tuple(defaults))

@@ -603,3 +603,28 @@ def test_an_ensemble_member_trains_as_the_plain_model_would():
         if name.endswith("attn.qk.bias"):  # b_K's gradient is 0 up to rounding, which AdamW scales to +-lr
             a, b = a[:TINY.d_model], b[:TINY.d_model]
         assert torch.allclose(a, b, atol=1e-6), name
+
+
+@pytest.mark.parametrize("case", ["OUT_under_a_file", "export_under_a_file",
+                                  "run_is_a_file", "run_under_a_file"])
+def test_gpu_confirm_checks_its_folders_before_the_first_step(case, tmp_path, capsys, monkeypatch, error_line):
+    from spt_theory.lra.gpu import confirm as gpu_confirm
+
+    def no_steps(*args, **kwargs):
+        raise AssertionError("a step ran before the folders were checked")
+
+    monkeypatch.setattr(gpu_confirm, "confirm", no_steps)
+    monkeypatch.delenv("OUT", raising=False)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    run, argv = tmp_path / "run", ["--tiny"]
+    if case == "OUT_under_a_file":
+        monkeypatch.setenv("OUT", str(afile / "out"))
+    elif case == "export_under_a_file":
+        argv += ["--export", str(afile / "out")]
+    elif case == "run_is_a_file":
+        run = afile
+    else:
+        run = afile / "run"
+    assert gpu_confirm.main([*argv, str(run)]) == 2
+    error_line(capsys.readouterr().err, "afile", "run folder" if case.startswith("run") else "export folder")

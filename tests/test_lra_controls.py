@@ -12,8 +12,8 @@ from spt_theory.evidence import schema
 from spt_theory.evidence.correctness import accuracy_of, decode
 from spt_theory.lra.__main__ import main
 from spt_theory.lra.controls import ControlConfig, build, shortcut
+from spt_theory.lra.curves import best_within
 from spt_theory.lra.references import gap_closed, references
-from spt_theory.lra.steps import best_within
 from synthetic import listops, pathfinder
 
 

@@ -21,8 +21,8 @@ from spt_theory.lra import runner as runner_module
 from spt_theory.lra.__main__ import main
 from spt_theory.lra.configs import one_layer, tiny
 from spt_theory.lra.data import load_task_data
+from spt_theory.lra.inputs import LRATask
 from spt_theory.lra.readers.common import BYTE_VOCAB, LISTOPS_VOCAB, PIXEL_VOCAB
-from spt_theory.lra.task import LRATask
 from spt_theory.lra.tasks import config_for, lra_task, task_names
 from spt_theory.training.cache import StageCache
 from spt_theory.training.loop import DatasetTask, Stage, train_stage
@@ -240,7 +240,7 @@ def test_pair_head_sees_u_v_difference_and_product():
 
 def test_spt_masks_only_real_tokens_and_pixels_become_two_normalised_channels(monkeypatch):
     seen = {}
-    monkeypatch.setattr("spt_theory.lra.task.masked_token_loss",
+    monkeypatch.setattr("spt_theory.lra.inputs.masked_token_loss",
                         lambda prediction, targets, mask: seen.setdefault("mask", mask).float().mean())
     task = LRATask(tiny(config_for("listops")), LISTOPS_VOCAB)
     model = Encoder(task.model_config(task.config, 8))

@@ -1,4 +1,4 @@
-"""Claims E5, E6b, E9-E14, X5b (``spt_theory.checks.paper``, ``checks.synthetic``) and the runs of
+"""Claims E5, E6b, E9-E14, X5b (``spt_theory.checks.paper``, ``checks.walk``) and the runs of
 ``spt_theory.walk.paper_runs``: SPT step caps, the negative pretraining sources, training accuracy per
 epoch, every check on tiny data, and each claim's decision on made-up histories (pass and fail)."""
 
@@ -10,7 +10,8 @@ from dataclasses import replace
 import pytest
 import torch
 
-from spt_theory.checks import paper, synthetic
+from spt_theory.checks import paper
+from spt_theory.checks import walk as walk_claims
 from spt_theory.claims.registry import Context, Measurement, all_claims
 from spt_theory.training.cache import StageCache
 from spt_theory.training.loop import DatasetTask, train_stage
@@ -141,7 +142,7 @@ def test_solved_budget_bisects_the_ladder_and_reports_every_length_tried():
 
 @pytest.fixture
 def tiny_claims(tiny_walk, monkeypatch):
-    monkeypatch.setattr(synthetic, "WALK", tiny_walk)
+    monkeypatch.setattr(walk_claims, "WALK", tiny_walk)
     monkeypatch.setattr(paper, "WALK", tiny_walk)
     monkeypatch.setattr(paper, "BUDGET", TINY_BUDGET)
     monkeypatch.setattr(paper_runs, "DATA_SCALES", (2,))
@@ -149,7 +150,7 @@ def tiny_claims(tiny_walk, monkeypatch):
     monkeypatch.setattr(paper_runs, "SPT_LADDER", (1, 2))
 
 
-@pytest.mark.parametrize("check", [synthetic.check_e5, paper.check_e5b, paper.check_e6b, paper.check_e10,
+@pytest.mark.parametrize("check", [walk_claims.check_e5, paper.check_e5b, paper.check_e6b, paper.check_e10,
                                    paper.check_e11, paper.check_e11b,
                                    paper.check_e12, paper.check_e13, paper.check_e14, paper.check_x5b])
 def test_every_paper_check_runs_on_tiny_data(check, tiny_claims, tmp_path):
@@ -158,7 +159,7 @@ def test_every_paper_check_runs_on_tiny_data(check, tiny_claims, tmp_path):
 
 
 def test_e9_full_mode_walks_the_log_grid(tiny_claims, tiny_walk, tmp_path):
-    m = synthetic.check_e9(Context(full=True, seeds=(0,), cache_dir=tmp_path, progress=False))
+    m = walk_claims.check_e9(Context(full=True, seeds=(0,), cache_dir=tmp_path, progress=False))
     grid = m.details["accuracy_by_spt_epochs"]
     assert (len(grid) == len(set(paper_runs.spt_length_steps(tiny_walk)))
             and m.details["steps_per_epoch"] == paper_runs.steps_per_epoch(tiny_walk))
@@ -167,8 +168,8 @@ def test_e9_full_mode_walks_the_log_grid(tiny_claims, tiny_walk, tmp_path):
 def test_e9_quick_mode_reads_only_e3s_spt_run(tiny_claims, tiny_walk, tmp_path):
     """Quick mode decides E9 from E3's SPT length (4 epochs) alone: the same spec, so no extra run."""
     assert paper_runs.spt_length_spec(4 * paper_runs.steps_per_epoch(tiny_walk), 0, tiny_walk) == \
-        synthetic.recipe("spt", tiny_walk, 0, paper_runs.BUDGET)
-    m = synthetic.check_e9(Context(full=False, seeds=(0,), cache_dir=tmp_path, progress=False))
+        walk_claims.recipe("spt", tiny_walk, 0, paper_runs.BUDGET)
+    m = walk_claims.check_e9(Context(full=False, seeds=(0,), cache_dir=tmp_path, progress=False))
     assert list(m.details["accuracy_by_spt_epochs"]) == ["4"] and m.details["one_epoch_enough"] is None
 
 
@@ -251,6 +252,6 @@ def _name(spec: RunSpec) -> str:
 @pytest.mark.parametrize("frozen, scratch, passed", [(0.74, 0.75, True), (0.80, 0.74, False), (0.5, 0.5, False)])
 def test_e5_is_two_sided_and_needs_a_setting_where_scratch_learns(monkeypatch, frozen, scratch, passed):
     acc = {"frozen": frozen, "scratch": scratch}
-    monkeypatch.setattr(synthetic, "run", lambda spec, *a, **k: fake_result(
+    monkeypatch.setattr(walk_claims, "run", lambda spec, *a, **k: fake_result(
         {"test_accuracy": acc["frozen" if spec.stages[0].freeze else "scratch"]}))
-    assert synthetic.check_e5(Context(seeds=(0,))).passed is passed
+    assert walk_claims.check_e5(Context(seeds=(0,))).passed is passed

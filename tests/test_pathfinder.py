@@ -135,3 +135,23 @@ def test_cli_rejects_bad_geometry(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         pathfinder.main(["--out", str(tmp_path), "--n", "2", "--size", "8"])
     assert exit_info.value.code == 2 and "size" in capsys.readouterr().err
+
+
+def test_the_pathfinder_generator_never_writes_through_a_link_inside_its_folder(tmp_path):
+    """--out DIR whose curv_contour_length_<L> is a link to a user's folder: one line, exit 2,
+    nothing written there."""
+    import subprocess
+    import sys
+
+    user = tmp_path / "users-images"
+    user.mkdir()
+    (user / "keep.txt").write_text("mine")
+    out = tmp_path / "pf"
+    out.mkdir()
+    (out / "curv_contour_length_6").symlink_to(user, target_is_directory=True)
+    result = subprocess.run([sys.executable, "-m", "synthetic.pathfinder", "--out", str(out), "--n", "2",
+                             "--size", "16", "--contour-length", "6", "--no-progress"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stderr.strip().count("\n") == 0, result.stderr
+    assert "is a link: nothing was written" in result.stderr
+    assert sorted(p.name for p in user.iterdir()) == ["keep.txt"]

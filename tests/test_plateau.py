@@ -7,15 +7,15 @@ import shutil
 
 import pytest
 
-from spt_theory import plateau
 from spt_theory.checks import plateau as law
+from spt_theory.plateau import design, runs
 from spt_theory.theory.per_token import pair_coupling_bound
 
 
-@pytest.mark.parametrize("least", [None, *plateau.SPT_GRID])
+@pytest.mark.parametrize("least", [None, *design.SPT_GRID])
 def test_spt_search_finds_the_least_solving_length(least):
     solves = (lambda s: False) if least is None else (lambda s: s >= least)
-    found, tried = plateau.spt_search(solves)
+    found, tried = design.spt_search(solves)
     assert found == least
     assert len(tried) <= 6
     assert all(ok == solves(s) for s, ok in tried.items())
@@ -60,12 +60,12 @@ def test_exponent_fit_recovers_a_power_law_and_fails_a_wrong_one():
 
 
 def test_scratch_run_is_cached_and_deterministic(tmp_path):
-    run = plateau.PlateauRun("scratch", 8, 0, "adamw", 1.0, cap=6)
-    first = plateau.run_scratch(run, tmp_path / "a")
-    again = plateau.run_scratch(run, tmp_path / "b")
+    run = design.PlateauRun("scratch", 8, 0, "adamw", 1.0, cap=6)
+    first = runs.run_scratch(run, tmp_path / "a")
+    again = runs.run_scratch(run, tmp_path / "b")
     assert first["steps"] == 6 and first["capped"] and first["escape_step"] is None
     assert [h["test_accuracy"] for h in first["history"]] == [h["test_accuracy"] for h in again["history"]]
-    assert plateau.run_scratch(run, tmp_path / "a") == first  # read back from run.json
+    assert runs.run_scratch(run, tmp_path / "a") == first  # read back from run.json
     assert not math.isnan(first["history"][-1]["test_accuracy"])
 
 
@@ -76,11 +76,11 @@ def test_plateau_figure_draws_the_committed_grid(tmp_path):
 
     with pytest.raises(EvidenceError, match="plateau_runs.json: missing"):
         plateau_law(FigureContext(out=tmp_path, evidence_root=tmp_path / "evidence"))
-    shutil.copytree(plateau.EVIDENCE, tmp_path / "evidence" / "plateau")
+    shutil.copytree(design.EVIDENCE, tmp_path / "evidence" / "plateau")
     paths = plateau_law(FigureContext(out=tmp_path, evidence_root=tmp_path / "evidence"))
     assert [p.suffix for p in paths] == [".png", ".pdf", ".json"]
     record = json.loads(paths[2].read_text())
-    summary = json.loads(plateau.SUMMARY.read_text())
+    summary = json.loads(design.SUMMARY.read_text())
     drawn = sum(len(v) for row in record["rows"] for v in row["per_seed"].values())
     assert drawn == sum(len(c["values"]) for kind, opt, scale in {(r["kind"], r["optimiser"], r["qk_scale"])
                                                                    for r in summary["runs"]}

@@ -7,11 +7,12 @@ import shutil
 
 import pytest
 
-from spt_theory import evidence, plateau
+from spt_theory import evidence
 from spt_theory.checks import plateau as law
 from spt_theory.checks import plateau_n400
 from spt_theory.checks import plateau_prediction as pp
 from spt_theory.claims.registry import Context
+from spt_theory.plateau import design, summary
 from spt_theory.verify import main
 
 
@@ -20,9 +21,9 @@ def root(tmp_path):
     """A copy of the committed evidence without its runs at n = 400 (the tests add their own)."""
     out = tmp_path / "evidence"
     shutil.copytree(evidence.root(), out, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    path = out / evidence.PLATEAU / plateau.SUMMARY.name
+    path = out / evidence.PLATEAU / design.SUMMARY.name
     tree = json.loads(path.read_text())
-    tree["runs"] = [r for r in tree["runs"] if r["length"] != plateau.PREDICTED]
+    tree["runs"] = [r for r in tree["runs"] if r["length"] != design.PREDICTED]
     path.write_text(json.dumps(tree))
     return out
 
@@ -36,9 +37,9 @@ def test_the_committed_runs_at_n_400_refute_both_claims_with_their_first_seed():
 
 
 def _add_runs(root, kind: str, values: list[float], capped: tuple[bool, ...] = (False, False, False)) -> None:
-    path = root / evidence.PLATEAU / plateau.SUMMARY.name
+    path = root / evidence.PLATEAU / design.SUMMARY.name
     tree = json.loads(path.read_text())
-    cap = plateau.PREDICTED_ADAMW_CAP if kind == "scratch" else plateau.PREDICTED_SPT_CAP
+    cap = design.PREDICTED_ADAMW_CAP if kind == "scratch" else design.PREDICTED_SPT_CAP
     for seed, (value, c) in enumerate(zip(values, capped)):
         tree["runs"].append({"kind": kind, "length": 400, "seed": seed, "optimiser": "adamw", "qk_scale": 1.0,
                              "cap": cap, "value": cap if c else round(value), "capped": c, "lr": 1e-3, "key": "test",
@@ -54,7 +55,7 @@ def test_no_run_at_n_400_is_inconclusive_with_the_command(claim_id, root):
     m = CASES[claim_id][2](Context(evidence_root=root))
     assert m.verdict == "INCONCLUSIVE" and m.measured == "no run"
     assert m.inconclusive == (f"no n = 400 run yet (prediction committed in bd8a28f; run: "
-                              f"{plateau.PREDICTED_COMMAND})")
+                              f"{design.PREDICTED_COMMAND})")
     lo, hi = pp.load(pp.PREDICTION)["predictions"][CASES[claim_id][1]]["interval"]
     assert m.threshold == f"all 3 seeds in [{lo:.0f}, {hi:.0f}]"
     assert any("alternative" in line for line in m.lines)
@@ -69,9 +70,9 @@ def test_three_seeds_inside_pass_one_outside_fails(claim_id, root, tmp_path):
     assert check(Context(evidence_root=root)).verdict == "PASS"
     other = tmp_path / "other"
     shutil.copytree(root, other)
-    path = other / evidence.PLATEAU / plateau.SUMMARY.name
+    path = other / evidence.PLATEAU / design.SUMMARY.name
     tree = json.loads(path.read_text())
-    tree["runs"] = [r for r in tree["runs"] if r["length"] != plateau.PREDICTED]
+    tree["runs"] = [r for r in tree["runs"] if r["length"] != design.PREDICTED]
     path.write_text(json.dumps(tree))
     _add_runs(other, kind, [inside[0], inside[1], hi * 1.05])
     m = check(Context(evidence_root=other))
@@ -81,9 +82,9 @@ def test_three_seeds_inside_pass_one_outside_fails(claim_id, root, tmp_path):
 def test_a_capped_run_above_the_interval_is_outside_and_two_seeds_decide_nothing(root, tmp_path):
     _add_runs(root, "scratch", [20000, 30000, 0], capped=(False, False, True))
     assert plateau_n400.check_p6(Context(evidence_root=root)).verdict == "FAIL"  # capped at 40000 > 37932
-    tree = json.loads((root / evidence.PLATEAU / plateau.SUMMARY.name).read_text())
+    tree = json.loads((root / evidence.PLATEAU / design.SUMMARY.name).read_text())
     tree["runs"] = [r for r in tree["runs"] if not (r["length"] == 400 and r["seed"] == 2)]
-    (root / evidence.PLATEAU / plateau.SUMMARY.name).write_text(json.dumps(tree))
+    (root / evidence.PLATEAU / design.SUMMARY.name).write_text(json.dumps(tree))
     m = plateau_n400.check_p6(Context(evidence_root=root))
     assert m.verdict == "INCONCLUSIVE" and m.inconclusive.startswith("2 of 3 seeds at n = 400 inside")
 
@@ -116,27 +117,27 @@ def test_the_plateau_command_runs_the_registered_n_400_experiment():
     """3 seeds, SPT searched on the sqrt 2 ladder up to above the interval, AdamW capped above it;
     the grid of n = 25-200 unchanged."""
     tree = pp.load(pp.PREDICTION)
-    runs = plateau.grid((400,))
+    runs = design.grid((400,))
     spt = [r for r in runs if r.kind == "spt"]
     adamw = [r for r in runs if r.kind == "scratch"]
     assert [r.seed for r in spt] == [r.seed for r in adamw] == tree["seeds"]
     assert all(r.optimiser == "adamw" and r.qk_scale == 1.0 for r in runs)
     assert min(r.cap for r in adamw) >= tree["predictions"]["adamw_escape"]["decides_with_cap_at_least"]
-    assert plateau.PREDICTED_ADAMW_CAP % plateau.eval_every(400) == 0
-    ladder = plateau.spt_grid(spt[0])
-    assert ladder[: len(plateau.SPT_GRID)] == plateau.SPT_GRID
+    assert design.PREDICTED_ADAMW_CAP % design.eval_every(400) == 0
+    ladder = design.spt_grid(spt[0])
+    assert ladder[: len(design.SPT_GRID)] == design.SPT_GRID
     assert ladder[-1] >= tree["predictions"]["spt_steps_to_95"]["decides_with_spt_grid_up_to_at_least"]
     assert [g for g in ladder if g <= tree["predictions"]["spt_steps_to_95"]["interval"][1]][-1] < ladder[-1]
-    assert all(r.length != 400 for r in plateau.grid()) and len(plateau.grid()) == 45
-    found, _ = plateau.spt_search(lambda s: s >= 2828, ladder)
+    assert all(r.length != 400 for r in design.grid()) and len(design.grid()) == 45
+    found, _ = design.spt_search(lambda s: s >= 2828, ladder)
     assert found == 2828
-    assert plateau.spt_search(lambda s: False, ladder)[0] is None
+    assert design.spt_search(lambda s: False, ladder)[0] is None
 
 
 def test_promote_at_n_400_refuses_when_nothing_has_finished(tmp_path):
     from spt_theory.util.files import InputError
 
-    committed = plateau.SUMMARY.read_bytes()
+    committed = design.SUMMARY.read_bytes()
     with pytest.raises(InputError, match="no run at n = 400 has finished"):
-        plateau.promote_predicted(tmp_path, tmp_path / "plateau_runs.json")
-    assert plateau.SUMMARY.read_bytes() == committed
+        summary.promote_predicted(tmp_path, tmp_path / "plateau_runs.json")
+    assert design.SUMMARY.read_bytes() == committed

@@ -23,9 +23,9 @@ from spt_theory import verify as verify_cli
 from spt_theory.analysis.probes import gradient_proximity_shares
 from spt_theory.core.model import Encoder
 from spt_theory.lra import __main__ as lra_cli
+from spt_theory.lra.inputs import LRATask
 from spt_theory.lra.readers.image import load_cifar_batch
 from spt_theory.lra.readers.listops import read_listops
-from spt_theory.lra.task import LRATask
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import DatasetTask, Stage, train_stage
 from spt_theory.util import files

@@ -226,3 +226,23 @@ def test_the_readme_lists_exactly_the_claims_quick_mode_skips():
 
     readme = " ".join((Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text().split())  # the command reference
     assert f"quick mode skips: {', '.join(quick_skipped())} (" in readme
+
+
+def test_verify_prints_the_exit_status_it_returns_when_the_json_cannot_be_written(tmp_path, capsys, monkeypatch,
+                                                                                  error_line):
+    from spt_theory import verify
+
+    target = tmp_path / "verify.json"
+    real_run_claim = verify.run_claim
+
+    def run_then_block_the_json(claim, ctx):  # checked writable before the run, not after it
+        row = real_run_claim(claim, ctx)
+        target.mkdir()
+        return row
+
+    monkeypatch.setattr(verify, "run_claim", run_then_block_the_json)
+    code = verify.main(["--only", "T1", "--json", str(target), "--no-progress"])
+    out, err = capsys.readouterr()
+    summary = [line for line in out.splitlines() if " claims in " in line]
+    assert code == 2 and summary and summary[-1].endswith(f"; exit {code}"), out
+    error_line(err, str(target), "cannot write")

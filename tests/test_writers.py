@@ -68,30 +68,30 @@ def test_verify_json_into_the_evidence_is_refused_before_any_claim(spelling, spe
 
 
 def test_plateau_summary_into_the_evidence_is_refused_before_training(tmp_path, capsys, monkeypatch):
-    from spt_theory import plateau
+    from spt_theory.plateau import cli
 
     monkeypatch.chdir(EVIDENCE.parent.parent)
     trained = []
-    monkeypatch.setattr(plateau, "run_scratch", lambda *a: trained.append(a) or {})
+    monkeypatch.setattr(cli, "run_scratch", lambda *a: trained.append(a) or {})
     before = _digests()
     argv = ["--only", "adamw", "--lengths", "25", "--threads", "1", "--cache-dir", str(tmp_path / "pl"),
             "--summary", "spt_theory/evidence/plateau/plateau_runs.json"]
-    assert plateau.main(argv) == 2
+    assert cli.main(argv) == 2
     _error_line(capsys.readouterr().err, "--summary", "only --promote writes there")
     assert not trained and not (tmp_path / "pl").exists() and _digests() == before
-    assert plateau.main(["--cache-dir", str(EVIDENCE / "plateau"), "--lengths", "25"]) == 2
+    assert cli.main(["--cache-dir", str(EVIDENCE / "plateau"), "--lengths", "25"]) == 2
     _error_line(capsys.readouterr().err, str(EVIDENCE / "plateau"), "only --promote writes there")
     assert _digests() == before
 
 
 def test_promote_with_a_partial_selection_is_refused_before_training(tmp_path, capsys, monkeypatch):
-    from spt_theory import plateau
+    from spt_theory.plateau import cli
 
     trained = []
-    monkeypatch.setattr(plateau, "run_scratch", lambda *a: trained.append(a) or {})
-    monkeypatch.setattr(plateau, "run_spt", lambda *a: trained.append(a) or {})
+    monkeypatch.setattr(cli, "run_scratch", lambda *a: trained.append(a) or {})
+    monkeypatch.setattr(cli, "run_spt", lambda *a: trained.append(a) or {})
     for argv in (["--lengths", "25", "--promote"], ["--only", "adamw", "--promote"], ["--seeds", "0", "--promote"]):
-        assert plateau.main([*argv, "--cache-dir", str(tmp_path / "c")]) == 2, argv
+        assert cli.main([*argv, "--cache-dir", str(tmp_path / "c")]) == 2, argv
         _error_line(capsys.readouterr().err, "--promote", "nothing was trained")
     assert not trained
 

@@ -41,9 +41,9 @@ from spt_theory.analysis.probes import (
     share_trajectory,
     uniform_band_mass,
 )
-from spt_theory.checks import synthetic
 from spt_theory.checks import theory as lemmas
-from spt_theory.checks.synthetic import summary
+from spt_theory.checks import walk
+from spt_theory.checks.walk import summary
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.core.model import Encoder
 from spt_theory.theory import patterns
@@ -87,7 +87,7 @@ X6_SPT_MIN = 3.0          # SPT trajectory, mean share / chance over the finetun
 def control_spec(name: str, seed: int, **settings) -> RunSpec:
     """A control run (:data:`spt_theory.walk.experiments.CONTROL_RUNS`) or any recipe, on the walk
     data, with the model ``settings`` (the control's own architecture wins over them)."""
-    return control_recipe(name, synthetic.WALK, seed, BUDGET, **settings)
+    return control_recipe(name, walk.WALK, seed, BUDGET, **settings)
 
 
 def control_runs(ctx: Context, name: str) -> list[RunResult]:
@@ -120,7 +120,7 @@ def first_epoch_above(result: RunResult, level: float = 0.9) -> int | None:
 def check_x1(ctx: Context) -> Measurement:
     results = control_runs(ctx, "alibi")
     accs = [r.final["test_accuracy"] for r in results]
-    uniform = uniform_band_mass(synthetic.WALK.length)
+    uniform = uniform_band_mass(walk.WALK.length)
     return Measurement(_mean(accs), f">= {X1_THRESHOLD:g}", _mean(accs) >= X1_THRESHOLD,
                        {"accuracy": summary(accs), "accuracy_by_epoch": accuracy_curves(results),
                         "first_epoch_acc_ge_0.9": [first_epoch_above(r) for r in results],
@@ -145,9 +145,9 @@ def check_x2(ctx: Context) -> Measurement:
     name = "proxinit" if ctx.full else f"proxinit_{BUDGET.finetune_epochs}"
     results = control_runs(ctx, name)
     accs = [r.final["test_accuracy"] for r in results]
-    data = built_data(synthetic.WALK)
+    data = built_data(walk.WALK)
     at_init = [walk_metrics(data)(initial_model(r.spec)) for r in results]
-    uniform = uniform_band_mass(synthetic.WALK.length)
+    uniform = uniform_band_mass(walk.WALK.length)
     ok = _mean(accs) >= X2_THRESHOLD
     return Measurement(_mean(accs), f">= {X2_THRESHOLD:g}", ok,
                        {"accuracy": summary(accs), "supervised_epochs": results[0].spec.stages[0].epochs,
@@ -155,7 +155,7 @@ def check_x2(ctx: Context) -> Measurement:
                         "accuracy_at_init": summary([m["test_accuracy"] for m in at_init]),
                         "band_mass_ratio_at_init": summary([m["band_mass"] / uniform for m in at_init]),
                         "pe_peak_offsets_at_init": [pe_peak_offsets(initial_model(r.spec)) for r in results],
-                        "spt_accuracy_same_supervised_budget": summary(synthetic.final_accuracies(ctx, "spt"))
+                        "spt_accuracy_same_supervised_budget": summary(walk.final_accuracies(ctx, "spt"))
                         if Budget() == BUDGET else "n/a"})
 
 
@@ -164,7 +164,7 @@ def check_x2(ctx: Context) -> Measurement:
        method="positional=none, SPT 4 ep + finetune 3", quick=False)
 def check_x3(ctx: Context) -> Measurement:
     results = control_runs(ctx, "nope")
-    uniform = uniform_band_mass(synthetic.WALK.length)
+    uniform = uniform_band_mass(walk.WALK.length)
     ratio = [r.history[0][-1]["band_mass"] / uniform for r in results]
     accs = [r.final["test_accuracy"] for r in results]
     ok = _mean(ratio) <= X3_MAX_BAND_RATIO and abs(_mean(accs) - 0.5) <= X3_MAX_ACC_GAP
@@ -187,7 +187,7 @@ def check_x4(ctx: Context) -> Measurement:
         training[name] = {"accuracy": summary([r.final["test_accuracy"] for r in results]),
                           "accuracy_by_epoch": accuracy_curves(results)}
     # the best any classifier can do from one neighbouring pair (x_{i-1}, x_i) of the walk: (1 + p) / 2
-    training["one_pair_bayes_accuracy"] = (1 + synthetic.WALK.p) / 2
+    training["one_pair_bayes_accuracy"] = (1 + walk.WALK.p) / 2
     cls = training["cls"]["accuracy"]["mean"]
     ok = all(conditions.values()) and abs(cls - 0.5) <= X4_MAX_ACC_GAP
     return Measurement(cls, f"theory & |cls acc-0.5| <= {X4_MAX_ACC_GAP:g}", ok,
@@ -207,7 +207,7 @@ def check_x5(ctx: Context) -> Measurement:
         by_source[source] = final_accuracies(ctx, f"xspt_{source}")
         if ctx.full:
             long[source] = summary(final_accuracies(ctx, f"xspt_{source}_long"))
-    uniform = uniform_band_mass(synthetic.WALK.length)
+    uniform = uniform_band_mass(walk.WALK.length)
     band = {s: summary([r.history[0][-1]["band_mass"] / uniform for r in control_runs(ctx, f"xspt_{s}")])
             for s in by_source}
     worst = min(_mean(v) for v in by_source.values())
@@ -228,7 +228,7 @@ def run_trajectory(result: RunResult, cache_dir: Path, x: Tensor, y: Tensor, dir
 
 @claim("X6", section="Controls: blindness over training", method="E[dL_sup/dS] share, per-epoch checkpoints")
 def check_x6(ctx: Context) -> Measurement:
-    data = built_data(synthetic.WALK)
+    data = built_data(walk.WALK)
     size = 256 if ctx.full else 128
     x, y = data.x_test[:size], data.y_test[:size]
     directions = patterns.proximity_directions(x.shape[1], 2, circular=False)

@@ -71,8 +71,8 @@ import numpy as np
 from spt_theory import stats
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.evidence import EvidenceError, correctness, require, schema
+from spt_theory.lra.curves import SELECTION_RULES, best_points_within, best_within
 from spt_theory.lra.references import gap_closed
-from spt_theory.lra.steps import SELECTION_RULES, best_points_within, best_within
 from spt_theory.lra.sweep import DEFAULTS
 from spt_theory.stats import at_least, within
 

@@ -34,7 +34,7 @@ from spt_theory.checks.lra import find_cell
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import EvidenceError, correctness, require, schema
 from spt_theory.lra import decide
-from spt_theory.lra.steps import best_points_within
+from spt_theory.lra.curves import best_points_within
 from spt_theory.lra.sweep import cells as parse_cells
 
 LOOKS = ((tuple(range(100, 104)), 0.99), (tuple(range(100, 106)), 0.99), (tuple(range(100, 108)), 0.95))

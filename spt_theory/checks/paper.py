@@ -30,7 +30,7 @@ import statistics
 from collections.abc import Callable
 
 from spt_theory.analysis.probes import uniform_band_mass
-from spt_theory.checks.synthetic import frozen_vs_trained, runs, summary
+from spt_theory.checks.walk import frozen_vs_trained, runs, summary
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.walk import paper_runs
 from spt_theory.walk.experiments import RunResult, RunSpec, recipe
@@ -93,7 +93,7 @@ def steps_to_leave_and_solve(results: list[RunResult]) -> dict:
 def check_e5b(ctx: Context) -> Measurement:
     """E5 in the setting of the paper's mechanism: mean-pooled readout (label supervision blind to
     proximity directions of the scores) with ALiBi, where scratch partly learns (X1: 0.89 mean).
-    Same two-sided decision as E5 (:func:`spt_theory.checks.synthetic.frozen_vs_trained`); written after E5's
+    Same two-sided decision as E5 (:func:`spt_theory.checks.walk.frozen_vs_trained`); written after E5's
     last-token runs (frozen at chance there, the readout is not mean-pooled) and before these runs."""
     frozen, scratch = (finals(trained(ctx, [paper_runs.alibi_spec(name, s, WALK, BUDGET, **ctx.model_settings) for s in ctx.seeds]))
                        for name in ("frozen", "scratch"))

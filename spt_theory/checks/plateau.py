@@ -4,7 +4,7 @@ Longer than 450 lines: six claims of one family that read the same grid, each wi
 its alternative and its window beside the threshold, and the grid's table for the docs.
 
 verify does not train these: it reads ``spt_theory/evidence/plateau/plateau_runs.json`` (the escape steps and
-SPT steps of every run of :func:`spt_theory.plateau.grid`, written by ``python -m spt_theory.plateau``)
+SPT steps of every run of :func:`spt_theory.plateau.design.grid`, written by ``python -m spt_theory.plateau``)
 and ``evidence/plateau/gradient_rms.json`` (the noise scale s(n), measured before the grid).
 
 The law (T8), per optimiser, with rate lambda the growth rate of the proximity component of M near
@@ -48,9 +48,10 @@ import dataclasses
 import math
 import statistics
 
-from spt_theory import evidence, plateau, stats
+from spt_theory import evidence, stats
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import require, schema
+from spt_theory.plateau import design
 from spt_theory.theory.per_token import pair_coupling_bound
 from spt_theory.util.tables import table
 
@@ -67,7 +68,7 @@ def load(path, settings=None):
     """The plateau evidence ``path`` (the grid or the gradient RMS), validated by its schema and
     held to the model ``settings``; EvidenceError (an ERROR row) if missing, unreadable, not of the
     format, made at other settings, or a grid that is not whole (:func:`check_whole`)."""
-    model = schema.GradientRMS if path.name == plateau.GRADIENT_RMS.name else schema.PlateauRuns
+    model = schema.GradientRMS if path.name == design.GRADIENT_RMS.name else schema.PlateauRuns
     found = schema.load(path, model, settings)
     if model is schema.PlateauRuns:
         check_whole(found, path)
@@ -80,7 +81,7 @@ def check_whole(grid: dict, path) -> None:
     they finish (P6, P7 decide on what is there)."""
     require(grid.get("partial", False) is False, path, "partial", "false (a partial grid is no evidence)")
     found = {(r["kind"], r["length"], r["seed"], r["optimiser"], r["qk_scale"], r["cap"]) for r in grid["runs"]}
-    for run in plateau.grid(plateau.LENGTHS):
+    for run in design.grid(design.LENGTHS):
         key = (run.kind, run.length, run.seed, run.optimiser, run.qk_scale, run.cap)
         require(key in found, path, "runs", f"the whole registered grid (no {run.kind} n = {run.length} "
                 f"{run.optimiser} scale {run.qk_scale:g} cap {run.cap} seed {run.seed})")
@@ -88,12 +89,12 @@ def check_whole(grid: dict, path) -> None:
 
 def grid_of(ctx: Context) -> dict:
     """The committed plateau grid of ``ctx``'s evidence."""
-    return load(ctx.evidence_root / evidence.PLATEAU / plateau.SUMMARY.name, ctx.model_settings)
+    return load(ctx.evidence_root / evidence.PLATEAU / design.SUMMARY.name, ctx.model_settings)
 
 
 def rms_of(ctx: Context) -> dict:
     """The committed gradient RMS of ``ctx``'s evidence."""
-    return load(ctx.evidence_root / evidence.PLATEAU / plateau.GRADIENT_RMS.name, ctx.model_settings)
+    return load(ctx.evidence_root / evidence.PLATEAU / design.GRADIENT_RMS.name, ctx.model_settings)
 
 
 def slope(xs: list[float], ys: list[float]) -> float:
@@ -137,7 +138,7 @@ def predicted_ratio_exponent(rms: dict) -> float:
     return loglog_slope({n: r[n] / s[n] for n in s})
 
 
-def adamw_rate(t: float, sigma: float = SIGMA, eta: float = plateau.ADAMW_LR, a_star: float = A_STAR) -> float:
+def adamw_rate(t: float, sigma: float = SIGMA, eta: float = design.ADAMW_LR, a_star: float = A_STAR) -> float:
     """lambda with T(sigma) = (1/(2 lambda)) ln(a*^2 / (sigma^2 + eta^2/(2 lambda))) = t (bisection
     in log lambda; the right side falls as lambda grows)."""
     lo, hi = 1e-9, 1.0
@@ -150,12 +151,12 @@ def adamw_rate(t: float, sigma: float = SIGMA, eta: float = plateau.ADAMW_LR, a_
     return math.sqrt(lo * hi)
 
 
-def adamw_escape(lam: float, sigma: float, eta: float = plateau.ADAMW_LR, a_star: float = A_STAR) -> float:
+def adamw_escape(lam: float, sigma: float, eta: float = design.ADAMW_LR, a_star: float = A_STAR) -> float:
     """(1/(2 lambda)) ln(a*^2 / (sigma^2 + eta^2 / (2 lambda)))."""
     return math.log(a_star ** 2 / (sigma ** 2 + eta ** 2 / (2 * lam))) / (2 * lam)
 
 
-def scale_free_escape(t: float, small: float, sigma: float = SIGMA, eta: float = plateau.ADAMW_LR,
+def scale_free_escape(t: float, small: float, sigma: float = SIGMA, eta: float = design.ADAMW_LR,
                       a_star: float = A_STAR) -> float:
     """P3b: T(``small``) from T(sigma) = ``t`` under the scale-free AdamW law: the step of W_Q is
     eta E[g]/s with s ∝ r(t) = sqrt(sigma^2 + eta^2 t) (the RMS of W_K entries, grown by Adam's
@@ -169,11 +170,11 @@ def scale_free_escape(t: float, small: float, sigma: float = SIGMA, eta: float =
 
 def sgd_ratio_bound(s: float) -> float:
     """rho = eta_A (1 - beta) / (eta_S s)."""
-    return plateau.ADAMW_LR * (1 - plateau.SGD_MOMENTUM) / (plateau.SGD_LR * s)
+    return design.ADAMW_LR * (1 - design.SGD_MOMENTUM) / (design.SGD_LR * s)
 
 
 def cells(summary: dict, kind: str, optimiser: str = "adamw", scale: float = 1.0,
-          lengths: tuple[int, ...] = plateau.LENGTHS) -> dict[int, dict]:
+          lengths: tuple[int, ...] = design.LENGTHS) -> dict[int, dict]:
     """Per n of ``lengths`` (the grid's: P1-P5 judge n = 25-200 only, the runs at n = 400 are P6's
     and P7's): the per-seed values and whether any is capped, of the runs of one grid row; only the
     lengths where every seed of ``summary["seeds"]`` has finished (a row is whole or absent), and
@@ -185,7 +186,7 @@ def cells(summary: dict, kind: str, optimiser: str = "adamw", scale: float = 1.0
             cell = groups.setdefault((row["length"], row["cap"]), {"values": [], "capped": False})
             cell["values"].append(row["value"])
             cell["capped"] |= row["capped"]
-    whole = len(summary.get("seeds", plateau.SEEDS))
+    whole = len(summary.get("seeds", design.SEEDS))
     out = {n: c for (n, _), c in sorted(groups.items()) if len(c["values"]) == whole}
     return dict(sorted(out.items()))
 
@@ -284,7 +285,7 @@ def check_p1(ctx: Context) -> Measurement:
     per_seed = [1 + loglog_slope(s) for s in per_seed_noise(rms, "supervised")]
     se = seed_standard_error(per_seed)
     alts = [alternative("gradient flow 1/beta_n (exponent)",
-                        predicted_sgd_exponent(sorted(by_n) or list(plateau.LENGTHS), summary["data"]["p"]),
+                        predicted_sgd_exponent(sorted(by_n) or list(design.LENGTHS), summary["data"]["p"]),
                         *exponent_window(predicted))]
     return explained(exponent_check(by_n, predicted, details), alts,
                      f"exponent {predicted:.2f} ± {se:.2f}, {seed_interval(per_seed)} (per seed of s(n): "
@@ -303,7 +304,7 @@ def check_p2(ctx: Context) -> Measurement:
     the window) and no n-dependence (exponent 0: excluded)."""
     summary, rms = grid_of(ctx), rms_of(ctx)
     by_n = cells(summary, "scratch", "sgd")
-    predicted = predicted_sgd_exponent(sorted(by_n) if len(by_n) > 1 else list(plateau.SGD_LENGTHS),
+    predicted = predicted_sgd_exponent(sorted(by_n) if len(by_n) > 1 else list(design.SGD_LENGTHS),
                                        summary["data"]["p"])
     m = exponent_check(by_n, predicted, {"beta_n": {n: pair_coupling_bound(n, summary["data"]["p"]) for n in by_n}})
     alts = [alternative("noise law 1 + dln s/dln n (P1's exponent)", predicted_adamw_exponent(rms),
@@ -492,5 +493,5 @@ def markdown_table(summary: dict, rms: dict) -> str:
 if __name__ == "__main__":  # python -m spt_theory.checks.plateau: the docs' table from the committed grid
     from spt_theory.evidence import root
 
-    print(markdown_table(load(root() / evidence.PLATEAU / plateau.SUMMARY.name),
-                         load(root() / evidence.PLATEAU / plateau.GRADIENT_RMS.name)))
+    print(markdown_table(load(root() / evidence.PLATEAU / design.SUMMARY.name),
+                         load(root() / evidence.PLATEAU / design.GRADIENT_RMS.name)))

@@ -4,8 +4,8 @@ The prediction (``evidence/plateau/prediction_n400.json``, computed by
 :mod:`spt_theory.checks.plateau_prediction` from the grid's n = 25-200 runs only) was committed in
 bd8a28f (2026-12-02), before any run at n = 400.  Each claim reads it through its schema, never a
 number restated here, and the committed grid (``evidence/plateau/plateau_runs.json``) for the runs
-at n = 400 (:data:`spt_theory.plateau.PREDICTED`, trained by
-:data:`spt_theory.plateau.PREDICTED_COMMAND`):
+at n = 400 (:data:`spt_theory.plateau.design.PREDICTED`, trained by
+:data:`spt_theory.plateau.design.PREDICTED_COMMAND`):
 
 - **P6**: AdamW's escape step (first evaluation with test accuracy >= 0.6) at n = 400, the exact-force
   law T_A ∝ s(n) / sigma_1(n); alternatives gradient flow under (A0) (T ∝ 1/beta_n) and T8's noise
@@ -24,11 +24,12 @@ from __future__ import annotations
 import math
 import statistics
 
-from spt_theory import evidence, plateau, stats
+from spt_theory import evidence, stats
 from spt_theory.checks import plateau as law
 from spt_theory.checks import plateau_prediction as pp
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim
+from spt_theory.plateau import design
 
 GROUP = "Plateau law, out of sample"
 ALTERNATIVE_NAMES = {"gradient_flow": "gradient flow under (A0), T ∝ 1/beta_n",
@@ -91,7 +92,7 @@ def judge(summary: dict, tree: dict, kind: str, key: str) -> Measurement:
     lines += alternative_lines(line, "added 2026-12-02 after the n = 25-200 data, not in the registration: ")
     if not runs:
         reason = (f"no n = {target} run yet (prediction committed in {records.PREDICTION_400}; "
-                  f"run: {plateau.PREDICTED_COMMAND})")
+                  f"run: {design.PREDICTED_COMMAND})")
     else:
         reason = None
     return decide(place(runs, lo, hi), seeds, lo, hi, lines, reason,
@@ -135,7 +136,7 @@ def decide(per_seed: dict[int, dict], seeds: list[int], lo: float, hi: float, li
         return Measurement(measured, threshold, True, details, lines=tuple(lines))
     if reason is None:
         reason = (f"{len(inside)} of {len(seeds)} seeds at n = {details['target_length']} inside, none outside, "
-                  f"{len(seeds) - len(inside)} not decided (run: {plateau.PREDICTED_COMMAND})")
+                  f"{len(seeds) - len(inside)} not decided (run: {design.PREDICTED_COMMAND})")
     return Measurement(measured, threshold, False, details, inconclusive=reason,
                        lines=(f"INCONCLUSIVE: {reason}", *lines))
 

@@ -42,10 +42,12 @@ import statistics
 import sys
 from pathlib import Path
 
-from spt_theory import evidence, plateau
+from spt_theory import evidence
 from spt_theory.checks import plateau as law
 from spt_theory.checks.force import VOCAB, P, design_model
 from spt_theory.evidence import schema
+from spt_theory.plateau import design
+from spt_theory.plateau.runs import gradient_rms
 from spt_theory.theory import force
 from spt_theory.theory.per_token import pair_coupling_bound
 
@@ -53,7 +55,7 @@ FIT_LENGTHS = (25, 50, 100, 200)
 """The lengths the laws are anchored on (the committed grid; nothing at n = 400)."""
 TARGET = 400
 FORCE_LENGTHS = (*FIT_LENGTHS, TARGET)
-SEEDS = plateau.SEEDS
+SEEDS = design.SEEDS
 DATE = "2026-12-02"
 WIDTH = 2.0
 """Half-width of the single-seed interval in units of sqrt(tau^2 + SE^2) (log space)."""
@@ -61,7 +63,7 @@ SPT_QUANTUM = math.log(math.sqrt(2)) / math.sqrt(12)
 """sd of the rounding of a continuous step count up to the SPT grid (ratio sqrt 2 between points)."""
 RULE = "holds if all three seeds at n = 400 fall inside the interval"
 NAME = "prediction_n400.json"
-PREDICTION = plateau.EVIDENCE / NAME
+PREDICTION = design.EVIDENCE / NAME
 OUT = Path("runs/plateau") / NAME
 
 
@@ -69,10 +71,10 @@ OUT = Path("runs/plateau") / NAME
 def measure_inputs(seeds: tuple[int, ...] = SEEDS) -> dict:
     """What the laws need at init (no training): sigma_1 of the largest head of the exact force
     (``force.label_force``, design model, V = 16, p = 1/2) at every n of :data:`FORCE_LENGTHS` and
-    seed, and the gradient RMS of both losses at n = 400 (``plateau.gradient_rms``, 16 batches)."""
+    seed, and the gradient RMS of both losses at n = 400 (:func:`spt_theory.plateau.runs.gradient_rms`, 16 batches)."""
     sigma = {str(seed): {str(n): float(force.top_singular(force.label_force(design_model(n, seed), VOCAB, n, P)).max())
                          for n in FORCE_LENGTHS} for seed in seeds}
-    rms = {objective: [plateau.gradient_rms(TARGET, objective, seed) for seed in seeds]
+    rms = {objective: [gradient_rms(TARGET, objective, seed) for seed in seeds]
            for objective in ("supervised", "spt")}
     return {"sigma_1": sigma, "noise_scale_n400": rms}
 
@@ -170,7 +172,7 @@ def predict(summary: dict, rms: dict, inputs: dict) -> dict:
     adamw = one_prediction(summary, rms, inputs, "scratch", "exact_force", ("gradient_flow", "a0_noise"))
     spt = one_prediction(summary, rms, inputs, "spt", "spt_noise", ("sign_regime", "gradient_flow"), SPT_QUANTUM)
     adamw["decides_with_cap_at_least"] = math.ceil(adamw["interval"][1])
-    spt["spt_grid_points_inside"] = [g for g in plateau.SPT_GRID if spt["interval"][0] <= g <= spt["interval"][1]]
+    spt["spt_grid_points_inside"] = [g for g in design.SPT_GRID if spt["interval"][0] <= g <= spt["interval"][1]]
     spt["decides_with_spt_grid_up_to_at_least"] = math.ceil(spt["interval"][1])
     return {"adamw_escape": adamw, "spt_steps_to_95": spt}
 
@@ -198,11 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--promote", action="store_true", help=f"copy it into the committed evidence ({NAME})")
     args = p.parse_args(argv)
-    summary = law.load(plateau.SUMMARY)
+    summary = law.load(design.SUMMARY)
     if any(r["length"] == TARGET for r in summary["runs"]):
         print(f"refused: the committed grid already has runs at n = {TARGET}", file=sys.stderr)
         return 2
-    out = record(summary, law.load(plateau.GRADIENT_RMS), measure_inputs())
+    out = record(summary, law.load(design.GRADIENT_RMS), measure_inputs())
     from spt_theory.util.files import write_json
 
     args.out.parent.mkdir(parents=True, exist_ok=True)

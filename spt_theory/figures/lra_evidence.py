@@ -25,10 +25,10 @@ def _numbers(values, positive: bool = False) -> bool:
 def check_drawable(summary, path: Path) -> bool:
     """Every field the sweep figure (:func:`spt_theory.lra.sweep.draw`) reads, of the type it
     draws, and, for a summary whose first cell's runs kept their curves, the steps figure's
-    (:func:`spt_theory.lra.steps.draw`); returns whether it goes into the steps figure.  An
+    (:func:`spt_theory.lra.curves.draw`); returns whether it goes into the steps figure.  An
     InputError naming the file and the field otherwise (a string where a number is drawn would
     otherwise become a categorical axis)."""
-    from spt_theory.lra.steps import ARM_COLOURS, check_runs, proximity_metric
+    from spt_theory.lra.curves import ARM_COLOURS, check_runs, proximity_metric
     from spt_theory.lra.sweep import proximity_of
 
     require(isinstance(summary, dict), path, "(top level)", "an object")
@@ -84,8 +84,8 @@ def lra_evidence(ctx: FigureContext) -> list[Path]:
     from their JSON into ``ctx.out/lra/<name>.png, .pdf``, without retraining: accuracy per cell
     and the proximity of its attention; and ``ctx.out/lra/steps``: test accuracy and proximity
     against optimiser steps of every sweep whose runs recorded their curves
-    (:func:`spt_theory.lra.steps.draw`).  Where they are read does not follow ``--out``."""
-    from spt_theory.lra import steps
+    (:func:`spt_theory.lra.curves.draw`).  Where they are read does not follow ``--out``."""
+    from spt_theory.lra import curves
     from spt_theory.lra.sweep import draw
     files = sorted(ctx.lra_evidence.glob("*.json"))
     if not files:
@@ -99,5 +99,5 @@ def lra_evidence(ctx: FigureContext) -> list[Path]:
     for path, summary in summaries.items():
         paths += draw(summary, ctx.out / "lra" / path.stem)
     if with_curves:
-        paths += steps.draw(with_curves, ctx.out / "lra" / "steps")
+        paths += curves.draw(with_curves, ctx.out / "lra" / "steps")
     return paths

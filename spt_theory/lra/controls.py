@@ -30,7 +30,7 @@ Every one keeps which test examples it got right (``test_correct``, in the split
 training loop records it), the baselines beside their test accuracy.
 
 The trainable controls expose the interface the training loop and the runner use: ``forward(x,
-valid)`` on the task's inputs (:meth:`spt_theory.lra.task.LRATask.inputs`) and ``group_of``
+valid)`` on the task's inputs (:meth:`spt_theory.lra.inputs.LRATask.inputs`) and ``group_of``
 (every parameter is in group ``mlp`` except the classifier's, ``head``).
 """
 

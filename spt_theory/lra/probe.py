@@ -39,9 +39,9 @@ import torch
 
 from spt_theory.analysis.probes import offset_mass, pe_toeplitz_fit, uniform_pattern
 from spt_theory.core.model import Encoder
+from spt_theory.lra.inputs import LRATask
 from spt_theory.lra.report import result_files, setting
 from spt_theory.lra.runner import LRARun, options_from_json
-from spt_theory.lra.task import LRATask
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import Runtime, load_model_state
 from spt_theory.util.files import InputError, announce, read_json, write_json

@@ -28,8 +28,8 @@ from spt_theory.bench.cases import train_step_flops
 from spt_theory.core.args import SETTING_ALIASES
 from spt_theory.evidence import schema
 from spt_theory.evidence.correctness import FIELD
+from spt_theory.lra.curves import best_within
 from spt_theory.lra.runner import LRARun, RunOptions, options_json, versions
-from spt_theory.lra.steps import best_within
 from spt_theory.training.cache import load_checkpoint
 from spt_theory.util.files import InputError, write_json
 

@@ -1,6 +1,6 @@
 """Reference entropies of masked reconstruction: what an SPT checkpoint's masked loss is read against.
 
-SPT's masked validation loss (nats per masked position, :meth:`spt_theory.lra.task.LRATask.
+SPT's masked validation loss (nats per masked position, :meth:`spt_theory.lra.inputs.LRATask.
 reconstruction_loss`) means little alone.  Three count models, fitted on the training split and
 scored, like SPT, on the masked positions of the validation split (Bernoulli mask of the task's
 ratio, one seeded draw), give it a scale.  Counts are add-``ALPHA`` smoothed over the vocabulary

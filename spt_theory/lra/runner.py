@@ -1,7 +1,7 @@
 """Scratch, SPT and finetuning runs on one LRA task: cached, resumable, written as result JSON.
 
 An :class:`LRARun` holds the options of a command line (:class:`RunOptions`) and trains through
-:func:`spt_theory.training.loop.train_stage` with the task's :class:`~spt_theory.lra.task.LRATask` as
+:func:`spt_theory.training.loop.train_stage` with the task's :class:`~spt_theory.lra.inputs.LRATask` as
 the loss.  Its recipes (:meth:`LRARun.recipe`, built with the constructors of
 :mod:`spt_theory.training.recipes` from the task config's :func:`recipe_budget`):
 
@@ -58,8 +58,8 @@ from spt_theory.lra import controls
 from spt_theory.lra.configs import LRAConfig, tiny
 from spt_theory.lra.controls import ControlConfig, build, check_control
 from spt_theory.lra.data import LRAData, data_source, load_task_data, real_lengths
+from spt_theory.lra.inputs import LRATask, LRATraining
 from spt_theory.lra.references import references, token_types
-from spt_theory.lra.task import LRATask, LRATraining
 from spt_theory.lra.tasks import config_for
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import Runtime, Stage, StageOptions, load_groups, stage_steps, train_stage

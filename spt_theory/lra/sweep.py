@@ -27,7 +27,7 @@ entropies of the task's masked reconstruction (:mod:`spt_theory.lra.references`)
 SPT cell's masked validation loss, and every run's test accuracy against optimiser steps (SPT's
 steps counted before finetuning's) with, where epoch checkpoints were kept
 (``SPT_KEEP_CHECKPOINTS=all``), the proximity of the attention at each of them
-(:mod:`spt_theory.lra.steps`).
+(:mod:`spt_theory.lra.curves`).
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ from pathlib import Path
 
 from spt_theory.core import args as cli_args
 from spt_theory.lra.controls import TRAINED
+from spt_theory.lra.curves import run_steps
 from spt_theory.lra.probe import probe_result
 from spt_theory.lra.runner import ENCODER_GROUPS, INITS, LRARun, RunOptions, options_json, versions
-from spt_theory.lra.steps import run_steps
 from spt_theory.lra.tasks import task_names
 from spt_theory.util.files import InputError, prepare_output, read_json, write_json
 from spt_theory.util.locks import directory_lock

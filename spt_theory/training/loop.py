@@ -5,7 +5,7 @@ for how many epochs, which parameter groups are frozen, and which groups are car
 the previous stage (the others are freshly initialised: hybrid initialisation).  A :class:`Task`
 says what the stage trains on: the training tensors, the loss of a batch, the metrics recorded
 after every epoch.  The walk task is a :class:`DatasetTask`; each LRA task is a
-:class:`spt_theory.lra.task.LRATraining`.
+:class:`spt_theory.lra.inputs.LRATraining`.
 
 :func:`train_stage` is resumable and deterministic: the batch order of epoch ``e`` and the mask
 of global step ``t`` come from generators seeded by ``(seed, e)`` and ``(seed, t)``, so a run

@@ -260,8 +260,8 @@ def checkpoint_bytes(task: str, tiny_sizes: bool) -> int:
     import torch
 
     from spt_theory.core.model import Encoder
+    from spt_theory.lra.inputs import LRATask
     from spt_theory.lra.readers.common import LISTOPS_VOCAB, PIXEL_VOCAB
-    from spt_theory.lra.task import LRATask
 
     config = one_layer(tiny(config_for(task)) if tiny_sizes else config_for(task))
     vocab = LISTOPS_VOCAB if task == "listops" else PIXEL_VOCAB
