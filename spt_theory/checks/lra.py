@@ -14,7 +14,7 @@ scratch for ``scratch_epochs`` = both together (one SPT epoch reads as many batc
 supervised one), so scratch gets at least as many optimiser steps as SPT and finetuning together.
 The cells each claim reads: ``scratch`` at that budget (its accuracy at a smaller budget is read
 off its per-epoch curve: test accuracy at the best validation epoch among the epochs done by
-then, :func:`spt_theory.lra.steps.best_within`), ``spt`` (SPT on the task's own data, then
+then, :func:`spt_theory.lra.curves.best_within`), ``spt`` (SPT on the task's own data, then
 finetuning of the whole encoder), ``scratch freeze=qk`` (W_Q, W_K frozen at their random init,
 ``finetune_epochs``) and ``spt keep=qk`` (only W_Q, W_K from the SPT checkpoint, the rest fresh).
 Accuracies are test accuracies at the best validation epoch, in points (%), over seeds.
@@ -161,7 +161,7 @@ def cells(summary: dict) -> dict[str, dict | None]:
 def by_seed(row: dict, budgets: dict[int, int] | None = None, rule: str = "mean") -> dict[int, float]:
     """Per seed id: a cell's (or trained control's) test accuracy (%) at the best validation
     evaluation of its curve, within ``budgets[seed]`` optimiser steps where given, ties by ``rule``
-    (:data:`spt_theory.lra.steps.SELECTION_RULES`; the claims read ``mean``)."""
+    (:data:`spt_theory.lra.curves.SELECTION_RULES`; the claims read ``mean``)."""
     found = {}
     for run in row["runs"]:
         value = best_within(run["curve"], None if budgets is None else budgets[run["seed"]], rule)

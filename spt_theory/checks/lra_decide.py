@@ -6,7 +6,7 @@ collect --experiment <x> --promote`` writes (:mod:`spt_theory.lra.decide`), neve
 design runs over several sessions, so a missing file is INCONCLUSIVE ("no run yet", with the
 command), not an error; a file that is there but malformed is an ERROR.  Accuracies: test accuracy
 at the best validation evaluation within the budget, ties at their mean
-(:func:`spt_theory.lra.steps.best_points_within`); differences paired over seeds and the shared
+(:func:`spt_theory.lra.curves.best_points_within`); differences paired over seeds and the shared
 test examples (:func:`spt_theory.stats.paired_difference`, Satterthwaite df).
 
 - **L1b** (Pathfinder-16): D = SPT - scratch at 8,000 total steps.  PASS iff lo > 0; FAIL iff
