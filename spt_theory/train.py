@@ -83,7 +83,8 @@ MODEL_OPTIONS = {"d_model": "d_model", "heads": "n_heads", "layers": "n_layers",
 def model_settings(args: argparse.Namespace) -> dict:
     """The run's model settings: the model options (``--d-model W`` also sets ``d_ff`` = 4 W), then
     ``--set``, read by the one ``--set`` parser (:func:`spt_theory.core.args.parse_model_settings`)."""
-    words = [f"{field}={getattr(args, dest)}" for dest, field in MODEL_OPTIONS.items() if getattr(args, dest) is not None]
+    words = [f"{field}={getattr(args, dest)}" for dest, field in MODEL_OPTIONS.items()
+             if getattr(args, dest) is not None]
     if args.d_model is not None:
         words.append(f"d_ff={4 * args.d_model}")
     return cli_args.parse_model_settings(words + list(args.model_settings))
@@ -122,9 +123,11 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--p", type=float, default=0.5, help="step probability of the walk, in [0, 1] (default 0.5)")
     g.add_argument("--n-train", type=cli_args.at_least(1), default=8000, help="training sequences (default 8000)")
     g.add_argument("--n-test", type=cli_args.at_least(1), default=2000, help="test sequences (default 2000)")
-    g.add_argument("--data-seed", type=cli_args.at_least(0), default=0, help="seed of the generated sequences (default 0)")
+    g.add_argument("--data-seed", type=cli_args.at_least(0), default=0,
+                   help="seed of the generated sequences (default 0)")
     g = p.add_argument_group("model (each option is a spelling of --set FIELD=VALUE)")
-    g.add_argument("--d-model", type=int, help="width, --set d_model; the MLP is 4x wider unless --set d_ff (default 64)")
+    g.add_argument("--d-model", type=int,
+                   help="width, --set d_model; the MLP is 4x wider unless --set d_ff (default 64)")
     g.add_argument("--heads", type=int, help="attention heads dividing the width, --set n_heads (default 4)")
     g.add_argument("--layers", type=int, help="Transformer layers, --set n_layers (default 1)")
     g.add_argument("--pooling", choices=("mean", "max", "cls", "last"),

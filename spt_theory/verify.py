@@ -355,7 +355,8 @@ def claims_markdown(claims: list[Claim]) -> str:
         for row in rows:
             reg = row.registration
             registration = (f"{reg.when}{'*' if reg.original else ''} ({reg.threshold_commit} / {reg.result_commit})"
-                            + (f"; first: {reg.original}" if reg.original else "") + (f"; {reg.note}" if reg.note else ""))
+                            + (f"; first: {reg.original}" if reg.original else "")
+                            + (f"; {reg.note}" if reg.note else ""))
             record = ("must PASS" if row.record is None else
                       f"**{row.record.verdict}** ({row.record.date}): {row.record.evidence}")
             table.append([row.id, row.kind, row.statement, row.threshold, registration, record])

@@ -62,8 +62,9 @@ def test_adding_a_task_as_the_guide_says_touches_two_files(tmp_path):
     assert row[1] == "scratch" and row[-2:] == ["-", "-"], report.stdout
     assert "generated" not in " ".join(row) and "Traceback" not in report.stderr
     assert "batch_size=8" in registration  # a task with its own batch size, not the LRA tasks' 32
-    listing = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_lra_readers.py",
-                              "-k", "registered or config"], cwd=copy, env=env, capture_output=True, text=True)
+    listing = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                              "tests/test_lra_readers.py", "-k", "registered or config"],
+                             cwd=copy, env=env, capture_output=True, text=True)
     assert listing.returncode == 0 and " passed" in listing.stdout, listing.stdout[-3000:]  # the files that list tasks
     after = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*")
              if p.is_file() and "__pycache__" not in str(p) and ".pytest_cache" not in str(p)}

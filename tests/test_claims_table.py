@@ -43,7 +43,8 @@ def test_docs_claims_md_is_the_generated_table():
         "docs/claims.md is stale: python -m spt_theory.verify --list --markdown > docs/claims.md"
 
 
-@pytest.mark.parametrize("claim_id", ["T1", "L1", "L2", "L3", "L4", "L5", "P1", "P2", "P3", "P3b", "P4", "P5", "P6", "P7"])
+@pytest.mark.parametrize("claim_id", ["T1", "L1", "L2", "L3", "L4", "L5",
+                                      "P1", "P2", "P3", "P3b", "P4", "P5", "P6", "P7"])
 def test_the_table_states_the_threshold_the_check_prints(claim_id):
     measurement = claims.REGISTRY[claim_id].check(Context(progress=False))
     assert measurement.threshold == records.TABLE[claim_id].threshold

@@ -289,7 +289,8 @@ def test_the_data_step_never_writes_through_a_link_to_a_users_data(marked, tmp_p
     data.mkdir(parents=True)
     (data / "listops-1000").symlink_to(user, target_is_directory=True)
     step = generate_data(_failing_python(tmp_path, "synthetic.pathfinder"), data, TINY, 60, tmp_path / "logs")
-    assert step.status == "failed" and "listops-1000 is a link" in step.message and "nothing was changed" in step.message
+    assert (step.status == "failed" and "listops-1000 is a link" in step.message
+            and "nothing was changed" in step.message)
     assert {p.name: p.read_bytes() for p in user.iterdir()} == before
 
 

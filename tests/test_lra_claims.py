@@ -58,15 +58,16 @@ def _row(accuracies, ratios, spt_ratios=None, epochs=2, pretrain=0, scratch_late
 
 def summary(task, scratch, spt, frozen, hybrid, scratch_ratio=1.0, spt_ratio=(3.0, 3.1, 2.9), control=0.9,
             spt_loss=0.7, scratch_late=None, majority=0.2):
-    cells = [_row(scratch, [scratch_ratio] * 3, recipe="scratch", finetune_epochs=4, epochs=4, scratch_late=scratch_late),
+    cells = [_row(scratch, [scratch_ratio] * 3, recipe="scratch", finetune_epochs=4, epochs=4,
+                  scratch_late=scratch_late),
              _row(spt, [1.2] * 3, list(spt_ratio), pretrain=2), _row(frozen, [1.0] * 3, recipe="scratch", freeze="qk"),
              _row(hybrid, [1.1] * 3, [2.0] * 3, pretrain=2, keep="qk")]
     cells[1]["spt_val_loss"] = _stat([spt_loss] * 3)
     for run in cells[1]["runs"]:
         run["spt_val_loss"] = spt_loss
     kind = lra.CONTROLS[task]
-    control_runs = [{"seed": s, "curve": _curve(lambda e: control, 4), "test_accuracy": control, "val_accuracy": control,
-                     "best_epoch": 4} for s in (0, 1, 2)]
+    control_runs = [{"seed": s, "curve": _curve(lambda e: control, 4), "test_accuracy": control,
+                     "val_accuracy": control, "best_epoch": 4} for s in (0, 1, 2)]
     controls = {kind: {"test_accuracy": _stat([control] * 3), "runs": control_runs},
                 "majority": {"test_accuracy": majority}, "bag": {"test_accuracy": 0.3}}
     return {"schema_version": 1, "task": task, "seeds": [0, 1, 2], "options": {},
@@ -123,8 +124,9 @@ def test_scratch_is_read_at_spt_total_steps_so_a_late_scratch_cancels_the_gain(c
     assert result.details["listops"]["scratch_equal_supervised_steps"] == {0: 50.0, 1: 50.0, 2: 52.0}
 
 
-@pytest.mark.parametrize("change, reason, gated", [({"control": 0.33}, "control lstm did not learn", CHECKS),
-                                                   ({"spt_loss": 0.9}, "SPT did not learn", (check_l1, check_l2, check_l4))])
+@pytest.mark.parametrize("change, reason, gated", [
+    ({"control": 0.33}, "control lstm did not learn", CHECKS),
+    ({"spt_loss": 0.9}, "SPT did not learn", (check_l1, check_l2, check_l4))])
 def test_a_setting_whose_control_or_spt_did_not_learn_is_inconclusive(change, reason, gated, ctx, tmp_path):
     _write(tmp_path, "pathfinder", *GOOD)
     _write(tmp_path, "listops", *GOOD, **change)

@@ -73,7 +73,8 @@ def _check(tmp_path, found):
 
 def _l1b(gains, seeds=None, scratch=55.0):
     seeds = seeds or range(100, 100 + len(gains))
-    return {decide.SCRATCH_16: {s: scratch for s in seeds}, "recipe=spt": {s: scratch + g for s, g in zip(seeds, gains)}}
+    return {decide.SCRATCH_16: {s: scratch for s in seeds},
+            "recipe=spt": {s: scratch + g for s, g in zip(seeds, gains)}}
 
 
 def test_no_evidence_is_no_run_yet_and_malformed_evidence_an_error(tmp_path):

@@ -221,8 +221,8 @@ def test_shorter_pretraining_reuses_the_cached_epochs(lra_root, tmp_path):
 def test_max_steps_cuts_the_last_epoch_short(tiny_walk, tiny_model_overrides, tmp_path):
     data = tiny_walk.build()  # 96 examples, batch 16: 6 steps per epoch
     model = Encoder(tiny_walk.model_config(**tiny_model_overrides))
-    history = train_stage(model, DatasetTask(data), Stage("supervised", 3, batch_size=16), 0, StageCache.folder(tmp_path),
-                          progress=False, max_steps=8, keep_checkpoints="all")
+    history = train_stage(model, DatasetTask(data), Stage("supervised", 3, batch_size=16), 0,
+                          StageCache.folder(tmp_path), progress=False, max_steps=8, keep_checkpoints="all")
     assert [record["epoch"] for record in history] == [1, 2]
     assert sorted(p.name for p in tmp_path.glob("*.pt")) == ["epoch_1.pt", "epoch_2.pt"]
 

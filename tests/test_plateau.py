@@ -44,7 +44,8 @@ def test_escape_models(t):
 
 
 def summary_of(values: dict[int, list[float]], capped_at: int | None = None) -> dict:
-    return {"seeds": [0, 1, 2], "runs": [{"kind": "scratch", "optimiser": "adamw", "qk_scale": 1.0, "length": n, "value": v,
+    return {"seeds": [0, 1, 2],
+            "runs": [{"kind": "scratch", "optimiser": "adamw", "qk_scale": 1.0, "length": n, "value": v,
                       "cap": 100, "capped": n == capped_at} for n, vs in values.items() for v in vs]}
 
 

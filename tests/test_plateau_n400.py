@@ -47,7 +47,8 @@ def _add_runs(root, kind: str, values: list[float], capped: tuple[bool, ...] = (
     path.write_text(json.dumps(tree))
 
 
-CASES = {"P6": ("scratch", "adamw_escape", plateau_n400.check_p6), "P7": ("spt", "spt_steps_to_95", plateau_n400.check_p7)}
+CASES = {"P6": ("scratch", "adamw_escape", plateau_n400.check_p6),
+         "P7": ("spt", "spt_steps_to_95", plateau_n400.check_p7)}
 
 
 @pytest.mark.parametrize("claim_id", CASES)

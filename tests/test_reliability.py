@@ -253,7 +253,8 @@ def test_kill_during_step_checkpoints_resumes_bit_identically(tmp_path, one_torc
     assert 0 < done_before_kill < 96
 
     reference = initial_model(spec)
-    expected = train_stage(reference, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "reference"), progress=False)
+    expected = train_stage(reference, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "reference"),
+                           progress=False)
     resumed = initial_model(spec)  # what a rerun does: fresh init, then the checkpoint
     got = train_stage(resumed, DatasetTask(data), stage, 0, StageCache.folder(killed_dir), progress=False)
     assert [{k: v for k, v in e.items() if k != "seconds"} for e in got] == \
@@ -602,11 +603,13 @@ def test_injected_non_finite_loss_stops_at_its_step_keeping_a_resumable_checkpoi
     assert (kept["epoch"], kept["step_in_epoch"]) == (1, 2)
 
     clean = tmp_path / "clean"
-    train_stage(initial_model(spec), DatasetTask(data), stage, 0, StageCache.folder(clean), stop_after_steps=8, progress=False)
+    train_stage(initial_model(spec), DatasetTask(data), stage, 0, StageCache.folder(clean), stop_after_steps=8,
+                progress=False)
     assert _same_tensors(_weights_and_optimizer(kept), _weights_and_optimizer(load_checkpoint(clean / "last.pt")))
 
     reference = initial_model(spec)
-    expected = train_stage(reference, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "reference"), progress=False)
+    expected = train_stage(reference, DatasetTask(data), stage, 0, StageCache.folder(tmp_path / "reference"),
+                           progress=False)
     resumed = initial_model(spec)
     got = train_stage(resumed, DatasetTask(data), stage, 0, StageCache.folder(faulty), progress=False)
     assert [e["loss"] for e in got] == [e["loss"] for e in expected]

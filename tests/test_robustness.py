@@ -505,7 +505,8 @@ def _fail_on(monkeypatch, name: str, error: OSError, after: int = 0):
                 try:
                     raise error
                 except OSError:  # from None: the OSError stays the context (not the cause), as torch's
-                    raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 704 vs 598") from None
+                    raise RuntimeError("[enforce fail at inline_container.cc:672] . "
+                                       "unexpected pos 704 vs 598") from None
         return real(obj, f, *args, **kwargs)
 
     monkeypatch.setattr(torch, "save", failing)

@@ -131,7 +131,8 @@ def test_verdicts_that_reproduce_their_records_exit_0_and_strict_exits_1(registr
     report = tmp_path / "r.json"
     assert main(["--json", str(report), "--no-progress"]) == 0
     rows = {c["id"]: c for c in json.loads(report.read_text())["claims"]}
-    assert {k: r["verdict"] for k, r in rows.items()} == {"Y1": "PASS", "Y2": "FAIL", "Y3": "INCONCLUSIVE", "Q1": "PASS"}
+    assert {k: r["verdict"] for k, r in rows.items()} == {"Y1": "PASS", "Y2": "FAIL", "Y3": "INCONCLUSIVE",
+                                                          "Q1": "PASS"}
     assert all(r["matches_record"] for r in rows.values())
     assert rows["Y3"]["inconclusive"] == "every arm at the majority class"
     assert {k: r["kind"] for k, r in rows.items()} == {"Y1": "paper", "Y2": "paper", "Y3": "paper", "Q1": "project"}
@@ -204,7 +205,8 @@ def test_a_row_shows_its_registration_and_the_json_names_the_original_threshold(
     rows = {c["id"]: c for c in json.loads(report.read_text())["claims"]}
     assert rows["T1"]["registration"]["when"] == "pre" and rows["L1"]["registration"]["when"] == "post"
     assert "without the gates" in rows["L1"]["registration"]["original"]
-    assert rows["L1"]["kind"] == "paper" and rows["L1"]["record"]["verdict"] in ("holds", "does not hold", "inconclusive")
+    assert (rows["L1"]["kind"] == "paper"
+            and rows["L1"]["record"]["verdict"] in ("holds", "does not hold", "inconclusive"))
     out = capsys.readouterr().out
     assert any(line.startswith("L1 ") and " post* " in line for line in out.splitlines())
     assert any(line.startswith("T1 ") and " pre " in line for line in out.splitlines())
@@ -224,7 +226,8 @@ def test_the_readme_lists_exactly_the_claims_quick_mode_skips():
 
     from spt_theory.verify import quick_skipped
 
-    readme = " ".join((Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text().split())  # the command reference
+    # the command reference
+    readme = " ".join((Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text().split())
     assert f"quick mode skips: {', '.join(quick_skipped())} (" in readme
 
 

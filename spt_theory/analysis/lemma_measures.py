@@ -60,7 +60,8 @@ def loss_after_attention_change(inst: Instance, gen: torch.Generator, keep_colum
 def uniform_gradient_structure(G: Tensor, V: Tensor, grad_z: Tensor, scale: Tensor) -> dict[str, float]:
     r"""How far a score gradient ``G`` is from the structure T2 states, relative to ``scale``.
 
-    ``row_spread = ||G - 1 G_0||_F`` (0 iff all rows are equal; absolute figures if ``scale`` is 0), ``sigma2`` (0 iff rank <= 1), and
+    ``row_spread = ||G - 1 G_0||_F`` (0 iff all rows are equal; absolute figures if ``scale`` is 0),
+    ``sigma2`` (0 iff rank <= 1), and
     ``column_sum_error = ||G^T 1 - (b - mean(b) 1)||`` with ``b_j = (1/n) grad l(z)^T v_j`` computed
     here from ``V`` and ``grad l(z)`` (T2: column ``k`` sums to ``b_k - mean(b)``).  Row sums are not
     a condition: ``G 1 = 0`` for the score gradient of *every* softmax, at every ``S``.
@@ -198,7 +199,8 @@ def band_rank_one_figures() -> dict:
             per_size[f"{name} n={n} w={w}"] = {"rank_one_distance": distance, "proven_lower_bound": bound,
                                                "rank_for_90pct_energy": rank_one.rank_for_energy(X, 0.9)}
     gen = torch.Generator().manual_seed(44)
-    outer = torch.outer(torch.randn(12, generator=gen, dtype=torch.float64), torch.randn(9, generator=gen, dtype=torch.float64))
+    outer = torch.outer(torch.randn(12, generator=gen, dtype=torch.float64),
+                        torch.randn(9, generator=gen, dtype=torch.float64))
     return {"max_abs_err_vs_residual": max(errs), "min_margin_over_bound": min(margins),
             "outer_product_distance": float(rank_one.rank_one_distance(outer)), "cases": per_size}
 
@@ -231,7 +233,8 @@ def rank_counter_cases(n: int = 12, d: int = 6, seed: int = 63) -> dict:
     S = torch.zeros(n, n, dtype=f64)
 
     def sigmas(kind: str, classes: int, target: Tensor) -> Tensor:
-        weight = torch.randn(classes, d, generator=gen, dtype=f64) if kind == "ce" else torch.randn(d, generator=gen, dtype=f64)
+        weight = (torch.randn(classes, d, generator=gen, dtype=f64) if kind == "ce"
+                  else torch.randn(d, generator=gen, dtype=f64))
         bias = torch.randn(classes if kind == "ce" else (), generator=gen, dtype=f64)
         loss = RowLoss(kind, weight, bias, target if kind == "ce" else target.to(f64))
         grad = rec_autograd(Instance(S, V, loss, loss, masked)).grad_S

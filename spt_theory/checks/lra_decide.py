@@ -125,7 +125,8 @@ def sequential(have: set[int], interval, verdict) -> tuple[str, list[str], dict,
             return "INCONCLUSIVE", lines, {"looks": taken}, why
         iv = interval(seeds, level)
         result = verdict(iv)
-        taken.append({"look": number, "seeds": list(seeds), "level": level, "verdict": result, "interval": iv.as_dict()})
+        taken.append({"look": number, "seeds": list(seeds), "level": level, "verdict": result,
+                      "interval": iv.as_dict()})
         lines.append(f"look {number} ({len(seeds)} seeds {seeds[0]}-{seeds[-1]}, {level:.0%}): {iv.text()} -> {result}"
                      f" [{iv.method}]")
         if result != "INCONCLUSIVE":
@@ -145,7 +146,8 @@ def judge_l1b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None
     total = decide.EXPERIMENTS["l1b"].cells["recipe=spt"]
 
     def interval(seeds, level):
-        return stats.paired_difference([(1, correct(spt, path, seeds, total)), (-1, correct(scratch, path, seeds, total))],
+        return stats.paired_difference([(1, correct(spt, path, seeds, total)),
+                                        (-1, correct(scratch, path, seeds, total))],
                                        level)
 
     def verdict(iv):

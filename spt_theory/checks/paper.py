@@ -95,7 +95,8 @@ def check_e5b(ctx: Context) -> Measurement:
     proximity directions of the scores) with ALiBi, where scratch partly learns (X1: 0.89 mean).
     Same two-sided decision as E5 (:func:`spt_theory.checks.walk.frozen_vs_trained`); written after E5's
     last-token runs (frozen at chance there, the readout is not mean-pooled) and before these runs."""
-    frozen, scratch = (finals(trained(ctx, [paper_runs.alibi_spec(name, s, WALK, BUDGET, **ctx.model_settings) for s in ctx.seeds]))
+    frozen, scratch = (finals(trained(ctx, [paper_runs.alibi_spec(name, s, WALK, BUDGET, **ctx.model_settings)
+                                            for s in ctx.seeds]))
                        for name in ("frozen", "scratch"))
     return frozen_vs_trained(frozen, scratch)
 
@@ -124,7 +125,8 @@ def check_e10(ctx: Context) -> Measurement:
 @claim("E11", section="Paper: optimisation",
        method="scratch, 32k / 128k train seqs, 8 ep", quick=False)
 def check_e11(ctx: Context) -> Measurement:
-    by_scale = {scale: trained(ctx, [paper_runs.scaled_scratch_spec(scale, s, WALK, BUDGET, **ctx.model_settings) for s in ctx.seeds])
+    by_scale = {scale: trained(ctx, [paper_runs.scaled_scratch_spec(scale, s, WALK, BUDGET, **ctx.model_settings)
+                                     for s in ctx.seeds])
                 for scale in paper_runs.DATA_SCALES}
     best = max(statistics.fmean(finals(r)) for r in by_scale.values())
     return Measurement(best, f"every scale <= {CHANCE_MAX:g}", best <= CHANCE_MAX,
@@ -142,7 +144,8 @@ def check_e11b(ctx: Context) -> Measurement:
     """E11's 16x run differs from scratch in data and in optimizer steps (16 times as many).  This
     control keeps the data and matches the steps: if it also leaves chance, steps alone rescue
     scratch (a plateau that is slow to leave, not a bar); if it stays at chance, the data did it."""
-    long = trained(ctx, [paper_runs.step_matched_scratch_spec(s, WALK, BUDGET, **ctx.model_settings) for s in ctx.seeds])
+    long = trained(ctx, [paper_runs.step_matched_scratch_spec(s, WALK, BUDGET, **ctx.model_settings)
+                         for s in ctx.seeds])
     acc = finals(long)
     return Measurement(statistics.fmean(acc), f"<= {CHANCE_MAX:g}", statistics.fmean(acc) <= CHANCE_MAX,
                        {"steps": long[0].spec.stages[0].epochs * paper_runs.steps_per_epoch(WALK, BUDGET),
@@ -156,7 +159,8 @@ def check_e11b(ctx: Context) -> Measurement:
 @claim("E12", section="Paper: depth",
        method="scratch 8 ep / SPT 4 + ft 3, 2 and 4 layers", quick=False)
 def check_e12(ctx: Context) -> Measurement:
-    acc = {(name, d): finals(trained(ctx, [paper_runs.depth_spec(name, d, s, WALK, BUDGET, **ctx.model_settings) for s in ctx.seeds]))
+    acc = {(name, d): finals(trained(ctx, [paper_runs.depth_spec(name, d, s, WALK, BUDGET, **ctx.model_settings)
+                                           for s in ctx.seeds]))
            for d in paper_runs.DEPTHS for name in ("scratch", "spt")}
     worst_gain = min(statistics.fmean(acc["spt", d]) - statistics.fmean(acc["scratch", d]) for d in paper_runs.DEPTHS)
     ok = all(statistics.fmean(acc["scratch", d]) <= CHANCE_MAX and statistics.fmean(acc["spt", d]) >= SOLVED
@@ -224,7 +228,8 @@ def check_e6b(ctx: Context) -> Measurement:
        method="SPT on iid tokens / shuffled walk, ft 3", quick=False)
 def check_x5b(ctx: Context) -> Measurement:
     uniform = uniform_band_mass(WALK.length)
-    results = {s: trained(ctx, [paper_runs.negative_spec(s, seed, WALK, BUDGET, **ctx.model_settings) for seed in ctx.seeds])
+    results = {s: trained(ctx, [paper_runs.negative_spec(s, seed, WALK, BUDGET, **ctx.model_settings)
+                                for seed in ctx.seeds])
                for s in ("uniform", "shuffled")}
     best = max(statistics.fmean(finals(r)) for r in results.values())
     return Measurement(best, f"every source <= {CHANCE_MAX:g}", best <= CHANCE_MAX,

@@ -200,7 +200,8 @@ def exponent_check(by_n: dict[int, dict], predicted: float, details: dict) -> Me
     fitted = loglog_slope(means)
     xs = [math.log(n) for n, c in by_n.items() for _ in c["values"]]
     ys = [math.log(v) for c in by_n.values() for v in c["values"]]
-    details = {**details, "geometric_mean_steps": means, "per_seed_fit": slope_with_error(xs, ys), "per_seed": {n: c["values"] for n, c in by_n.items()},
+    details = {**details, "geometric_mean_steps": means, "per_seed_fit": slope_with_error(xs, ys),
+               "per_seed": {n: c["values"] for n, c in by_n.items()},
                "capped": [n for n, c in by_n.items() if c["capped"]]}
     threshold = f"{predicted:.2f} ± {EXPONENT_TOL}"
     if details["capped"]:
@@ -347,7 +348,8 @@ def init_check(summary: dict, predict, alternatives: dict) -> Measurement:
     for name in alternatives:
         ratios = " / ".join(f"{rows[n]['alternative_ratios'][name]:.2f}" for n in rows)
         lines.append(f"alternative: {name}, ratio {ratios} (n {' / '.join(map(str, rows))}): "
-                     + (f"excluded at n = {', '.join(map(str, excluded[name]))}" if excluded[name] else "excluded nowhere")
+                     + (f"excluded at n = {', '.join(map(str, excluded[name]))}" if excluded[name]
+                        else "excluded nowhere")
                      + (f"; NOT excluded at n = {', '.join(map(str, inside[name]))} (inside the window "
                         f"x[{1 - INIT_TOL:g}, {1 + INIT_TOL:g}] of the prediction)" if inside[name] else ""))
     null_worst = max(r["null_ratio_miss"] for r in rows.values())
@@ -435,7 +437,8 @@ def check_p5(ctx: Context) -> Measurement:
     se = seed_standard_error(per_seed)
     window = exponent_window(predicted)
     alts = [alternative("one law for SPT and scratch (ratio exponent)", 0.0, *window),
-            alternative("SPT sign regime, scratch on P1's law (ratio exponent)", -predicted_adamw_exponent(rms), *window)]
+            alternative("SPT sign regime, scratch on P1's law (ratio exponent)", -predicted_adamw_exponent(rms),
+                        *window)]
     return explained(exponent_check(ratios, predicted, details), alts,
                      f"exponent {predicted:.2f} ± {se:.2f}, {seed_interval(per_seed)} (per seed of s, s_rec: "
                      + ", ".join(f"{v:.2f}" for v in per_seed) + ")", predicted_per_seed=per_seed)
@@ -482,7 +485,8 @@ def markdown_table(summary: dict, rms: dict) -> str:
 
         out = [entry(rows["AdamW"].get(n), pred("adamw", "law")),
                entry(rows["AdamW, init / 10"].get(n), pred("adamw_small_p3", "P3") + pred("adamw_small_p3b", "P3b")),
-               entry(rows["SGD"].get(n), [f"P4: >= {predicted['sgd_at_least'][n]:.0f}"] if n in predicted.get("sgd_at_least", {}) else []),
+               entry(rows["SGD"].get(n), [f"P4: >= {predicted['sgd_at_least'][n]:.0f}"]
+                     if n in predicted.get("sgd_at_least", {}) else []),
                entry(rows["SPT to 95%"].get(n), pred("spt", "law"))]
         a, t = rows["AdamW"].get(n), rows["SPT to 95%"].get(n)
         ratio = f"{geometric_mean(t['values']) / geometric_mean(a['values']):.2f}" if a and t else "-"

@@ -161,8 +161,10 @@ def check_t3(ctx: Context) -> Measurement:
         "control_c_toeplitz_boundary_term_exact": max(boundary_err) <= TOLERANCE and min(boundary_size) > 0,
         "control_c_bound_holds_and_is_attained": (
             max(bound_ratio) <= 1 + 1e-9 and max(abs(a["ratio_to_bound"] - 1) for a in aligned.values()) <= 1e-9),
-        "cosine_bound_3_attained": max(abs(a["cosine"] / a["max_cosine_formula"] - 1) for a in aligned.values()) <= 1e-9,
-        "band_cosine_below_closed_form": all(aligned[f"n={n} band w=2"]["cosine"] <= band_cosine_bound(n, 2) * (1 + 1e-12)
+        "cosine_bound_3_attained": max(abs(a["cosine"] / a["max_cosine_formula"] - 1)
+                                       for a in aligned.values()) <= 1e-9,
+        "band_cosine_below_closed_form": all(aligned[f"n={n} band w=2"]["cosine"]
+                                             <= band_cosine_bound(n, 2) * (1 + 1e-12)
                                              for n in (8, 32, 100)),
     }
     return _verdict(max(blind), TOLERANCE, conditions, symbolic=sym,
@@ -237,8 +239,9 @@ def check_t5(ctx: Context) -> Measurement:
                   "walk_mc_offset1_ci_above_0": mc["fitted_decoder"]["ci95_low"][0] > 0,
                   "rank_one_with_one_target_or_2_classes": max(counter["one target, 3-class CE"],
                                                                 counter["distinct targets, binary CE"]) <= 1e-12,
-                  "rank_two_with_two_targets_3_classes": (counter["two targets, 3-class CE"]["sigma2/sigma1"] > 1e-2
-                                                          and counter["two targets, 3-class CE"]["sigma3/sigma1"] <= 1e-12)}
+                  "rank_two_with_two_targets_3_classes": (
+                      counter["two targets, 3-class CE"]["sigma2/sigma1"] > 1e-2
+                      and counter["two targets, 3-class CE"]["sigma3/sigma1"] <= 1e-12)}
     return _verdict(max(errors), TOLERANCE, conditions, symbolic=sym, max_rel_err=max(errors),
                     control_b_min_sigma2_over_sigma1=min(rank_ratio),
                     min_rec_proximity_share_circular=min(rec_share),

@@ -131,8 +131,8 @@ def check_e5(ctx: Context) -> Measurement:
     runs reach about 0.74.  Two-sided: the gap frozen - scratch must lie in [-0.05, 0.05]."""
     from spt_theory.walk.paper_runs import last_token_spec
 
-    frozen, scratch = ([run(last_token_spec(name, seed, WALK, **ctx.model_settings), ctx.cache_dir, progress=ctx.progress
-                            ).final["test_accuracy"] for seed in ctx.seeds]
+    frozen, scratch = ([run(last_token_spec(name, seed, WALK, **ctx.model_settings), ctx.cache_dir,
+                            progress=ctx.progress).final["test_accuracy"] for seed in ctx.seeds]
                        for name in ("frozen", "scratch"))
     return frozen_vs_trained(frozen, scratch)
 
@@ -186,8 +186,8 @@ def check_e7(ctx: Context) -> Measurement:
        method="proximity share of E[dL/dS], sup / rec")
 def check_e8(ctx: Context) -> Measurement:
     data = built_data(WALK)
-    shares = [gradient_proximity_shares(initial_model(recipe("init", WALK, seed, **ctx.model_settings)), data.x_test[:256],
-                                        data.y_test[:256], data.mask_id, seed=seed)
+    shares = [gradient_proximity_shares(initial_model(recipe("init", WALK, seed, **ctx.model_settings)),
+                                        data.x_test[:256], data.y_test[:256], data.mask_id, seed=seed)
               for seed in ctx.seeds]
     ratio = [s["supervised"]["expected"] / s["spt"]["expected"] for s in shares]
     # seeds 0-9 (one seed each): ratio 0.05-0.25, mean 0.13; the supervised share itself is below

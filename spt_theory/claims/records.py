@@ -425,17 +425,19 @@ TABLE: dict[str, Row] = _table(
         Registration("post", STATISTICS, STATISTICS,
                      note="P6's registered rule applied to a prediction made after the n = 25-200 runs were known "
                           "(the backtest asks whether the procedure works in sample)"),
-        Record("does not hold", "2026-12-02", f"{PLATEAU}: from n = 25-100 the procedure predicts 12462 steps at n = 200, "
-                                              "single-seed interval [7511, 20678]; measured 4000 / 3100 / 3700, all "
-                                              "outside", source="hypothesis")),
+        Record("does not hold", "2026-12-02",
+               f"{PLATEAU}: from n = 25-100 the procedure predicts 12462 steps at n = 200, "
+               "single-seed interval [7511, 20678]; measured 4000 / 3100 / 3700, all "
+               "outside", source="hypothesis")),
     Row("P7b",
         "Backtest: P7's procedure from n = 25-100 predicts SPT's steps to 95% at n = 200",
         "all 3 seeds in its single-seed interval",
         Registration("post", STATISTICS, STATISTICS,
                      note="P7's registered rule applied to a prediction made after the n = 25-200 runs were known"),
-        Record("does not hold", "2026-12-02", f"{PLATEAU}: from n = 25-100 the procedure predicts 1537 SPT steps at n = "
-                                              "200, single-seed interval [1109, 2130]; measured 707 / 707 / 707, all "
-                                              "outside", source="hypothesis")),
+        Record("does not hold", "2026-12-02",
+               f"{PLATEAU}: from n = 25-100 the procedure predicts 1537 SPT steps at n = "
+               "200, single-seed interval [1109, 2130]; measured 707 / 707 / 707, all "
+               "outside", source="hypothesis")),
 )
 """Every claim verify checks, in the order it prints them."""
 

@@ -24,10 +24,12 @@ default context the very runs, same cache keys, of ``verify --full``; shared mar
   pe_scores          PE-PE score blocks per head at init / scratch / SPT, residual of the Toeplitz fit (E7)
   offset_profile     attention share by offset i - j per head: scratch, SPT, finetuned, uniform (E4)
   supervised_curves  test / training accuracy, training loss per supervised epoch: scratch vs SPT (E2, E3, E10)
-  scratch_steps      test accuracy, band mass per supervised step: scratch with 4x, 16x data or 16x the steps, SPT (E11, E11b)
+  scratch_steps      test accuracy, band mass per supervised step: scratch with 4x, 16x data or 16x the steps, \
+SPT (E11, E11b)
   spt_length         finetuned accuracy and band mass against SPT length, log axis (E9)
   phase_map          SPT epochs needed and scratch accuracy as p, n, V move (E13, E14)
-  paper_checks       final accuracy: frozen attention (E5, E5b), data and steps (E11, E11b), depth (E12), SPT source (X5b)
+  paper_checks       final accuracy: frozen attention (E5, E5b), data and steps (E11, E11b), depth (E12), \
+SPT source (X5b)
 
 Examples::
 

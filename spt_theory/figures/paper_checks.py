@@ -86,5 +86,6 @@ def paper_checks(ctx: FigureContext) -> list[Path]:
             ax.set_ylabel("final test accuracy (%)")
         fig.suptitle(f"mean ± sd over seeds {seeds_label(ctx)} (dots: seeds);\nscratch {b.scratch_epochs} ep, "
                      f"SPT {b.pretrain_epochs} + finetune {b.finetune_epochs} ep")
-    record = {**ctx.header("paper_checks", ["E5", "E5b", "E11", "E11b", "E12", "X5b"]), "panels": panels, "runs": sources}
+    record = {**ctx.header("paper_checks", ["E5", "E5b", "E11", "E11b", "E12", "X5b"]), "panels": panels,
+              "runs": sources}
     return save(ctx, "paper_checks", fig, record)

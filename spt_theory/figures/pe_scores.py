@@ -71,9 +71,11 @@ def pe_scores(ctx: FigureContext) -> list[Path]:
             axes[-1, c].set_xlabel("position j")
             fig.colorbar(im, ax=axes[:, c], location="bottom", shrink=0.85, pad=0.01).ax.tick_params(
                 labelsize=FONT_SIZE - 2)
-        stats = {stage: summary([statistics.fmean(r[stage]) for r in r2.values()]) for stage in ("init", "scratch", "spt")}
+        stats = {stage: summary([statistics.fmean(r[stage]) for r in r2.values()])
+                 for stage in ("init", "scratch", "spt")}
         fig.suptitle(f"maps: seed {seed}; Toeplitz R² (mean of heads), mean ± sd over seeds {seeds_label(ctx)}:\n"
-                     + ", ".join(f"{k.replace('spt', 'SPT')} {v['mean']:.2f} ± {v['std']:.2f}" for k, v in stats.items()))
+                     + ", ".join(f"{k.replace('spt', 'SPT')} {v['mean']:.2f} ± {v['std']:.2f}"
+                                 for k, v in stats.items()))
     record = {**ctx.header("pe_scores", ["E7"]), "seed_plotted": seed,
               "what": "T_h = (P g) W_Q^h W_K^h^T (P g)^T / sqrt(d_h) (probes.pe_score_block); residual = "
                       "T_h - F_h, F_h the diagonal-mean (Toeplitz) fit (probes.toeplitz_part); R^2 of "

@@ -143,7 +143,8 @@ def plateau_law(ctx: FigureContext) -> list[Path]:
         ax.set_xlabel("sequence length n")
         ax.set_ylabel("optimizer steps")
         ax.legend(loc="upper left", fontsize=FONT_SIZE - 2.5, ncol=2)
-        ax.set_title("escape: test acc >= 0.6; dots: seeds (^ capped); x: alternatives (red: not excluded)", fontsize=FONT_SIZE - 1)
+        ax.set_title("escape: test acc >= 0.6; dots: seeds (^ capped); x: alternatives (red: not excluded)",
+                     fontsize=FONT_SIZE - 1)
         for axis in (ax_force,):
             axis.set_xticks(force_drawn["lengths"])
             axis.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))

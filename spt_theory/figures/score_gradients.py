@@ -57,7 +57,8 @@ def score_gradients(ctx: FigureContext) -> list[Path]:
     x, y = data.x_test[:k], data.y_test[:k]
     directions = proximity_directions(x.shape[1], 2, circular=False)
     chance = chance_share(directions)
-    trajectories = {name: [share_trajectory(initial_model(r.spec), run_checkpoints(r.spec, ctx.cache_dir), x, y, directions)
+    trajectories = {name: [share_trajectory(initial_model(r.spec), run_checkpoints(r.spec, ctx.cache_dir), x, y,
+                                            directions)
                         for r in ctx.runs(name)]
                     for name in ("scratch", "spt")}
     fig, axes = new_figure(COLUMN_WIDTH, 5.0, 2, 2, height_ratios=(1, 1.05))

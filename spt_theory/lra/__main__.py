@@ -196,7 +196,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                       help="the race's run folder (scripts/escape_race.sh's OUT; default runs/race)")
     race.add_argument("--data-dir", type=Path, required=True, help="root holding pathfinder16/ (the registered data)")
     race.add_argument("--promote", action="store_true",
-                      help="also copy the evidence into the committed evidence (package data race/), completed by the committed arms of seeds run elsewhere (an arm that ran further here replaces its own)")
+                      help="also copy the evidence into the committed evidence (package data race/), completed by "
+                           "the committed arms of seeds run elsewhere (an arm that ran further here replaces its own)")
     decide.add_parser(commands)
     report = commands.add_parser("report", help="table of result JSONs against the LRA reference numbers",
                                  description="Table of result JSONs against the LRA reference numbers.")

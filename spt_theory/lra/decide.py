@@ -78,7 +78,8 @@ EXPERIMENTS = {
     "l1b": Experiment("l1b", "pathfinder", tuple(range(100, 108)), L1B_CELLS, 6, 10),
     "l4b": Experiment("l4b", "pathfinder", tuple(range(100, 108)), {**L1B_CELLS, "recipe=spt,keep=qk": 8_000}, 6, 10),
     "l3b": Experiment("l3b", "listops", tuple(range(100, 106)),
-                      {"recipe=scratch,finetune_epochs=20": 3_140, "recipe=scratch,freeze=qk,finetune_epochs=20": 3_140}),
+                      {"recipe=scratch,finetune_epochs=20": 3_140,
+                       "recipe=scratch,freeze=qk,finetune_epochs=20": 3_140}),
     "l6": Experiment("l6", "pathfinder", (200, 201),
                      {"recipe=scratch,init=proximity,finetune_epochs=20": 10_000,
                       "recipe=scratch,layers=2,finetune_epochs=20": 10_000},
@@ -96,7 +97,8 @@ def options(experiment: Experiment, data_dir: Path, out: Path, tiny: bool = Fals
     """The base run options of ``experiment`` (1 layer; ``tiny``: test sizes, the data's settings kept)."""
     overrides = tuple(p for p in experiment.overrides if p[0] in ("resolution", "contour_length")) if tiny \
         else experiment.overrides
-    return RunOptions(task=experiment.task, data_dir=Path(data_dir), layers=1, pretrain_epochs=experiment.pretrain_epochs,
+    return RunOptions(task=experiment.task, data_dir=Path(data_dir), layers=1,
+                      pretrain_epochs=experiment.pretrain_epochs,
                       finetune_epochs=experiment.finetune_epochs or 1, out=Path(out), tiny=tiny, overrides=overrides,
                       progress=progress)
 

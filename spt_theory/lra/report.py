@@ -22,7 +22,8 @@ from spt_theory.util.tables import table
 
 RECIPES = ("scratch", "spt", "control")
 CACHE_KEY = re.compile(r"[0-9a-f]{16}")
-"""A run's ``cache`` field: the name of its stage folder under OUT/cache (:func:`spt_theory.training.cache.config_hash`)."""
+"""A run's ``cache`` field: the name of its stage folder under OUT/cache \
+(:func:`spt_theory.training.cache.config_hash`)."""
 COLUMNS = ("task", "recipe", "setting", "seed", "epochs", "data", "n test", "test acc %", "LRA ref %", "vs ref")
 
 
@@ -66,7 +67,8 @@ def setting(result: dict) -> str:
              else [f"{config.get('n_layers', config.get('layers'))}L d{config['d_model']}"])
     if result["kind"] == "spt":
         pretrain = result.get("pretrain_task", result["task"])
-        parts.append(f"SPT {result['pretrain']['epochs_run']}ep" + ("" if pretrain == result["task"] else f" on {pretrain}"))
+        parts.append(f"SPT {result['pretrain']['epochs_run']}ep"
+                     + ("" if pretrain == result["task"] else f" on {pretrain}"))
         if tuple(options["keep"]) != ("qk", "vo", "mlp", "norm", "embed"):
             parts.append("keep " + "+".join(options["keep"]))
     if options["freeze"]:

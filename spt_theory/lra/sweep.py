@@ -22,7 +22,8 @@ as many optimiser steps as SPT and finetuning together is the equal-step compari
 ``--control KIND`` (repeatable) adds the learnability controls of :mod:`spt_theory.lra.controls`
 on the same data: ``cnn`` / ``lstm`` / ``bag`` trained with a scratch cell's supervised stage for
 the most supervised epochs of any cell (the equal-step scratch budget) at every seed (cached like
-the cells), ``majority`` and ``shortcut`` computed once; they go into the summary's ``controls``.  The summary also holds the reference
+the cells), ``majority`` and ``shortcut`` computed once; they go into the summary's ``controls``.  \
+The summary also holds the reference
 entropies of the task's masked reconstruction (:mod:`spt_theory.lra.references`) beside every
 SPT cell's masked validation loss, and every run's test accuracy against optimiser steps (SPT's
 steps counted before finetuning's) with, where epoch checkpoints were kept
@@ -177,7 +178,8 @@ def label(cell: dict) -> str:
 
 def cell_options(base: RunOptions, cell: dict, seed: int) -> RunOptions:
     """The run options of one cell and seed."""
-    changes = {"seed": seed, "freeze": _cell_groups("freeze", cell["freeze"]), "keep": _cell_groups("keep", cell["keep"]),
+    changes = {"seed": seed, "freeze": _cell_groups("freeze", cell["freeze"]),
+               "keep": _cell_groups("keep", cell["keep"]),
                "pretrain_task": None if cell["pretrain_task"] == "self" else cell["pretrain_task"],
                "init": cell.get("init", DEFAULTS["init"])}
     if cell["layers"] is not None:
@@ -350,15 +352,17 @@ def format_summary(summary: dict) -> str:
                      spread(spt) if spt else ""])
     for kind, entry in summary.get("controls", {}).items():
         acc = entry["test_accuracy"]
+        # one run: its decimal point under the means'
         rows.append(["control " + kind, spread(acc, 100) if "runs" in entry
-                     else f"{100 * acc:.2f}" + " " * len(" ± 0.00"), "", ""])  # one run: its decimal point under the means'
+                     else f"{100 * acc:.2f}" + " " * len(" ± 0.00"), "", ""])
     lines = [f"{summary['task']}: seeds {summary['seeds']}, {summary['data']['n_train']} train / "
              f"{summary['data']['n_test']} test examples",
              table(rows, ["cell", "test acc % (mean ± sd)", what + " (trained)", "(SPT ckpt)"], align="<>>>",
                    rule=True)]
     refs = summary.get("references")
     if refs:
-        losses = [f"{row['label']} {row['spt_val_loss']['mean']:.3f}" for row in summary["cells"] if "spt_val_loss" in row]
+        losses = [f"{row['label']} {row['spt_val_loss']['mean']:.3f}" for row in summary["cells"]
+                  if "spt_val_loss" in row]
         lines.append("masked val loss at the SPT checkpoint (nats): " + ", ".join(losses) + "; references: " +
                      ", ".join(f"{k} {refs[k]:.3f}" for k in ("marginal", "neighbour", "type") if k in refs))
     return "\n".join(lines)

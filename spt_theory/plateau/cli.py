@@ -77,7 +77,8 @@ def check_promotable(args: argparse.Namespace, runs: list[PlateauRun]) -> None:
     left = [r for r in grid(LENGTHS) if r not in runs and not (r.cache(args.cache_dir).dir / "run.json").exists()]
     if left:
         raise InputError(f"--promote: {len(left)} runs of the grid outside this selection (--only / --seeds) "
-                         f"are not finished in {args.cache_dir}: a partial grid; nothing was trained, nothing was promoted")
+                         f"are not finished in {args.cache_dir}: a partial grid; nothing was trained, "
+                         "nothing was promoted")
 
 
 @interruptible

@@ -90,7 +90,8 @@ class Trainer:
         for _ in range(steps):
             epoch, within = divmod(self.step, self.per_epoch)
             if self._batches is None or self._batches[0] != epoch:
-                self._batches = (epoch, epoch_batches(len(self.data.x_train), BATCH, keyed_generator(self.seed, 1, epoch)))
+                self._batches = (epoch, epoch_batches(len(self.data.x_train), BATCH,
+                                                      keyed_generator(self.seed, 1, epoch)))
             idx = self._batches[1][within]
             loss = stage_loss(self.model, self.data, self.stage, self.data.x_train[idx], self.data.y_train[idx],
                               keyed_generator(self.seed, 2, self.step))

@@ -48,7 +48,8 @@ def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGT
         out = read_json(record_path)
         value = out["spt_steps_to_95"] if r.kind == "spt" else out["escape_step"]
         lower = r.cap if r.cap else SPT_GRID[-1]
-        rows.append({**dataclasses.asdict(r), "lr": r.lr, "key": r.cache(root).key, "value": lower if value is None else value,
+        rows.append({**dataclasses.asdict(r), "lr": r.lr, "key": r.cache(root).key,
+                     "value": lower if value is None else value,
                      "capped": value is None, "finetune_steps_to_95": out.get("finetune_steps_to_95"),
                      "tried": out.get("tried"), "seconds": out["seconds"]})
         seconds += out["seconds"]

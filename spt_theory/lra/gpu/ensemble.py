@@ -33,7 +33,8 @@ from spt_theory.core.cpu import torch_linear
 from spt_theory.core.model import Encoder
 from spt_theory.core.objectives import mask_continuous
 
-warnings.filterwarnings("ignore", message="There is a performance drop because we have not yet implemented the batching")
+warnings.filterwarnings("ignore",
+                        message="There is a performance drop because we have not yet implemented the batching")
 # the CPU's attention kernel has no vmap batching rule: members are then looped (tiny runs only)
 
 PIXEL_MAX = 255.0

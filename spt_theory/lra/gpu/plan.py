@@ -184,7 +184,8 @@ def plan(sizes: Sizes, rates: Rates, fixed_seconds: dict | None = None, budget: 
             seconds = cap * c["per_step"][stage] + epochs * c["per_epoch"][stage]
             rows.append(_row(f"{task} {stage}", f"{cap} steps x {stage_flops(task, shape, stage) / 1e12:.3f} "
                              f"TFLOP + {epochs} evaluations and checkpoints", flops, seconds,
-                             rates.basis + (f" x {slowdown:.2f} (slowdown of the sweep before)" if slowdown != 1 else "")))
+                             rates.basis + (f" x {slowdown:.2f} (slowdown of the sweep before)"
+                                            if slowdown != 1 else "")))
         rows.append(_row(f"{task} probes", f"{PROBED_CHECKPOINTS[task]} checkpoints x {sizes.probe_limit} test "
                          "examples, on the GPU", c["probe_flops"], c["probe"],
                          f"assumed {ASSUMED_PROBE_GFLOPS / 1e3:.0f} TFLOP/s float32"))

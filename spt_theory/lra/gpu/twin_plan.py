@@ -107,7 +107,8 @@ def assumed_rates(sizes: Sizes, tflops: float = ASSUMED_TFLOPS, overhead: float 
     rate = tflops * 1e12
     n = sizes.side * sizes.side
     evals = (sizes.n_val + sizes.n_test) * forward_flops(n, sizes.d_model, sizes.ff, 1)
-    return Rates(overhead=overhead, per_member=model_flops(sizes) / rate, per_member_spt=model_flops(sizes, True) / rate,
+    return Rates(overhead=overhead, per_member=model_flops(sizes) / rate,
+                 per_member_spt=model_flops(sizes, True) / rate,
                  eval_per_member=evals / rate,
                  basis=f"assumed {tflops:.0f} TFLOP/s achieved + {1e3 * overhead:.0f} ms a step")
 
