@@ -87,11 +87,20 @@ def test_encode_refuses_what_is_no_list_of_booleans(values):
 
 
 # ------------------------------------------------------------------------------ the schema
+def _without_correctness(node):
+    if isinstance(node, dict):
+        return {k: _without_correctness(v) for k, v in node.items() if k != "test_correct"}
+    if isinstance(node, list):
+        return [_without_correctness(v) for v in node]
+    return node
+
+
 @pytest.fixture
 def summary() -> dict:
-    """The committed ListOps summary with per-example correctness on one curve point and on the
-    majority baseline, consistent with their stored accuracies."""
-    tree = json.loads(evidence.path("lra", "listops.json").read_text())
+    """The committed ListOps summary as written before per-example correctness (every
+    ``test_correct`` removed), then with it on one curve point and on the majority baseline,
+    consistent with their stored accuracies."""
+    tree = _without_correctness(json.loads(evidence.path("lra", "listops.json").read_text()))
     n = tree["data"]["n_test"]
     point = tree["cells"][0]["runs"][0]["curve"][0]
     point["test_correct"] = encode(np.arange(n) < round(point["test_accuracy"] * n))
@@ -154,9 +163,11 @@ def test_a_claim_that_needs_correctness_gets_an_evidence_error_where_it_is_missi
                                 "x.json")
 
 
-def test_the_committed_evidence_without_correctness_still_reads():
+def test_the_committed_evidence_carries_correctness_and_reads():
     for name in ("listops.json", "pathfinder.json"):
-        schema.load(evidence.path("lra", name), schema.SweepSummary)
+        tree = schema.load(evidence.path("lra", name), schema.SweepSummary)
+        assert all("test_correct" in point for cell in tree["cells"] for run in cell["runs"]
+                   for point in run["curve"])
     schema.load(evidence.path("race", "pathfinder16.json"), schema.RaceEvidence)
 
 
