@@ -67,14 +67,21 @@ def test_an_incomplete_or_impossible_plateau_grid_is_an_error(change, words, roo
 
 
 # ------------------------------------------------------------------------------ LRA sweeps
-def test_curves_edited_beside_their_stored_accuracy_are_an_error(root, tmp_path):
+@pytest.mark.parametrize("keep_bits, message", [(False, "best validation epoch"),
+                                                (True, "is not the stored test_accuracy")])
+def test_curves_edited_beside_their_stored_accuracy_are_an_error(keep_bits, message, root, tmp_path):
+    """Curves 25 points up, stored accuracies left: an ERROR, whether the file keeps per-example
+    correctness (its bits no longer give the edited accuracy) or not (the stored run's accuracy is
+    not its curve's at the best epoch)."""
     def plus_25(tree):
         for row in tree["cells"]:
             for run in row["runs"]:
                 for point in run["curve"]:
                     point["test_accuracy"] = min(1.0, point["test_accuracy"] + 0.25)
+                    if not keep_bits:
+                        point.pop("test_correct", None)
     _edit(root, "lra", "listops.json")(plus_25)
-    _error(_rows(root, tmp_path, "L1"), "L1", "listops.json", "best validation epoch")
+    _error(_rows(root, tmp_path, "L1"), "L1", "listops.json", message)
 
 
 # ------------------------------------------------------------------------------ race

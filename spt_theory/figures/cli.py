@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
 def _draw(args: argparse.Namespace, seeds: tuple[int, ...] | None, settings: dict) -> int:
     cache_dir = args.cache_dir / time.strftime("fresh-%Y%m%d-%H%M%S") if args.fresh else args.cache_dir
     ctx = context.FigureContext(data=context.DEFAULT_DATA, budget=context.DEFAULT_BUDGET,
-                                model={**context.DEFAULT_MODEL, **settings},
+                                model={**context.DEFAULT_MODEL, **settings}, asked=dict(settings),
                                 seeds=seeds, cache_dir=cache_dir, out=args.out, progress=not args.no_progress,
                                 t3_count=context.DEFAULT_T3_COUNT, lra_results=args.lra_results,
                                 lra_evidence=args.lra_evidence, train=args.train or args.fresh)

@@ -87,6 +87,8 @@ class FigureContext:
     data: WalkData = DEFAULT_DATA
     budget: Budget = DEFAULT_BUDGET
     model: dict = field(default_factory=dict)
+    asked: dict = field(default_factory=dict)
+    """The model settings asked for with ``--set`` (committed evidence is held to these only)."""
     seeds: tuple[int, ...] = (0, 1, 2)
     cache_dir: Path = Path("runs")
     out: Path = Path("figures")

@@ -92,7 +92,8 @@ def lra_evidence(ctx: FigureContext) -> list[Path]:
         raise FigureSkipped(f"no committed LRA sweep under {ctx.lra_evidence}")
     summaries = {path: read_json(path) for path in files}
     for path, summary in summaries.items():  # made at other model settings (--set): refused, as verify does
-        schema.check_model_settings(summary if isinstance(summary, dict) else {}, str(path), ctx.model)
+        if isinstance(summary, dict) and ("model_defaults" in summary or isinstance(summary.get("config"), dict)):
+            schema.check_model_settings(summary, str(path), ctx.asked)
     with_curves = [summary for path, summary in summaries.items() if check_drawable(summary, path)]
     prepare_output(ctx.out / "lra", folder=True)  # every file read and checked: nothing is half-drawn
     paths = []
