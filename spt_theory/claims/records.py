@@ -88,6 +88,7 @@ STATISTICS = "1efdbaa"  # 2026-12-02 18:05: spt_theory.stats (t intervals, paire
 PREDICTION_400_FILES = (("plateau/prediction_n400.json",
                          "d07f6ebc40f13e692384ac87424b4378210247e13a735ecc2e1378407d1773e5"),)
 """The prediction file as committed in PREDICTION_400 (sha256 of ``git show bd8a28f:...``)."""
+L3B_RESULT = "cb8f5c7"  # 2026-12-02 20:20: L3b's six seeds (FAIL)
 DECIDE = "8650b85"  # 2026-12-02 18:19: L1b, L4b, L3b, L6 pre-registered (docs/preregistration/2026-12-02-lra-decide.md)
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
@@ -383,8 +384,12 @@ TABLE: dict[str, Row] = _table(
     Row("L3b",
         "ListOps: attention frozen at random init is about as good as trained",
         "|frozen - scratch| <= 3 at 1,570 and 3,140 steps, 95%, 6 seeds; chance gate",
-        Registration("pre", DECIDE, DECIDE, note=NO_RUN),
-        Record("inconclusive", "2026-12-02", "no run yet (L3b pre-registered first, 8650b85)")),
+        Registration("pre", DECIDE, L3B_RESULT),
+        Record("does not hold", "2026-12-02", f"evidence/lra/decide/l3b.json, seeds 100-105 ({L3B_RESULT}): frozen - "
+                                              "scratch -11.7 [-15.6, -7.8] pts at 1570 steps (paired over 6 seeds x "
+                                              "5000 test sequences, t with 5.6 df), wholly outside ±3; -4.5 [-6.9, "
+                                              "-2.0] at 3140 steps (inconclusive): frozen attention hurts, less with "
+                                              "more steps")),
     Row("L6",
         "Pathfinder-16: a 1-layer Transformer with proximity init has room (capacity gate)",
         "both seeds >= 75% (FAIL: both <= 69%) at 10,000 steps",
