@@ -89,6 +89,7 @@ PREDICTION_400_FILES = (("plateau/prediction_n400.json",
                          "d07f6ebc40f13e692384ac87424b4378210247e13a735ecc2e1378407d1773e5"),)
 """The prediction file as committed in PREDICTION_400 (sha256 of ``git show bd8a28f:...``)."""
 L3B_RESULT = "cb8f5c7"  # 2026-12-02 20:20: L3b's six seeds (FAIL)
+L6_RESULT = "d04051c"  # 2026-12-02 20:24: L6's two proximity seeds and the 2-layer arm (FAIL)
 DECIDE = "8650b85"  # 2026-12-02 18:19: L1b, L4b, L3b, L6 pre-registered (docs/preregistration/2026-12-02-lra-decide.md)
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
@@ -393,8 +394,11 @@ TABLE: dict[str, Row] = _table(
     Row("L6",
         "Pathfinder-16: a 1-layer Transformer with proximity init has room (capacity gate)",
         "both seeds >= 75% (FAIL: both <= 69%) at 10,000 steps",
-        Registration("pre", DECIDE, DECIDE, note=NO_RUN),
-        Record("inconclusive", "2026-12-02", "no run yet (L6 pre-registered first, 8650b85)")),
+        Registration("pre", DECIDE, L6_RESULT),
+        Record("does not hold", "2026-12-02", f"evidence/lra/decide/l6.json ({L6_RESULT}): proximity init 56.0% and "
+                                              "56.7% at 10000 steps (both <= 69%), with 32x / 29x uniform neighbour "
+                                              "attention kept after training (55x / 54x at init): the registered "
+                                              "capacity-limit reading; 2-layer scratch (seed 200, descriptive) 53.4%")),
     Row("P5",
         "SPT/scratch steps ratio ∝ n^(dln(s_rec/s)/dln n)",
         "0.08 ± 0.25",
