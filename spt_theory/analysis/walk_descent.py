@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from spt_theory import stats
 from spt_theory.theory import gradients, patterns
 from synthetic.walk import generate_walk
 
@@ -118,7 +119,8 @@ def fit_uniform_decoder(data: MaskedWalk, vocab: int) -> tuple[Tensor, Tensor]:
 
 
 def confidence_interval(samples: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """Per column: mean and the normal 95% interval ``mean -+ 1.96 sd / sqrt(N)``.
+    """Per column: mean and the Student-t 95% interval ``mean -+ t(0.975, N - 1) sd / sqrt(N)``
+    (:func:`spt_theory.stats.t_quantile`).
 
     Parameters
     ----------
@@ -137,9 +139,10 @@ def confidence_interval(samples: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     Examples
     --------
     >>> [[round(v, 4) for v in t.tolist()] for t in confidence_interval(torch.tensor([[0.0], [2.0]]))]
-    [[1.0], [-0.96], [2.96]]
+    [[1.0], [-11.7062], [13.7062]]
     """
-    mean, half = samples.mean(dim=0), 1.96 * samples.std(dim=0) / math.sqrt(samples.shape[0])
+    n = samples.shape[0]
+    mean, half = samples.mean(dim=0), stats.t_quantile(0.95, n - 1) * samples.std(dim=0) / math.sqrt(n)
     return mean, mean - half, mean + half
 
 
