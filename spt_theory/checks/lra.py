@@ -70,8 +70,8 @@ import numpy as np
 
 from spt_theory import stats
 from spt_theory.claims.registry import Context, Measurement, claim
-from spt_theory.evidence import EvidenceError, correctness, require, schema
-from spt_theory.lra.curves import SELECTION_RULES, best_points_within, best_within
+from spt_theory.evidence import EvidenceError, require, schema
+from spt_theory.lra.curves import SELECTION_RULES, best_correctness, best_within
 from spt_theory.lra.references import gap_closed
 from spt_theory.lra.sweep import DEFAULTS
 from spt_theory.stats import at_least, within
@@ -177,11 +177,11 @@ def correct_by_seed(row: dict, path: Path, budgets: dict[int, int] | None = None
     correctness, as the accuracy).  EvidenceError naming the file if an evaluation lacks it."""
     found = {}
     for run in row["runs"]:
-        points = best_points_within(run["curve"], None if budgets is None else budgets[run["seed"]])
-        if not points:
-            raise EvidenceError(f"seed {run['seed']}: no evaluation within {budgets[run['seed']]} steps")
-        found[run["seed"]] = np.mean([correctness.test_correctness(point, path, f"{row['label']} seed {run['seed']}")
-                                      for point in points], axis=0)
+        budget = None if budgets is None else budgets[run["seed"]]
+        value = best_correctness(run["curve"], budget, path, f"{row['label']} seed {run['seed']}")
+        if value is None:
+            raise EvidenceError(f"seed {run['seed']}: no evaluation within {budget} steps")
+        found[run["seed"]] = value
     return found
 
 

@@ -32,9 +32,9 @@ import numpy as np
 from spt_theory import stats
 from spt_theory.checks.lra import find_cell
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
-from spt_theory.evidence import EvidenceError, correctness, require, schema
+from spt_theory.evidence import EvidenceError, require, schema
 from spt_theory.lra import decide
-from spt_theory.lra.curves import best_points_within
+from spt_theory.lra.curves import best_correctness, best_within
 from spt_theory.lra.sweep import cells as parse_cells
 
 LOOKS = ((tuple(range(100, 104)), 0.99), (tuple(range(100, 106)), 0.99), (tuple(range(100, 108)), 0.95))
@@ -88,19 +88,17 @@ def correct(row: dict, path: Path, seeds, budget: int) -> dict[int, np.ndarray]:
     runs = {run["seed"]: run for run in row["runs"]}
     found = {}
     for seed in seeds:
-        points = best_points_within(runs[seed]["curve"], budget)
-        if not points:
+        value = best_correctness(runs[seed]["curve"], budget, path, f"{row['label']} seed {seed}")
+        if value is None:
             raise EvidenceError(f"{path}: {row['label']} seed {seed}: no evaluation within {budget} steps")
-        found[seed] = np.mean([correctness.test_correctness(p, path, f"{row['label']} seed {seed}") for p in points],
-                              axis=0)
+        found[seed] = value
     return found
 
 
 def accuracy(row: dict, seed: int, budget: int) -> float:
     """Test accuracy (%) of ``row``'s run at ``seed`` at its best validation evaluation within ``budget``."""
     run = next(r for r in row["runs"] if r["seed"] == seed)
-    points = best_points_within(run["curve"], budget)
-    return 100 * sum(p["test_accuracy"] for p in points) / len(points)
+    return 100 * best_within(run["curve"], budget)
 
 
 def seeds_in(*rows: dict | None) -> set[int]:

@@ -24,7 +24,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from spt_theory.evidence.correctness import FIELD
+import numpy as np
+
+from spt_theory.evidence.correctness import FIELD, test_correctness
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import load_model_state, stage_steps
 from spt_theory.util.files import is_number, require, write_json
@@ -122,6 +124,16 @@ def best_points_within(curve: list[dict], steps: int | None = None, rule: str = 
     best = max(point["val_accuracy"] for point in done)
     tied = [point for point in done if point["val_accuracy"] == best]
     return tied if rule == "mean" else [tied[0] if rule == "first" else tied[-1]]
+
+
+def best_correctness(curve: list[dict], steps: int | None, path: str | Path, where: str) -> np.ndarray | None:
+    """The per-example test correctness at the evaluations :func:`best_within` reads (ties: the
+    mean of their correctness, as the accuracy is their mean); None if no evaluation is that early;
+    EvidenceError naming ``path`` and ``where`` if one lacks it (what claims pair arms on)."""
+    points = best_points_within(curve, steps)
+    if not points:
+        return None
+    return np.mean([test_correctness(point, path, where) for point in points], axis=0)
 
 
 def best_within(curve: list[dict], steps: int | None = None, rule: str = "mean") -> float | None:
