@@ -167,6 +167,20 @@ def mean_squares(table: np.ndarray) -> tuple[float, float, float]:
     return ms_s, ms_e, ms_r
 
 
+def two_way_variance(table: np.ndarray) -> tuple[float, float, float]:
+    """The variance parts of a k x n table's mean (module doc) and the denominator of their
+    Satterthwaite df: (seeds part MS_S / (kn), shared part max(0, MS_E - MS_R) / (kn),
+    sum of each estimated mean square's squared weight over its df)."""
+    k, n = table.shape
+    ms_s, ms_e, ms_r = mean_squares(table)
+    a = 1.0 / (k * n)
+    seeds, shared = a * ms_s, a * max(0.0, ms_e - ms_r)
+    terms = seeds ** 2 / (k - 1)
+    if shared > 0:
+        terms += (a * ms_e) ** 2 / (n - 1) + (a * ms_r) ** 2 / ((k - 1) * (n - 1))
+    return seeds, shared, terms
+
+
 def paired_difference(arms: Sequence[tuple[float, Mapping[int, np.ndarray]]], level: float = LEVEL,
                       scale: float = 100.0) -> Interval:
     """The interval of ``sum_a w_a accuracy_a`` from per-example correctness on shared test examples.
@@ -202,17 +216,12 @@ def paired_difference(arms: Sequence[tuple[float, Mapping[int, np.ndarray]]], le
         return _interval(value, math.inf, 0.0, level, "1 seed: no interval", per_seed, {"seeds": math.inf})
     if n < 2:
         raise ValueError("a paired test-set term needs at least 2 test examples")
-    ms_s, ms_e, ms_r = mean_squares(table)
-    a = 1.0 / (k * n)
-    shared = max(0.0, ms_e - ms_r)
-    var = a * ms_s + a * shared
-    parts = {"seeds": math.sqrt(a * ms_s), "test": math.sqrt(a * shared)}
+    seeds_part, shared, terms = two_way_variance(table)
+    var = seeds_part + shared
+    parts = {"seeds": math.sqrt(seeds_part), "test": math.sqrt(shared)}
     if var <= 0:
         return _interval(value, 0.0, float(k - 1), level, f"paired seeds x {n} test examples: no spread",
                          per_seed, parts)
-    terms = (a * ms_s) ** 2 / (k - 1)
-    if shared > 0:
-        terms += (a * ms_e) ** 2 / (n - 1) + (a * ms_r) ** 2 / ((k - 1) * (n - 1))
     df = var ** 2 / terms
     method = (f"paired over {k} seeds x {n} shared test examples (two-way: seeds se {parts['seeds']:.2f}, "
               f"test se {parts['test']:.2f}), t with {df:.1f} df (Satterthwaite)")
@@ -228,13 +237,9 @@ def unpaired_difference(arms: Sequence[tuple[float, Mapping[int, np.ndarray]]], 
     k, n = table.shape
     var, terms = 0.0, 0.0
     for w, by_seed in arms:
-        _, own = _table([(w, by_seed)], scale)
-        ms_s, ms_e, ms_r = mean_squares(own)
-        a = 1.0 / (k * n)
-        shared = max(0.0, ms_e - ms_r)
-        var += a * (ms_s + shared)
-        terms += (a * ms_s) ** 2 / (k - 1) + ((a * ms_e) ** 2 / (n - 1) + (a * ms_r) ** 2 / ((k - 1) * (n - 1))
-                                               if shared > 0 else 0.0)
+        seeds_part, shared, own_terms = two_way_variance(_table([(w, by_seed)], scale)[1])
+        var += seeds_part + shared
+        terms += own_terms
     df = var ** 2 / terms if terms > 0 else float(k - 1)
     return _interval(float(table.mean()), math.sqrt(var), df, level, f"unpaired, t with {df:.1f} df",
                      {s: float(v) for s, v in zip(seeds, table.mean(axis=1))}, {})
