@@ -64,16 +64,19 @@ def place(runs: dict[int, dict], lo: float, hi: float) -> dict[int, dict]:
     return per_seed
 
 
-def trend(summary: dict, kind: str, target: int, fit: tuple[int, ...] = pp.FIT_LENGTHS) -> dict:
+def trend(summary: dict, kind: str, target: int, window: tuple[float, float],
+          fit: tuple[int, ...] = pp.FIT_LENGTHS) -> dict:
     """The straight-line trend of the measured values, T = a + b n by least squares over the runs at
-    ``fit`` (every seed), carried to ``target``: the alternative that assumes no law at all."""
+    ``fit`` (every seed), carried to ``target``: the alternative that assumes no law at all; with
+    whether the claim's ``window`` (lo, hi) excludes it."""
     cells = {n: c for n, c in law.cells(summary, kind).items() if n in fit}
     xs = [n for n, c in cells.items() for _ in c["values"]]
     ys = [v for c in cells.values() for v in c["values"]]
     b = stats.slope_interval(xs, ys)
     a = statistics.fmean(ys) - b.value * statistics.fmean(xs)
-    return {"law": "straight_line", "steps": a + b.value * target, "slope": b.as_dict(),
-            "fit_lengths": sorted(cells)}
+    steps = a + b.value * target
+    return {"law": "straight_line", "steps": steps, "slope": b.as_dict(), "fit_lengths": sorted(cells),
+            "excluded": not window[0] <= steps <= window[1]}
 
 
 def judge(summary: dict, tree: dict, kind: str, key: str) -> Measurement:
@@ -81,8 +84,7 @@ def judge(summary: dict, tree: dict, kind: str, key: str) -> Measurement:
     prediction, target, seeds = tree["predictions"][key], tree["target_length"], tree["seeds"]
     lo, hi = prediction["interval"]
     runs = runs_at(summary, kind, target)
-    line = [trend(summary, kind, target)]
-    line[0]["excluded"] = not lo <= line[0]["steps"] <= hi
+    line = [trend(summary, kind, target, (lo, hi))]
     lines = [f"prediction ({records.PREDICTION_400}, {tree['date']}, from n = "
              f"{', '.join(map(str, tree['fit_lengths']))} only): {prediction['steps']:.0f} steps, single-seed "
              f"interval [{lo:.0f}, {hi:.0f}] ({prediction['law']}); its standard error from the seeds "
@@ -159,8 +161,7 @@ def backtest(ctx: Context, kind: str) -> Measurement:
     cell = law.cells(summary, kind, lengths=(BACKTEST_TARGET,)).get(BACKTEST_TARGET)
     runs = {} if cell is None else {s: {"value": v, "capped": cell["capped"]}
                                     for s, v in zip(summary["seeds"], cell["values"])}
-    line = [trend(summary, kind, BACKTEST_TARGET, BACKTEST_FIT)]
-    line[0]["excluded"] = not lo <= line[0]["steps"] <= hi
+    line = [trend(summary, kind, BACKTEST_TARGET, (lo, hi), BACKTEST_FIT)]
     ratios = prediction["in_sample_measured_over_law"]
     lines = [f"the same procedure from n = {', '.join(map(str, BACKTEST_FIT))} only: {prediction['steps']:.0f} steps "
              f"at n = {BACKTEST_TARGET}, single-seed interval [{lo:.0f}, {hi:.0f}] ({main})",
