@@ -96,6 +96,15 @@ def test_l1b_passes_fails_and_is_inconclusive(tmp_path):
     assert m.verdict == "INCONCLUSIVE" and "look 2 waits for seeds 104 105" in m.inconclusive
 
 
+def test_l4b_without_evidence_names_its_gate_l1b_once_l1b_is_in(tmp_path):
+    _check(tmp_path, _evidence("l1b", _l1b([0.5, -0.5, 0.3, -0.3])))  # L1b FAIL: L4b is not to run
+    m = rules.check(Context(lra_evidence=tmp_path), "l4b")
+    assert m.verdict == "INCONCLUSIVE" and m.inconclusive.startswith("not run: L1b is FAIL")
+    _check(tmp_path, _evidence("l1b", _l1b([9, 10, 11, 10])))  # L1b PASS: L4b waits for its run
+    m = rules.check(Context(lra_evidence=tmp_path), "l4b")
+    assert m.inconclusive.startswith("no run yet: python -m spt_theory.lra decide run --experiment l4b")
+
+
 def test_a_look_with_a_missing_seed_is_not_taken(tmp_path):
     m = _check(tmp_path, _evidence("l1b", _l1b([9, 10, 11, 10, 9], seeds=[100, 101, 102, 104, 105])))
     assert m.verdict == "INCONCLUSIVE" and m.details["looks"] == []

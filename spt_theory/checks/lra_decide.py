@@ -237,10 +237,33 @@ THRESHOLDS = {"l1b": f"PASS lo > 0, FAIL hi < {SUPPORT:g} pts; looks 4, 6 seeds 
 JUDGES = {"l1b": judge_l1b, "l4b": judge_l4b, "l3b": judge_l3b, "l6": judge_l6}
 
 
+GATES = {"l4b": "l1b"}
+"""The design that must PASS before this one runs (pre-registered: L4b only after an L1b PASS)."""
+
+
+def gate_closed(ctx: Context, experiment: str) -> str | None:
+    """Why ``experiment`` is not to run (its gate's evidence is in and did not PASS), else None."""
+    gate = GATES.get(experiment)
+    if gate is None:
+        return None
+    found, path = load(ctx, gate)
+    if found is None:
+        return None
+    result, *_ = JUDGES[gate](found, path)
+    if result == "PASS":
+        return None
+    name = {x: x[:2].upper() + x[2:] for x in (gate, experiment)}  # l1b -> L1b
+    return (f"not run: {name[gate]} is {result} on its evidence, and the pre-registration runs "
+            f"{name[experiment]} only after an {name[gate]} PASS")
+
+
 def check(ctx: Context, experiment: str) -> Measurement:
     found, path = load(ctx, experiment)
     threshold = THRESHOLDS[experiment]
     if found is None:
+        closed = gate_closed(ctx, experiment)
+        if closed:
+            return undecided("not run (gate)", threshold, closed, evidence=str(path))
         return undecided("no run yet", threshold, f"no run yet: {command(experiment)}", evidence=str(path))
     result, lines, details, why = JUDGES[experiment](found, path)
     details.update(evidence=str(path), seeds=found["seeds"], fingerprint=found["data"]["fingerprint"])

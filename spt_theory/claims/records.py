@@ -90,6 +90,7 @@ PREDICTION_400_FILES = (("plateau/prediction_n400.json",
 """The prediction file as committed in PREDICTION_400 (sha256 of ``git show bd8a28f:...``)."""
 L3B_RESULT = "cb8f5c7"  # 2026-12-02 20:20: L3b's six seeds (FAIL)
 L6_RESULT = "d04051c"  # 2026-12-02 20:24: L6's two proximity seeds and the 2-layer arm (FAIL)
+L1B_RESULT = "900c973"  # 2026-12-03 04:05: L1b's eight seeds, its three looks (FAIL at the 8-seed look)
 DECIDE = "8650b85"  # 2026-12-02 18:19: L1b, L4b, L3b, L6 pre-registered (docs/preregistration/2026-12-02-lra-decide.md)
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
@@ -97,8 +98,6 @@ LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gat
                 "pilot's 71% seen, and the controls' budget moved to scratch's after the seed-0 CNN "
                 "stayed at chance in 4 epochs (both gates pass with either budget)")
 
-NO_RUN = ("no run yet: fresh data (seed 1) and seeds, the design runs over several sessions; the first "
-          "result commit is still to come")
 WALK_SEEDS = "walk task, seeds 0-2, verify --full"
 PLATEAU = "plateau grid (evidence/plateau/plateau_runs.json), seeds 0-2"
 LRA_SEEDS = "CPU LRA sweep (evidence/lra/listops.json, pathfinder.json), seeds 0-2"
@@ -375,13 +374,19 @@ TABLE: dict[str, Row] = _table(
     Row("L1b",
         "Pathfinder-16: SPT beats scratch at 8,000 equal optimiser steps (sequential looks)",
         "PASS lo > 0, FAIL hi < 3.5 pts; looks at 4, 6 seeds (99%), 8 seeds (95%)",
-        Registration("pre", DECIDE, DECIDE, note=NO_RUN),
-        Record("inconclusive", "2026-12-02", "no run yet (L1b pre-registered first, 8650b85)")),
+        Registration("pre", DECIDE, L1B_RESULT),
+        Record("does not hold", "2026-12-03", f"evidence/lra/decide/l1b.json, seeds 100-107 ({L1B_RESULT}): SPT - "
+                                              "scratch +0.6 [-3.5, +4.8] pts at 4 seeds (99%), -0.1 [-4.9, +4.7] at "
+                                              "6 (99%), +0.3 [-1.9, +2.6] at 8 seeds (95% t, 7.2 df, paired over "
+                                              "10000 shared test images): the upper end below 3.5, the design "
+                                              "stopped at its last look")),
     Row("L4b",
         "Pathfinder-16: W_Q, W_K alone from the SPT checkpoint recover half the gain",
         "(hybrid - scratch) - 0.5 gain: PASS lo > 0, FAIL hi < 0; L1b's looks; exploratory below a 5.8-pt gain",
-        Registration("pre", DECIDE, DECIDE, note=NO_RUN + "; run only if L1b is PASS"),
-        Record("inconclusive", "2026-12-02", "no run yet (L4b pre-registered first, 8650b85)")),
+        Registration("pre", DECIDE, DECIDE, note="registered to run only if L1b is PASS; L1b is FAIL "
+                                                 f"({L1B_RESULT}), so L4b is not run"),
+        Record("inconclusive", "2026-12-03", f"not run: L1b found no gain to recover ({L1B_RESULT}), and the "
+                                             "pre-registration runs L4b only after an L1b PASS")),
     Row("L3b",
         "ListOps: attention frozen at random init is about as good as trained",
         "|frozen - scratch| <= 3 at 1,570 and 3,140 steps, 95%, 6 seeds; chance gate",
