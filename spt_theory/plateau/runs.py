@@ -22,7 +22,6 @@ evidence ``spt_theory/evidence/plateau/plateau_runs.json``) that the claims P1-P
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import platform
 import time
@@ -59,7 +58,7 @@ def initial_model(run: PlateauRun) -> Encoder:
     """The seeded default init (as :func:`spt_theory.walk.experiments.initial_model`), the qk layer
     (W_Q, W_K, b_Q, b_K) times ``qk_scale``."""
     torch.manual_seed(run.seed)
-    model = Encoder(run.data.model_config())
+    model = Encoder(run.model_config())
     with torch.no_grad():
         for block in model.blocks:
             block.attn.qk.weight.mul_(run.qk_scale)
@@ -103,7 +102,8 @@ class Trainer:
 
 
 def meta(run: PlateauRun) -> dict:
-    return {"run": dataclasses.asdict(run), "torch": str(torch.__version__), "python": platform.python_version()}
+    settings = {"model_settings": dict(run.model)} if run.model else {}
+    return {"run": run.fields(), **settings, "torch": str(torch.__version__), "python": platform.python_version()}
 
 
 def train_until(trainer: Trainer, cache: StageCache, run: PlateauRun, history: list[dict], target: float,
