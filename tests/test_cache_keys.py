@@ -9,6 +9,7 @@ the training semantics bumps the cache format instead, and then updates this tab
 
 import pytest
 
+from spt_theory.training import loop as training_loop
 from spt_theory.walk.experiments import Budget, WalkData, control_recipe, stage_key
 
 PINNED = [
@@ -50,7 +51,7 @@ def test_lra_stage_keys_are_those_of_the_cached_runs(tmp_path, monkeypatch):
                     "loss_sum": 0.0, "history": []}, cache.checkpoint(1))
         return [{"epoch": 1, "loss": 1.0, "seconds": 0.0, "val_loss": 1.0, "val_accuracy": 0.5, "test_accuracy": 0.5}]
 
-    monkeypatch.setattr(runner, "train_stage", stub)
+    monkeypatch.setattr(training_loop, "train_stage", stub)
     root = _write_lra(tmp_path / "lra")
     runner.LRARun(runner.RunOptions(task="listops", data_dir=root, tiny=True, out=tmp_path / "out",
                                     progress=False)).confirm()

@@ -15,6 +15,7 @@ from spt_theory.checks import walk as walk_claims
 from spt_theory.claims.registry import Context, Measurement
 from spt_theory.core.inits import proximity_init
 from spt_theory.core.model import Encoder
+from spt_theory.training import loop as training_loop
 from spt_theory.walk import experiments
 from spt_theory.walk.experiments import (
     Budget,
@@ -111,13 +112,13 @@ def test_cross_data_recipe_pretrains_on_the_other_data_and_finetunes_on_the_real
     long = control_recipe("xspt_symmetric_long", tiny_walk, 0, budget, **tiny_model_overrides)
     assert long.stages[1].epochs == 2 and stage_key(long, 1) == stage_key(spec, 1)
     seen = []
-    original = experiments.train_stage
+    original = training_loop.train_stage
 
     def recording(model, data, stage, *args, **kwargs):
         seen.append((stage.objective, data.data.x_train))
         return original(model, data, stage, *args, **kwargs)
 
-    monkeypatch.setattr(experiments, "train_stage", recording)
+    monkeypatch.setattr(training_loop, "train_stage", recording)
     real = tiny_walk.build()
     result = experiments.run(spec, tmp_path, progress=False, data=real)
     assert [objective for objective, _ in seen] == ["spt", "supervised"]

@@ -21,7 +21,7 @@ from spt_theory.lra.inputs import LRATask
 from spt_theory.lra.race import arm_curve
 from spt_theory.lra.readers.common import LISTOPS_VOCAB
 from spt_theory.lra.tasks import config_for
-from spt_theory.training.loop import Runtime
+from spt_theory.training.runtime import Runtime
 
 
 def test_the_module_examples_hold():

@@ -13,6 +13,7 @@ import torch
 from spt_theory.core.inits import INIT_HOOKS, grid_offsets, grid_proximity_init
 from spt_theory.core.model import Encoder, ModelConfig
 from spt_theory.core.objectives import mask_continuous
+from spt_theory.training import loop as training_loop
 from synthetic.pathfinder import PathfinderStyle, generate
 
 SIDE = 16
@@ -92,7 +93,7 @@ def test_lra_option_init_proximity_has_its_own_cache_key(tmp_path, monkeypatch):
                     "loss_sum": 0.0, "history": []}, cache.checkpoint(1))
         return [{"epoch": 1, "loss": 1.0, "seconds": 0.0, "val_loss": 1.0, "val_accuracy": 0.5, "test_accuracy": 0.5}]
 
-    monkeypatch.setattr(runner, "train_stage", stub)
+    monkeypatch.setattr(training_loop, "train_stage", stub)
     root = _write_lra(tmp_path / "lra")
     base = runner.RunOptions(task="pathfinder", data_dir=root, tiny=True, out=tmp_path / "out", progress=False)
     [plain, proximity] = sweep.cells([], ["recipe=scratch", "recipe=scratch,init=proximity"])

@@ -17,13 +17,13 @@ import torch.distributed as dist
 
 from spt_theory.core.model import Encoder, ModelConfig
 from spt_theory.evidence.correctness import accuracy_of, decode
-from spt_theory.lra import runner as runner_module
 from spt_theory.lra.__main__ import main
 from spt_theory.lra.configs import one_layer, tiny
 from spt_theory.lra.data import load_task_data
 from spt_theory.lra.inputs import LRATask
 from spt_theory.lra.readers.common import BYTE_VOCAB, LISTOPS_VOCAB, PIXEL_VOCAB
 from spt_theory.lra.tasks import config_for, lra_task, task_names
+from spt_theory.training import loop as training_loop
 from spt_theory.training.cache import StageCache
 from spt_theory.training.loop import DatasetTask, Stage, train_stage
 from synthetic import listops, pathfinder
@@ -134,13 +134,13 @@ def test_finetune_starts_from_best_validation_checkpoint_and_drops_the_decoder(l
     val_losses = iter([0.5, 0.2, 0.9])
     monkeypatch.setattr(LRATask, "reconstruction_loss", lambda *args, **kwargs: next(val_losses))
     starts = []
-    real_train_stage = runner_module.train_stage
+    real_train_stage = training_loop.train_stage
 
     def recording(model, data, stage, *args, **kwargs):
         starts.append((stage.objective, {n: p.detach().clone() for n, p in model.named_parameters()}))
         return real_train_stage(model, data, stage, *args, **kwargs)
 
-    monkeypatch.setattr(runner_module, "train_stage", recording)
+    monkeypatch.setattr(training_loop, "train_stage", recording)
     common = ("--task", "listops", "--tiny", "--epochs", "3", "--max-steps", "18")
     assert _cli("confirm", *common, out=tmp_path, data=lra_root) == 0
     (_, scratch_init), (_, _), (_, spt_init) = starts

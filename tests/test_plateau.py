@@ -1,15 +1,21 @@
 """The plateau law's pieces: the SPT-length search, beta_n's closed form, the escape
 models of P3 / P3b, the exponent fit, and a tiny cached scratch run."""
 
+import copy
 import json
 import math
 import shutil
 
 import pytest
+import torch
 
 from spt_theory.checks import plateau as law
+from spt_theory.core.model import Encoder
 from spt_theory.plateau import design, runs
 from spt_theory.theory.per_token import pair_coupling_bound
+from spt_theory.training.cache import StageCache
+from spt_theory.training.loop import DatasetTask, Stage, StageOptions, train_stage
+from spt_theory.walk.experiments import built_data
 
 
 @pytest.mark.parametrize("least", [None, *design.SPT_GRID])
@@ -86,3 +92,25 @@ def test_plateau_figure_draws_the_committed_grid(tmp_path):
     assert drawn == sum(len(c["values"]) for kind, opt, scale in {(r["kind"], r["optimiser"], r["qk_scale"])
                                                                    for r in summary["runs"]}
                         for c in law.cells(summary, kind, opt, scale).values())
+
+
+@pytest.mark.parametrize("objective", ["supervised", "spt"])
+def test_the_plateau_trainer_is_train_stage_step_by_step(tmp_path, tiny_walk, tiny_model_overrides, objective):
+    """One loop: the plateau's step-level Trainer after k steps holds the parameters that
+    train_stage gives for the same stage, seed and step cap, across an epoch boundary (the same
+    kernels run in one process, so bitwise)."""
+    data = built_data(tiny_walk)
+    torch.manual_seed(0)
+    stepped = Encoder(tiny_walk.model_config(**tiny_model_overrides))
+    staged = copy.deepcopy(stepped)
+    trainer = runs.Trainer(stepped, data, objective, 7)
+    k = 2 * trainer.per_epoch + 1
+    trainer.advance(k)
+    stage = Stage(objective, math.ceil(k / trainer.per_epoch), lr=design.ADAMW_LR, batch_size=design.BATCH)
+    train_stage(staged, DatasetTask(data), stage, 7, StageCache(tmp_path, objective), max_steps=k,
+                options=StageOptions(progress=False))
+    assert trainer.step == k
+    for (name, p), (_, q) in zip(stepped.state_dict().items(), staged.state_dict().items(), strict=True):
+        assert torch.equal(p, q), name
+    trainer.advance(1)  # the comparison can fail: one step more moves the parameters
+    assert any(not torch.equal(p, q) for p, q in zip(stepped.parameters(), staged.parameters(), strict=True))

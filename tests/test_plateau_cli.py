@@ -130,3 +130,23 @@ def test_a_default_plateau_run_never_writes_the_committed_evidence_and_promote_r
     assert cli.main(["--cache-dir", str(cache), "--lengths", "25", "--only", "sgd", "--promote"]) == 2
     error_line(capsys.readouterr().err, "partial grid", "nothing was promoted")
     assert design.SUMMARY.read_bytes() == before
+
+
+def test_plateau_set_trains_other_runs_under_their_own_keys_and_is_refused_with_promote(tmp_path, monkeypatch,
+                                                                                         capsys, error_line):
+    monkeypatch.setattr(cli, "run_scratch", _fake_run(500))
+    cache, summary = tmp_path / "cache", tmp_path / "s.json"
+    base = ["--cache-dir", str(cache), "--summary", str(summary), "--lengths", "25", "--only", "adamw", "--seeds", "0"]
+    assert cli.main(base + ["--set", "d_model=32"]) == 0
+    written = json.loads(summary.read_text())
+    assert written["model_settings"] == {"d_model": 32} and written["runs"]
+    default = {r.cache(cache).key for r in design.grid((25,), (0,))}
+    assert {row["key"] for row in written["runs"]}.isdisjoint(default)
+    assert all("model" not in row for row in written["runs"])
+    run = design.PlateauRun("scratch", 25, 0, model=(("d_model", 32),))
+    assert runs.initial_model(run).embed.weight.shape[-1] == 32
+    assert design.PlateauRun("scratch", 25, 0).cache(cache).key == design.PlateauRun("scratch", 25, 0, model=()).cache(
+        cache).key
+    for option in ("--promote", "--gradient-rms"):
+        assert cli.main(base + ["--set", "d_model=32", option]) == 2
+        error_line(capsys.readouterr().err, f"{option} with --set")

@@ -32,7 +32,8 @@ from spt_theory import train as train_cli
 from spt_theory import verify as verify_cli
 from spt_theory.lra import __main__ as lra_cli
 from spt_theory.training.cache import StageCache, StageState, load_checkpoint, save_checkpoint
-from spt_theory.training.loop import DatasetTask, TrainingDiverged, make_optimizer, stage_loss, train_stage
+from spt_theory.training.loop import DatasetTask, TrainingDiverged, stage_loss, train_stage
+from spt_theory.training.optim import make_optimizer
 from spt_theory.util.files import InputError, write_json
 from spt_theory.walk.experiments import Budget, initial_model, recipe, run, stage_key
 

@@ -26,13 +26,13 @@ from spt_theory.lra import __main__ as lra_cli
 from spt_theory.lra.inputs import LRATask
 from spt_theory.lra.readers.image import load_cifar_batch
 from spt_theory.lra.readers.listops import read_listops
+from spt_theory.training import loop as training_loop
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import DatasetTask, Stage, train_stage
 from spt_theory.util import files
 from spt_theory.util import files as spt_files
 from spt_theory.util import locks as spt_locks
 from spt_theory.util.files import atomic_write, write_json
-from spt_theory.walk import experiments
 from spt_theory.walk.experiments import Budget, recipe, run, stage_key
 from synthetic import listops
 
@@ -362,8 +362,8 @@ def test_walk_experiments_keep_every_epoch_they_reuse(tiny_walk, tiny_model_over
     folder = tmp_path / stage_key(long.spec, 0)
     assert _pt(folder) == [f"epoch_{e}.pt" for e in (1, 2, 3, 4)]
     calls = []
-    real = experiments.train_stage
-    monkeypatch.setattr(experiments, "train_stage", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
+    real = training_loop.train_stage
+    monkeypatch.setattr(training_loop, "train_stage", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
     run(recipe("sweep_2", tiny_walk, 0, budget, **tiny_model_overrides), tmp_path, progress=False)
     assert [stage.objective for stage in calls] == ["supervised"]  # the pretraining was reused
 

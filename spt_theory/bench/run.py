@@ -28,7 +28,7 @@ from spt_theory.bench.timing import clock_for, device_peak_gflops, interleaved_t
 from spt_theory.core import args as cli_args
 from spt_theory.core import cpu
 from spt_theory.core.args import at_least
-from spt_theory.training.loop import Runtime
+from spt_theory.training.runtime import Runtime
 from spt_theory.util.files import InputError, announce, prepare_output, write_json
 from spt_theory.util.interrupts import interruptible
 from spt_theory.util.prog import prog

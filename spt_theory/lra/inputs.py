@@ -37,7 +37,8 @@ from spt_theory.evidence.correctness import FIELD, encode
 from spt_theory.lra.configs import LRAConfig
 from spt_theory.lra.data import LRAData, real_lengths
 from spt_theory.lra.readers.common import Vocabulary
-from spt_theory.training.loop import Runtime, Stage
+from spt_theory.training.loop import Stage
+from spt_theory.training.runtime import Runtime
 
 PIXEL_MAX = 255.0
 PIXEL_CHANNELS = 2

@@ -43,7 +43,8 @@ from spt_theory.lra.inputs import LRATask
 from spt_theory.lra.report import result_files, setting
 from spt_theory.lra.runner import LRARun, options_from_json
 from spt_theory.training.cache import StageCache, load_checkpoint
-from spt_theory.training.loop import Runtime, load_model_state
+from spt_theory.training.loop import load_model_state
+from spt_theory.training.runtime import Runtime
 from spt_theory.util.files import InputError, announce, read_json, write_json
 from spt_theory.util.progress import Progress
 from spt_theory.util.tables import table

@@ -1,7 +1,7 @@
 """Scratch, SPT and finetuning runs on one LRA task: cached, resumable, written as result JSON.
 
 An :class:`LRARun` holds the options of a command line (:class:`RunOptions`) and trains through
-:func:`spt_theory.training.loop.train_stage` with the task's :class:`~spt_theory.lra.inputs.LRATask` as
+:func:`spt_theory.training.loop.run_stage` with the task's :class:`~spt_theory.lra.inputs.LRATask` as
 the loss.  Its recipes (:meth:`LRARun.recipe`, built with the constructors of
 :mod:`spt_theory.training.recipes` from the task config's :func:`recipe_budget`):
 
@@ -62,8 +62,9 @@ from spt_theory.lra.inputs import LRATask, LRATraining
 from spt_theory.lra.references import references, token_types
 from spt_theory.lra.tasks import config_for
 from spt_theory.training.cache import StageCache, load_checkpoint
-from spt_theory.training.loop import Runtime, Stage, StageOptions, load_groups, stage_steps, train_stage
+from spt_theory.training.loop import Stage, StageOptions, load_groups, run_stage, stage_steps
 from spt_theory.training.recipes import Budget, Recipe, scratch, spt_stage, spt_then_finetune, supervised_stage
+from spt_theory.training.runtime import Runtime
 from spt_theory.util.files import InputError, write_json
 
 ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
@@ -374,8 +375,9 @@ class LRARun:
         check_warmup(stage, stage_steps(len(data.y_train), stage.epochs, stage.batch_size, task.config.max_steps))
         options = StageOptions(meta=meta, progress=self.options.progress,
                                checkpoint_every=self.options.checkpoint_every, runtime=self.runtime)
-        return train_stage(model, LRATraining(task, data, self.runtime, lengths), stage, seed, cache,
-                           max_steps=task.config.max_steps, options=options)
+        history, _ = run_stage(model, LRATraining(task, data, self.runtime, lengths), stage, seed, cache,
+                               max_steps=task.config.max_steps, options=options)
+        return history
 
     def describe_data(self, data: LRAData, fingerprint: str, config: LRAConfig, data_dir: Path) -> dict:
         lengths = real_lengths(data.x_train, data.vocab.pad_id).float()

@@ -12,14 +12,14 @@ import os
 import torch
 import torch.distributed as dist
 
-from spt_theory.training.loop import Runtime
+from spt_theory.training.runtime import Runtime
 from spt_theory.util.files import InputError
 
 DEVICES = ("auto", "cpu", "cuda")
 
 
 def runtime_from_env(device: str = "auto") -> Runtime:
-    """The :class:`~spt_theory.training.loop.Runtime` of this process; joins the process group if any."""
+    """The :class:`~spt_theory.training.runtime.Runtime` of this process; joins the process group if any."""
     if device not in DEVICES:
         raise InputError(f"--device must be one of {', '.join(DEVICES)}, got {device!r}")
     if device == "cuda" and not torch.cuda.is_available():

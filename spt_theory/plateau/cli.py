@@ -6,6 +6,7 @@ checked before any training (:func:`check_arguments`)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -35,6 +36,11 @@ def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
     """The runs to train; InputError for a bad option or an output that cannot be written, before
     any training (a folder created for an output is said on stderr)."""
     cli_args.refuse_evidence_outputs(args)
+    args.model = cli_args.parse_model_settings(args.model_settings)
+    if args.model and (args.promote or args.gradient_rms):
+        option = "--promote" if args.promote else "--gradient-rms"
+        raise InputError(f"{option} with --set: the committed evidence and the noise scales are made with the "
+                         "default model; --set trains other runs (their own cache keys) into --cache-dir only")
     if args.gradient_rms:
         prepare_output(args.cache_dir / GRADIENT_RMS.name)
         return []
@@ -45,7 +51,8 @@ def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
             raise InputError(f"--lengths {n}: {error}") from None
     if len(set(args.lengths)) != len(args.lengths):
         raise InputError(f"--lengths: each length once, got {' '.join(map(str, args.lengths))}")
-    runs = [r for r in grid(tuple(args.lengths))
+    settings = tuple(sorted(args.model.items()))
+    runs = [dataclasses.replace(r, model=settings) for r in grid(tuple(args.lengths))
             if (not args.only or (r.kind if r.kind == "spt" else r.optimiser) in args.only)
             and (not args.seeds or r.seed in args.seeds)]
     if not runs:
@@ -94,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                         "registered rule that one seed can refute is decided seed by seed")
     p.add_argument("--no-progress", action="store_true", help="no line per evaluation on stderr")
     cli_args.add_threads(p)
+    cli_args.add_model_settings(p)
     p.add_argument("--summary", type=Path, metavar="PATH",
                    help="summary JSON (default CACHE_DIR/plateau_runs.json; never the committed evidence)")
     p.add_argument("--promote", action="store_true",
@@ -118,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             value = out.get("spt_steps_to_95", out.get("escape_step"))
             print(f"{r.kind} n={r.length} {r.optimiser} scale={r.qk_scale:g} seed={r.seed}: {value} "
                   f"({out['seconds']} s)", flush=True)
-            summarise(args.cache_dir, args.summary, tuple(args.lengths))
+            summarise(args.cache_dir, args.summary, tuple(args.lengths), args.model)
         if args.promote:
             return promote_summary(args.cache_dir, args.summary, tuple(args.lengths))
     except InputError as error:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from spt_theory import evidence
+from spt_theory.core.model import ModelConfig
 from spt_theory.training.cache import StageCache
 from spt_theory.walk import paper_runs
 from spt_theory.walk.experiments import WalkData
@@ -95,6 +96,17 @@ class PlateauRun:
     optimiser: str = "adamw"
     qk_scale: float = 1.0
     cap: int = 0
+    model: tuple[tuple[str, object], ...] = ()
+    """``--set`` model settings as (field, value) pairs; none for the grid's own runs."""
+
+    def fields(self) -> dict:
+        """The run's config as its cache key and summary row hold it: the model settings enter the
+        key only through the model they make (so the grid's keys are those of before ``--set``)."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if k != "model"}
+
+    def model_config(self) -> ModelConfig:
+        """The walk model for this length, with the run's model settings."""
+        return self.data.model_config(**dict(self.model))
 
     @property
     def lr(self) -> float:
@@ -105,10 +117,10 @@ class PlateauRun:
         return WalkData(length=self.length)
 
     def cache(self, root: Path) -> StageCache:
-        return StageCache.of(root, {"format": FORMAT, "run": dataclasses.asdict(self), "eval_size": EVAL_SIZE,
+        return StageCache.of(root, {"format": FORMAT, "run": self.fields(), "eval_size": EVAL_SIZE,
                                     "escape": ESCAPE, "solved": SOLVED, "batch": BATCH, "lr": self.lr,
                                     "data": dataclasses.asdict(self.data),
-                                    "model": dataclasses.asdict(self.data.model_config())})
+                                    "model": dataclasses.asdict(self.model_config())})
 
 
 

@@ -22,7 +22,6 @@ evidence ``spt_theory/evidence/plateau/plateau_runs.json``) that the claims P1-P
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import platform
 import time
@@ -49,15 +48,8 @@ from spt_theory.plateau.design import (
     spt_search,
 )
 from spt_theory.training.cache import StageCache, StageState, load_checkpoint, save_checkpoint
-from spt_theory.training.loop import (
-    Stage,
-    accuracy,
-    epoch_batches,
-    keyed_generator,
-    load_model_state,
-    make_optimizer,
-    stage_loss,
-)
+from spt_theory.training.loop import DatasetTask, Stage, Steps, accuracy, load_model_state
+from spt_theory.training.optim import make_optimizer
 from spt_theory.util.files import read_json, write_json
 from spt_theory.walk.experiments import built_data
 
@@ -66,7 +58,7 @@ def initial_model(run: PlateauRun) -> Encoder:
     """The seeded default init (as :func:`spt_theory.walk.experiments.initial_model`), the qk layer
     (W_Q, W_K, b_Q, b_K) times ``qk_scale``."""
     torch.manual_seed(run.seed)
-    model = Encoder(run.data.model_config())
+    model = Encoder(run.model_config())
     with torch.no_grad():
         for block in model.blocks:
             block.attn.qk.weight.mul_(run.qk_scale)
@@ -75,31 +67,24 @@ def initial_model(run: PlateauRun) -> Encoder:
 
 
 class Trainer:
-    """Steps ``model`` on ``objective`` with the batch order and masks of ``train_stage`` for
-    ``stage_seed``; ``step`` counts the optimiser steps done."""
+    """Steps ``model`` on ``objective`` (:class:`~spt_theory.training.loop.Steps`: the batch order
+    and masks of ``train_stage`` for ``stage_seed``) with AdamW or SGD with momentum at ``lr``;
+    ``step`` counts the optimiser steps done."""
 
-    def __init__(self, model: Encoder, data, objective: str, optimiser: torch.optim.Optimizer, stage_seed: int):
-        self.model, self.data, self.optimiser, self.seed = model, data, optimiser, stage_seed
-        self.stage = Stage(objective, 1, batch_size=BATCH)
+    def __init__(self, model: Encoder, data, objective: str, stage_seed: int, *, lr: float = ADAMW_LR,
+                 optimiser: str = "adamw"):
+        self.model, self.data = model, data
+        self.optimiser = make_optimizer(model, lr, kind=optimiser,
+                                        momentum=SGD_MOMENTUM if optimiser == "sgd" else 0.0)
+        self.steps = Steps(model, DatasetTask(data), Stage(objective, 1, lr=lr, batch_size=BATCH), stage_seed,
+                           self.optimiser)
+        self.per_epoch = self.steps.per_epoch
         self.step = 0
-        self.per_epoch = math.ceil(len(data.x_train) / BATCH)
-        self._batches: tuple[int, list] | None = None
 
     def advance(self, steps: int) -> None:
         self.model.train()
         for _ in range(steps):
-            epoch, within = divmod(self.step, self.per_epoch)
-            if self._batches is None or self._batches[0] != epoch:
-                self._batches = (epoch, epoch_batches(len(self.data.x_train), BATCH,
-                                                      keyed_generator(self.seed, 1, epoch)))
-            idx = self._batches[1][within]
-            loss = stage_loss(self.model, self.data, self.stage, self.data.x_train[idx], self.data.y_train[idx],
-                              keyed_generator(self.seed, 2, self.step))
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"non-finite loss at step {self.step}")
-            self.optimiser.zero_grad(set_to_none=True)
-            loss.backward()
-            self.optimiser.step()
+            self.steps.take(self.step)
             self.step += 1
 
     def accuracy(self) -> float:
@@ -117,7 +102,8 @@ class Trainer:
 
 
 def meta(run: PlateauRun) -> dict:
-    return {"run": dataclasses.asdict(run), "torch": str(torch.__version__), "python": platform.python_version()}
+    settings = {"model_settings": dict(run.model)} if run.model else {}
+    return {"run": run.fields(), **settings, "torch": str(torch.__version__), "python": platform.python_version()}
 
 
 def train_until(trainer: Trainer, cache: StageCache, run: PlateauRun, history: list[dict], target: float,
@@ -148,9 +134,8 @@ def run_scratch(run: PlateauRun, root: Path, log=None) -> dict:
         if record_path.exists():  # another process finished the run while this one waited
             return read_json(record_path)
         model = initial_model(run)
-        trainer = Trainer(model, built_data(run.data), "supervised",
-                          make_optimizer(model, run.lr, kind=run.optimiser,
-                                         momentum=SGD_MOMENTUM if run.optimiser == "sgd" else 0.0), run.seed * 1000)
+        trainer = Trainer(model, built_data(run.data), "supervised", run.seed * 1000, lr=run.lr,
+                          optimiser=run.optimiser)
         history = trainer.resume(cache.last) if cache.last.exists() else []
         start = time.perf_counter()
         escape = next((h["step"] for h in history if h["test_accuracy"] >= ESCAPE), None)
@@ -185,7 +170,7 @@ def run_spt(run: PlateauRun, root: Path, log=None) -> dict:
             path = cache.dir / f"spt_{steps}.pt"
             if not path.exists():
                 model = initial_model(run)
-                trainer = Trainer(model, data, "spt", make_optimizer(model, ADAMW_LR), run.seed * 1000)
+                trainer = Trainer(model, data, "spt", run.seed * 1000)
                 done = [int(p.stem.split("_")[1]) for p in cache.dir.glob("spt_*.pt")]
                 below = max((s for s in done if s < steps), default=None)
                 if below is not None:
@@ -201,8 +186,7 @@ def run_spt(run: PlateauRun, root: Path, log=None) -> dict:
         def solves(steps: int) -> bool:
             if str(steps) not in finetunes:
                 model = pretrained(steps)
-                trainer = Trainer(model, data, "supervised", make_optimizer(model, ADAMW_LR),
-                                  run.seed * 1000 + 1)
+                trainer = Trainer(model, data, "supervised", run.seed * 1000 + 1)
                 history: list[dict] = []
                 if log is not None:
                     log(f"spt n={run.length} seed={run.seed}: finetuning the checkpoint at {steps} SPT steps")
@@ -227,11 +211,12 @@ def gradient_rms(n: int, objective: str, seed: int, batches: int = 16) -> float:
     batches of the run's order: Adam's sqrt(v) on the plateau, the noise scale of the law (T8)."""
     run = PlateauRun("scratch", n, seed)
     model = initial_model(run)
-    trainer = Trainer(model, built_data(run.data), objective, torch.optim.SGD(model.parameters(), lr=0.0),
-                      seed * 1000)
+    model.train()
+    steps = Steps(model, DatasetTask(built_data(run.data)), Stage(objective, 1, batch_size=BATCH), seed * 1000, None)
     total = 0.0
-    for _ in range(batches):
-        trainer.advance(1)
+    for step in range(batches):
+        model.zero_grad(set_to_none=True)
+        steps.loss(step).backward()
         total += model.blocks[0].attn.qk.weight.grad.pow(2).mean().item()
     return math.sqrt(total / batches)
 

@@ -36,19 +36,21 @@ from spt_theory.util.files import InputError, read_json, write_json
 from spt_theory.walk.experiments import WalkData
 
 
-def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGTHS) -> dict:
+def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGTHS, model: dict | None = None) -> dict:
     """The summary of every finished run of :func:`grid` in ``root``: per run its config, seed,
     ``value`` (escape step, or SPT steps to 95%; a capped run's cap, or the largest SPT length,
-    as a lower bound with ``capped``), the finetune steps and the seconds; written to ``path``."""
+    as a lower bound with ``capped``), the finetune steps and the seconds; written to ``path``.
+    With ``model`` (``--set`` settings) the grid's runs made with them, named in ``model_settings``."""
     rows, seconds = [], 0.0
-    for r in grid(lengths):
+    settings = tuple(sorted((model or {}).items()))
+    for r in (dataclasses.replace(r, model=settings) for r in grid(lengths)):
         record_path = r.cache(root).dir / "run.json"
         if not record_path.exists():
             continue
         out = read_json(record_path)
         value = out["spt_steps_to_95"] if r.kind == "spt" else out["escape_step"]
         lower = r.cap if r.cap else SPT_GRID[-1]
-        rows.append({**dataclasses.asdict(r), "lr": r.lr, "key": r.cache(root).key,
+        rows.append({**r.fields(), "lr": r.lr, "key": r.cache(root).key,
                      "value": lower if value is None else value,
                      "capped": value is None, "finetune_steps_to_95": out.get("finetune_steps_to_95"),
                      "tried": out.get("tried"), "seconds": out["seconds"]})
@@ -63,7 +65,7 @@ def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGT
               "data": dataclasses.asdict(WalkData()), "batch": BATCH, "sgd_momentum": SGD_MOMENTUM,
               "seeds": list(SEEDS), "torch": str(torch.__version__), "python": platform.python_version(),
               "grid_seconds": round(seconds, 1), "runs": rows, "partial": len(rows) < len(grid(lengths)),
-              "model_defaults": schema.model_defaults()}
+              "model_defaults": schema.model_defaults(), **({"model_settings": dict(settings)} if settings else {})}
     write_json(path, record)
     return record
 

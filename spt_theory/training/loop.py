@@ -21,7 +21,8 @@ an epoch, so the batch order, the checkpoints and the resume logic stay those of
 
 Optimizer: AdamW with the stage's ``weight_decay`` (default 0.01) on *every* trainable parameter,
 LayerNorm gains, biases and embeddings included, as ``torch.optim.AdamW(model.parameters())``
-does; see :func:`make_optimizer` for why and what the usual split would change.
+does; see :func:`spt_theory.training.optim.make_optimizer` for why and what the usual split would
+change.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from pathlib import Path
 from typing import Protocol
 
 import torch
-import torch.distributed as dist
 from torch import nn
 
 from spt_theory.core.cpu import tune_allocator
@@ -50,6 +50,8 @@ from spt_theory.core.objectives import (
     supervised_loss,
 )
 from spt_theory.training.cache import StageCache, StageState, keep_policy, load_checkpoint
+from spt_theory.training.optim import make_optimizer
+from spt_theory.training.runtime import Runtime
 from spt_theory.util.files import ConfigError, InputError, make_dirs
 from spt_theory.util.progress import Progress
 
@@ -144,55 +146,6 @@ class DatasetTask:
                                  f"table (max_len {model.cfg.max_len})")
 
 
-@dataclass(frozen=True)
-class Runtime:
-    """Where :func:`train_stage` computes.  The default (one CPU process, fp32) is the plain loop.
-
-    ``autocast``: forward passes under bf16 autocast (CUDA).  ``world_size`` > 1: this process is
-    rank ``rank`` of a data-parallel group (``torch.distributed`` already initialised).
-    """
-
-    device: torch.device = torch.device("cpu")
-    autocast: bool = False
-    rank: int = 0
-    world_size: int = 1
-
-    @property
-    def main(self) -> bool:
-        """Whether this process writes files and shows progress."""
-        return self.rank == 0
-
-    def autocast_context(self):
-        return torch.autocast(self.device.type, dtype=torch.bfloat16) if self.autocast else nullcontext()
-
-    def shard(self, index: torch.Tensor) -> torch.Tensor:
-        """This rank's share of a global batch, by DistributedSampler's rule: wrap around to a
-        multiple of ``world_size``, then every ``world_size``-th index starting at ``rank``."""
-        if self.world_size == 1:
-            return index
-        padded = len(index) + (-len(index) % self.world_size)
-        return index[torch.arange(padded) % len(index)][self.rank::self.world_size]
-
-    def wrap(self, module: nn.Module) -> nn.Module:
-        """``module`` under DistributedDataParallel when data-parallel (gradients averaged over ranks)."""
-        if self.world_size == 1:
-            return module
-        device_ids = [self.device.index] if self.device.type == "cuda" else None
-        return nn.parallel.DistributedDataParallel(module, device_ids=device_ids, broadcast_buffers=False)
-
-    def mean(self, value: torch.Tensor) -> torch.Tensor:
-        """The mean of ``value`` over ranks (``value`` itself in one process)."""
-        if self.world_size == 1:
-            return value
-        total = value.clone()
-        dist.all_reduce(total)
-        return total / self.world_size
-
-    def barrier(self) -> None:
-        if self.world_size > 1:
-            dist.barrier()
-
-
 class _StageObjective(nn.Module):
     """The stage's loss as a module of ``model``, so DistributedDataParallel can wrap it."""
 
@@ -269,36 +222,6 @@ def epoch_batches(n: int, batch_size: int, generator: torch.Generator,
     return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
 
 
-OPTIMIZERS = ("adamw", "sgd")
-
-
-def make_optimizer(model: Encoder, lr: float, *, freeze: tuple[str, ...] = (), kind: str = "adamw",
-                   weight_decay: float | None = None, momentum: float = 0.0) -> torch.optim.Optimizer:
-    """The one optimiser factory: AdamW (``kind="adamw"``) or SGD (``"sgd"``, with ``momentum``) at
-    rate ``lr`` over the parameters not in a ``freeze`` group (frozen ones get no update, not even
-    weight decay: their ``requires_grad`` is switched off here, every other one on).
-    ``weight_decay`` None is torch's default: 0.01 for AdamW, 0 for SGD.  :func:`train_stage`
-    calls it with the stage's rate, frozen groups and decay; the plateau grid with its own rates.
-
-    Weight decay (``Stage.weight_decay``, 0.01) applies to every trainable parameter, LayerNorm
-    gains, biases and embeddings included.  This is the recipe on purpose: the design's prototype,
-    whose numbers the walk claims reproduce (``DESIGN.md``: "AdamW lr 1e-3, batch 64"), and the
-    LRA recipe (``LRA.md``: "AdamW") name plain AdamW, i.e. ``torch.optim.AdamW(model.parameters())``
-    with torch's default ``weight_decay=0.01`` on every parameter.  Most Transformer code instead
-    exempts LayerNorm, bias and embedding parameters; on the walk task (seed 0, scratch and SPT
-    then finetune) that split leaves every test accuracy as it is and moves the band mass by under
-    0.5% (README, section "Weight decay"); it is not used, so no cached run moves.
-    """
-    for name, p in model.named_parameters():
-        p.requires_grad_(model.group_of(name) not in freeze)
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    if kind == "adamw" and not momentum:
-        return torch.optim.AdamW(trainable, lr=lr, weight_decay=0.01 if weight_decay is None else weight_decay)
-    if kind == "sgd":
-        return torch.optim.SGD(trainable, lr=lr, momentum=momentum, weight_decay=weight_decay or 0.0)
-    raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)} (momentum only with sgd), got {kind!r}")
-
-
 def _learning_rate(stage: Stage, step: int) -> float:
     """Linear warm-up over ``warmup_steps``, then constant."""
     return stage.lr * min(1.0, (step + 1) / stage.warmup_steps) if stage.warmup_steps else stage.lr
@@ -373,6 +296,62 @@ def stage_steps(n_train: int, epochs: int, batch_size: int, max_steps: int | Non
     return total if max_steps is None else min(total, max_steps)
 
 
+def stage_epochs(n_train: int, stage: Stage, max_steps: int | None = None) -> int:
+    """Epochs of a finished stage: ``stage.epochs``, or fewer where ``max_steps`` ends it first
+    (the last one cut short)."""
+    total = stage_steps(n_train, stage.epochs, stage.batch_size, max_steps)
+    return stage.epochs if max_steps is None else math.ceil(total / math.ceil(n_train / stage.batch_size))
+
+
+class Steps:
+    """The optimizer steps of ``stage`` on ``task`` for ``seed``, one at a time: global step ``t``
+    trains on batch ``t mod per_epoch`` of epoch ``t // per_epoch``'s order
+    (``keyed_generator(seed, 1, epoch)``) with the masks of ``keyed_generator(seed, 2, t)``, at the
+    stage's learning rate for ``t`` (warm-up).  :func:`train_stage` and the plateau's step-level
+    trainer (:class:`spt_theory.plateau.runs.Trainer`) both step through it.
+
+    ``optimizer`` None: only :meth:`loss` (gradients without steps)."""
+
+    def __init__(self, model: Encoder, task: Task, stage: Stage, seed: int,
+                 optimizer: torch.optim.Optimizer | None, runtime: Runtime = Runtime()):
+        self.model, self.task, self.stage, self.seed = model, task, stage, seed
+        self.optimizer, self.runtime = optimizer, runtime
+        self.objective = runtime.wrap(_StageObjective(model, stage, task))
+        self.n = len(task.data.x_train)
+        self.per_epoch = math.ceil(self.n / stage.batch_size)
+        self._order: tuple[int, list[torch.Tensor]] | None = None
+
+    def batches(self, epoch: int) -> list[torch.Tensor]:
+        """The training indices of each step of ``epoch`` (:func:`epoch_batches`)."""
+        if self._order is None or self._order[0] != epoch:
+            self._order = (epoch, epoch_batches(self.n, self.stage.batch_size, keyed_generator(self.seed, 1, epoch),
+                                                self.task.lengths))
+        return self._order[1]
+
+    def loss(self, step: int) -> torch.Tensor:
+        """The loss of global step ``step``'s batch and masks (this rank's share), under autocast."""
+        epoch, within = divmod(step, self.per_epoch)
+        idx = self.runtime.shard(self.batches(epoch)[within])
+        with self.runtime.autocast_context():
+            return self.objective(self.task.data.x_train[idx], self.task.data.y_train[idx],
+                                  keyed_generator(self.seed, 2, step))
+
+    def take(self, step: int) -> float:
+        """Global step ``step``: its learning rate, loss, gradients and optimizer step.  Returns the
+        loss (mean over ranks); :class:`TrainingDiverged` if it is not finite (nothing updated)."""
+        for group in self.optimizer.param_groups:
+            group["lr"] = _learning_rate(self.stage, step)
+        loss = self.loss(step)
+        reported = self.runtime.mean(loss.detach())
+        if not torch.isfinite(reported):
+            raise TrainingDiverged(f"non-finite loss ({reported.item()}) at step {step} "
+                                   f"(epoch {step // self.per_epoch + 1})")
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        return reported.item()
+
+
 def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: StageCache, *,
                 max_steps: int | None = None, options: StageOptions = StageOptions(), **changes) -> list[dict]:
     """Train ``model`` on ``task`` for ``stage.epochs`` epochs, resuming from ``cache`` if it has
@@ -395,11 +374,10 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
         task.check(model)
         make_dirs(cache.dir)
         optimizer = make_optimizer(model, stage.lr, freeze=stage.freeze, weight_decay=stage.weight_decay)
-        objective = runtime.wrap(_StageObjective(model, stage, task))
-        n = len(task.data.x_train)
-        steps_per_epoch = math.ceil(n / stage.batch_size)
-        total = stage_steps(n, stage.epochs, stage.batch_size, max_steps)
-        epochs = stage.epochs if max_steps is None else math.ceil(total / steps_per_epoch)
+        steps = Steps(model, task, stage, seed, optimizer, runtime)
+        steps_per_epoch = steps.per_epoch
+        total = stage_steps(steps.n, stage.epochs, stage.batch_size, max_steps)
+        epochs = stage_epochs(steps.n, stage, max_steps)
         state = StageState()
         resume = cache.latest(epochs)
         if resume is not None:
@@ -421,23 +399,12 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
         while state.epoch < epochs:
             start = time.perf_counter()
             epoch_steps = min(steps_per_epoch, total - state.epoch * steps_per_epoch)
-            batches = epoch_batches(n, stage.batch_size, keyed_generator(seed, 1, state.epoch), task.lengths)
             while state.step_in_epoch < epoch_steps:
-                step = state.epoch * steps_per_epoch + state.step_in_epoch
-                idx = runtime.shard(batches[state.step_in_epoch])
-                for group in optimizer.param_groups:
-                    group["lr"] = _learning_rate(stage, step)
-                with runtime.autocast_context():
-                    loss = objective(task.data.x_train[idx], task.data.y_train[idx], keyed_generator(seed, 2, step))
-                reported = runtime.mean(loss.detach())
-                if not torch.isfinite(reported):
+                try:
+                    state.loss_sum += steps.take(state.epoch * steps_per_epoch + state.step_in_epoch)
+                except TrainingDiverged as diverged:
                     bar.close()
-                    raise TrainingDiverged(f"non-finite loss ({reported.item()}) at step {step} "
-                                           f"(epoch {state.epoch + 1}); last good checkpoint kept in {cache.dir}")
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
-                state.loss_sum += reported.item()
+                    raise TrainingDiverged(f"{diverged}; last good checkpoint kept in {cache.dir}") from None
                 state.step_in_epoch += 1
                 steps_this_call += 1
                 bar.update(1)
@@ -461,3 +428,26 @@ def train_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: Stag
         bar.close()
         runtime.barrier()  # the stage's files exist before any rank reads them
         return state.history
+
+
+def run_stage(model: Encoder, task: Task, stage: Stage, seed: int, cache: StageCache, *,
+              max_steps: int | None = None, options: StageOptions = StageOptions()) -> tuple[list[dict], bool]:
+    """A stage's history, and whether it was reloaded rather than trained: a finished stage (the
+    checkpoint of its last epoch in ``cache``) is loaded into ``model`` without taking the lock,
+    so a cache that is only read serves; otherwise :func:`train_stage`, where a stage that the
+    process it waited for finished counts as reloaded."""
+    epochs = stage_epochs(len(task.data.x_train), stage, max_steps)
+    if cache.has(epochs):
+        checkpoint = cache.load(epochs)
+        load_model_state(model, checkpoint["model"], cache.checkpoint(epochs))
+        return list(checkpoint["history"]), True
+    found: list[bool] = []
+
+    def found_finished() -> None:
+        found.append(True)
+        if options.on_found_finished is not None:
+            options.on_found_finished()
+
+    history = train_stage(model, task, stage, seed, cache, max_steps=max_steps,
+                          options=replace(options, on_found_finished=found_finished))
+    return history, bool(found)

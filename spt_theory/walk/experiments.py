@@ -42,7 +42,7 @@ from spt_theory.analysis.probes import attention_patterns, band_mass, mean_atten
 from spt_theory.core.inits import INIT_HOOKS
 from spt_theory.core.model import PARAMETER_GROUPS, Encoder, ModelConfig
 from spt_theory.training.cache import StageCache, config_hash
-from spt_theory.training.loop import Dataset, DatasetTask, Stage, StageOptions, accuracy, load_model_state, train_stage
+from spt_theory.training.loop import Dataset, DatasetTask, Stage, StageOptions, accuracy, run_stage
 from spt_theory.training.recipes import (
     Budget,
     Recipe,
@@ -178,19 +178,14 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
         task = DatasetTask(data, metrics)
         if stage.objective == "spt" and spec.pretrain_data is not None:  # X5: SPT on another source
             task = DatasetTask(built_data(spec.pretrain_data), metrics)
-        reloaded.append(cache.has(stage.epochs))
-        if reloaded[k]:
-            checkpoint = cache.load(stage.epochs)
-            load_model_state(model, checkpoint["model"], cache.checkpoint(stage.epochs))
-            history = list(checkpoint["history"])
-        else:
-            meta = {"spec": json.loads(json.dumps(dataclasses.asdict(spec), default=str)), "stage": k,
-                    "torch": str(torch.__version__), "python": platform.python_version()}
-            history = train_stage(model, task, stage, spec.seed * 1000 + k, cache,
-                                  max_steps=spec.spt_steps if stage.objective == "spt" else None,
-                                  options=StageOptions(meta=meta, progress=progress, keep_checkpoints="all",
-                                                       on_found_finished=lambda k=k: reloaded.__setitem__(k, True)))
+        meta = {"spec": json.loads(json.dumps(dataclasses.asdict(spec), default=str)), "stage": k,
+                "torch": str(torch.__version__), "python": platform.python_version()}
+        history, was_reloaded = run_stage(model, task, stage, spec.seed * 1000 + k, cache,
+                                          max_steps=spec.spt_steps if stage.objective == "spt" else None,
+                                          options=StageOptions(meta=meta, progress=progress, keep_checkpoints="all"))
+        if not was_reloaded:
             cache.write_record({**meta, "history": history})
+        reloaded.append(was_reloaded)
         if stage.epochs == 0:
             history = [{"epoch": 0, **metrics(model)}]
         histories.append(history)

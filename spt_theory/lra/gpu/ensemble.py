@@ -7,7 +7,7 @@ computes exactly what ``Encoder`` ``i`` would alone (``tests/test_gpu_confirm.py
 step against the plain model).  Each member reads its own batches: the data order of its seed
 (the same seed, the same order in every arm: paired comparisons), and its own mask draws.
 
-AdamW (the training loop's, :func:`spt_theory.training.loop.make_optimizer`: weight decay 0.01
+AdamW (the training loop's, :func:`spt_theory.training.optim.make_optimizer`: weight decay 0.01
 on every parameter) is elementwise, so one AdamW over the stacked tensors is one AdamW per
 member.  A member's *fixed* parameters (its ``freeze`` groups, or all of it once its steps are
 done) are put back after every step, so they never move, weight decay included.
