@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 ROW = '''    Row("T99",
         "a toy lemma added as docs/add-a-claim.md says",
         ">= 0.5",

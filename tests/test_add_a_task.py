@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 GUIDE = REPO / "docs" / "add-a-task.md"
 IMPORT = "from spt_theory.lra.configs import LRAConfig\n"
 

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from spt_theory import train as train_cli
 from spt_theory.figures import cli as figures_cli
@@ -21,7 +22,6 @@ from spt_theory.util.files import InputError
 from spt_theory.walk import paper_runs
 from synthetic import listops
 
-REPO = Path(__file__).resolve().parents[1]
 WALK = ["--vocab", "5", "--length", "12", "--p", "0.9", "--n-train", "64", "--n-test", "32", "--d-model", "16",
         "--heads", "2", "--batch-size", "32"]
 

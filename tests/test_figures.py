@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import REPO
 
 from spt_theory.analysis import probes
 from spt_theory.figures import ablations, cli, lra_evidence, lra_table
@@ -20,8 +21,6 @@ from spt_theory.training.cache import config_hash
 from spt_theory.util.files import InputError
 from spt_theory.walk import paper_runs
 from spt_theory.walk.experiments import Budget, WalkData, initial_model
-
-REPO = Path(__file__).resolve().parents[1]
 
 TINY_DATA = WalkData(vocab=5, length=12, p=0.9, n_train=96, n_test=32)
 TINY_BUDGET = Budget(scratch_epochs=2, pretrain_epochs=2, finetune_epochs=1, batch_size=32)

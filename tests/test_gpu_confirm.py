@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from spt_theory.bench.cases import BenchSize
 from spt_theory.lra.gpu import data as gpu_data
@@ -34,7 +35,6 @@ from spt_theory.training.loop import stage_steps
 from spt_theory.util.provenance import read_marker
 from synthetic import listops
 
-REPO = Path(__file__).resolve().parents[1]
 needs_bash = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 EXPORTED = {"summary.json", "report.txt", "results.tar.gz", "listops-gpu.png", "listops-gpu.pdf",
             "pathfinder-gpu.png", "pathfinder-gpu.pdf"}
