@@ -51,7 +51,7 @@ def _timeless(summary: dict) -> list[list[dict]]:
     return [[{k: v for k, v in e.items() if k != "seconds"} for e in stage] for stage in summary["history"]]
 
 
-# LRA data on tiny files in the release layout (reader API cases: test_lra_readers.py).
+# LRA data on tiny files in the release layout (reader API cases: tests/lra/test_lra_readers.py).
 
 def _listops(root: Path, train: str = "", val: str | None = None) -> Path:
     """ListOps splits of 12 good rows under ``root/listops-1000``; ``train`` is appended to the

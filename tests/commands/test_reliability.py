@@ -6,7 +6,8 @@ Subprocesses and in-process training use one thread: on a loaded machine torch's
 tiny runs many times slower, and the bitwise comparisons below are between one-thread runs.
 
 Bad-input cases of the LRA readers' API, and the CIFAR reader refusing pickled code, are in
-``tests/test_lra_readers.py``; here the LRA reader cases go through ``python -m spt_theory.lra``.
+``tests/lra/test_lra_readers.py``; here the LRA reader cases go through
+``python -m spt_theory.lra``.
 """
 
 from __future__ import annotations
@@ -405,8 +406,8 @@ def test_verify_unknown_claim_and_negative_seeds(capsys, tmp_path, argparse_refu
     assert _files(tmp_path) == []
 
 
-# LRA command line on tiny files in the release layout (ListOps and Pathfinder: helpers.py; reader API cases:
-# test_lra_readers.py).
+# LRA command line on tiny files in the release layout (ListOps and Pathfinder: helpers.py; the reader
+# API cases: tests/lra/test_lra_readers.py).
 
 def _cifar(root: Path, bad_batch: str | None = None) -> Path:
     folder = root / "cifar-10-batches-py"

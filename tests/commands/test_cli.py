@@ -286,7 +286,7 @@ def test_help_texts_and_the_readme_list_the_same_modes_recipes_and_axes():
     """Each list is written once in the code (train.MODES, sweep.RECIPES, sweep.AXES); the help
     texts are made from it, and the command reference (docs/cli.md, where the README sends
     readers for the commands) gives it as ``<marker> a, b, c (`` (as it gives verify's quick-mode
-    skips: tests/test_verify_cli.py)."""
+    skips: tests/commands/test_verify_cli.py)."""
     from spt_theory.lra.__main__ import sweep_doc
 
     readme = " ".join((REPO / "docs" / "cli.md").read_text().split())

@@ -26,7 +26,7 @@ TINY_DATA = WalkData(vocab=5, length=12, p=0.9, n_train=96, n_test=32)
 TINY_BUDGET = Budget(scratch_epochs=2, pretrain_epochs=2, finetune_epochs=1, batch_size=32)
 TINY_MODEL = dict(d_model=16, n_heads=2, d_ff=32)
 DRAWN = [name for name in FIGURES if name not in ("lra_table", "lra_evidence", "plateau_law", "escape_race")]
-# those four read committed results (their own tests: escape_race in tests/test_race.py)
+# those four read committed results (their own tests: escape_race in tests/checks/test_race.py)
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -3,7 +3,7 @@ script at tiny size on the CPU as the lent GPU machine runs it (a copy of the tr
 the project) with its export checked against that machine's limits; a failing and an overrunning
 step; the steps' timeouts; the dry run's plan and FLOP count; the merges.
 
-Run this file under another interpreter (``/path/to/python -m pytest tests/test_gpu_confirm.py``)
+Run this file under another interpreter (``/path/to/python -m pytest tests/lra/test_gpu_confirm.py``)
 to run the pipeline under that interpreter's Python and torch (the lent machine: Python 3.12,
 torch 2.11)."""
 
