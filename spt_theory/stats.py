@@ -22,7 +22,7 @@ with Satterthwaite's degrees of freedom (:func:`paired_difference`).  The test-s
 the *paired* per-example difference: arms that get the same examples right cancel, and nothing is
 added for noise the seed term already holds.  With k = 1 there is no interval (infinite).
 This is the analytic equivalent of a two-level bootstrap over seeds and examples (checked against
-one in ``tests/test_stats.py``).
+one in ``tests/stats/test_stats.py``).
 
 **Power** (:func:`power`): the chance that a t interval at ``level`` over ``k`` seeds excludes a
 value ``separation`` away from the truth, for a paired standard deviation ``sd``, from the
@@ -232,7 +232,7 @@ def unpaired_difference(arms: Sequence[tuple[float, Mapping[int, np.ndarray]]], 
                         scale: float = 100.0) -> Interval:
     """As :func:`paired_difference`, but as if the arms were independent: the sum of each arm's
     own variance (seeds and test terms), every covariance between arms ignored.  For comparison
-    only (``tests/test_stats.py``): no claim uses it."""
+    only (``tests/stats/test_stats.py``): no claim uses it."""
     seeds, table = _table(arms, scale)
     k, n = table.shape
     var, terms = 0.0, 0.0

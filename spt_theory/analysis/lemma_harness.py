@@ -8,7 +8,7 @@ reconstruction loss ``sum_{i masked} l_i(y_i)``, ``Y = A V``, and :func:`row_aut
 single-token readout ``l(y_r)`` (lemma X4), by float64 autograd, for the lemmas T1-T5 and X4
 (:mod:`spt_theory.checks.theory`, :mod:`spt_theory.analysis.lemma_measures`), T2b, T4b
 (:mod:`spt_theory.checks.bridge`) and the tests
-``tests/test_theory*.py`` to hold against the closed forms in :mod:`spt_theory.theory` (``gradients``,
+``tests/theory/test_theory*.py`` to hold against the closed forms in :mod:`spt_theory.theory` (``gradients``,
 ``patterns``, ``blind_directions``, ``rank_one``, ``readout``).
 
 Error measure.  A score gradient comes out of the softmax backward

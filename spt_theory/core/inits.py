@@ -39,7 +39,7 @@ def proximity_init(model: Encoder, offsets: tuple[int, ...] = PROXINIT_OFFSETS, 
     complement of span{token embeddings, 1}, so that at init the scores carry no token-token or
     token-PE term (without it, e^T R e > 0 makes every head attend to equal tokens: 62% of the
     attention went to the diagonal at alpha = 2) and the LayerNorm's centring drops out.  The
-    PE-PE profile still peaks exactly at ``j = i + delta_h`` (``tests/test_controls.py``).
+    PE-PE profile still peaks exactly at ``j = i + delta_h`` (``tests/checks/test_controls.py``).
     """
     cfg = model.cfg
     d, dh = cfg.d_model, cfg.d_head

@@ -14,7 +14,7 @@ alternatives (small x), and the runs at n = 400 (none yet: the panel says so).
 
 Right panel: sigma_1 of the exact first-order label force (T9, :mod:`spt_theory.theory.force`) of
 the design model at init against n, per init seed, as stored in the prediction's ``inputs`` (computed
-by ``spt_theory.theory.force``; ``tests/test_plateau_prediction.py`` recomputes every value), with the
+by ``spt_theory.theory.force``; ``tests/checks/test_plateau_prediction.py`` recomputes every value), with the
 fitted exponent (``force.loglog_fit``, mean and sd over seeds) and T8's beta_n for comparison.
 """
 

@@ -3,7 +3,7 @@
 The models are ordinary :class:`~spt_theory.core.model.Encoder` s, their parameters stacked
 (``torch.func.stack_module_state``) and trained in one forward and backward pass per step
 (``vmap`` of ``grad`` of the model's own forward through ``functional_call``), so member ``i``
-computes exactly what ``Encoder`` ``i`` would alone (``tests/test_gpu_confirm.py`` checks one
+computes exactly what ``Encoder`` ``i`` would alone (``tests/lra/test_gpu_confirm.py`` checks one
 step against the plain model).  Each member reads its own batches: the data order of its seed
 (the same seed, the same order in every arm: paired comparisons), and its own mask draws.
 

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from spt_theory import train as train_cli
 from spt_theory.figures import cli as figures_cli
@@ -21,7 +22,6 @@ from spt_theory.util.files import InputError
 from spt_theory.walk import paper_runs
 from synthetic import listops
 
-REPO = Path(__file__).resolve().parents[1]
 WALK = ["--vocab", "5", "--length", "12", "--p", "0.9", "--n-train", "64", "--n-test", "32", "--d-model", "16",
         "--heads", "2", "--batch-size", "32"]
 
@@ -286,7 +286,7 @@ def test_help_texts_and_the_readme_list_the_same_modes_recipes_and_axes():
     """Each list is written once in the code (train.MODES, sweep.RECIPES, sweep.AXES); the help
     texts are made from it, and the command reference (docs/cli.md, where the README sends
     readers for the commands) gives it as ``<marker> a, b, c (`` (as it gives verify's quick-mode
-    skips: tests/test_verify_cli.py)."""
+    skips: tests/commands/test_verify_cli.py)."""
     from spt_theory.lra.__main__ import sweep_doc
 
     readme = " ".join((REPO / "docs" / "cli.md").read_text().split())

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import REPO
 
 from spt_theory.analysis import probes
 from spt_theory.figures import ablations, cli, lra_evidence, lra_table
@@ -21,13 +22,11 @@ from spt_theory.util.files import InputError
 from spt_theory.walk import paper_runs
 from spt_theory.walk.experiments import Budget, WalkData, initial_model
 
-REPO = Path(__file__).resolve().parents[1]
-
 TINY_DATA = WalkData(vocab=5, length=12, p=0.9, n_train=96, n_test=32)
 TINY_BUDGET = Budget(scratch_epochs=2, pretrain_epochs=2, finetune_epochs=1, batch_size=32)
 TINY_MODEL = dict(d_model=16, n_heads=2, d_ff=32)
 DRAWN = [name for name in FIGURES if name not in ("lra_table", "lra_evidence", "plateau_law", "escape_race")]
-# those four read committed results (their own tests: escape_race in tests/test_race.py)
+# those four read committed results (their own tests: escape_race in tests/checks/test_race.py)
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

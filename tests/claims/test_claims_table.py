@@ -5,16 +5,15 @@ states are the ones the checks print, and every commit it names exists in the hi
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from spt_theory import verify
 from spt_theory.claims import records
 from spt_theory.claims import registry as claims
 from spt_theory.claims.registry import Context, all_claims
 
-REPO = Path(__file__).resolve().parents[1]
 HASH = re.compile(r"\b[0-9a-f]{7,40}\b")
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import _files, _listops, _one_error_line, _pathfinder
 from PIL import Image
-from test_reliability import _files, _listops, _one_error_line, _pathfinder
 
 from spt_theory.lra import __main__ as lra_cli
 from spt_theory.lra.readers import pathfinder as pathfinder_reader

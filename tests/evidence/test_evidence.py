@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from spt_theory import evidence
 from spt_theory.core.model import ModelConfig
@@ -20,7 +21,6 @@ from spt_theory.evidence import EvidenceError, schema
 from spt_theory.plateau import design
 from spt_theory.verify import main
 
-REPO = Path(__file__).resolve().parents[1]
 READERS = {
     "lra/listops.json": ("L1", "L2", "L3", "L4"),
     "lra/pathfinder.json": ("L1", "L2", "L3", "L4"),

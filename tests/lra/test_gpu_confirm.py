@@ -3,7 +3,7 @@ script at tiny size on the CPU as the lent GPU machine runs it (a copy of the tr
 the project) with its export checked against that machine's limits; a failing and an overrunning
 step; the steps' timeouts; the dry run's plan and FLOP count; the merges.
 
-Run this file under another interpreter (``/path/to/python -m pytest tests/test_gpu_confirm.py``)
+Run this file under another interpreter (``/path/to/python -m pytest tests/lra/test_gpu_confirm.py``)
 to run the pipeline under that interpreter's Python and torch (the lent machine: Python 3.12,
 torch 2.11)."""
 
@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from spt_theory.bench.cases import BenchSize
 from spt_theory.lra.gpu import data as gpu_data
@@ -34,7 +35,6 @@ from spt_theory.training.loop import stage_steps
 from spt_theory.util.provenance import read_marker
 from synthetic import listops
 
-REPO = Path(__file__).resolve().parents[1]
 needs_bash = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 EXPORTED = {"summary.json", "report.txt", "results.tar.gz", "listops-gpu.png", "listops-gpu.pdf",
             "pathfinder-gpu.png", "pathfinder-gpu.pdf"}

@@ -1,7 +1,7 @@
 """Mechanism controls X1-X6 (``spt_theory.checks.controls``): the proximity init, the cross-data SPT
 recipe and its cache keys, and every check function on tiny data.  The lemma of X4 (single-token
-readout) is tested with the other lemmas: ``test_theory.py``, ``test_theory_properties.py``,
-``test_symbolic.py``."""
+readout) is tested with the other lemmas: ``tests/theory/test_theory.py``,
+``tests/theory/test_theory_properties.py``, ``tests/theory/test_symbolic.py``."""
 
 from __future__ import annotations
 

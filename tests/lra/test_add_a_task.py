@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 GUIDE = REPO / "docs" / "add-a-task.md"
 IMPORT = "from spt_theory.lra.configs import LRAConfig\n"
 
@@ -63,7 +63,7 @@ def test_adding_a_task_as_the_guide_says_touches_two_files(tmp_path):
     assert "generated" not in " ".join(row) and "Traceback" not in report.stderr
     assert "batch_size=8" in registration  # a task with its own batch size, not the LRA tasks' 32
     listing = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                              "tests/test_lra_readers.py", "-k", "registered or config"],
+                              "tests/lra/test_lra_readers.py", "-k", "registered or config"],
                              cwd=copy, env=env, capture_output=True, text=True)
     assert listing.returncode == 0 and " passed" in listing.stdout, listing.stdout[-3000:]  # the files that list tasks
     after = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*")

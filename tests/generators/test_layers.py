@@ -9,11 +9,11 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from helpers import REPO
 
-SYNTHETIC = Path(__file__).resolve().parents[1] / "synthetic"
+SYNTHETIC = REPO / "synthetic"
 
 
 def imported_modules(source: str) -> set[str]:

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 ROW = '''    Row("T99",
         "a toy lemma added as docs/add-a-claim.md says",
         ">= 0.5",
@@ -24,7 +24,8 @@ CHECK = '''from spt_theory.claims.registry import Context, Measurement, at_least
 def check_t99(ctx: Context) -> Measurement:
     return at_least(0.75, 0.5)
 '''
-LISTING_TESTS = ("tests/test_claims_table.py", "tests/test_verify_cli.py", "tests/test_controls.py")
+LISTING_TESTS = ("tests/claims/test_claims_table.py", "tests/commands/test_verify_cli.py",
+                 "tests/checks/test_controls.py")
 """The test files that list claims or families; each must pass with the new claim."""
 
 

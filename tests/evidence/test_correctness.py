@@ -1,6 +1,6 @@
 """Per-example test correctness (issue 41): the codec and its refusals, the schema's checks of a
 stored one, the claims' helper, the evaluation order of the LRA task (the test split's), and the
-race's curve points.  The tiny sweeps that record it end to end: test_lra_controls.py."""
+race's curve points.  The tiny sweeps that record it end to end: tests/lra/test_lra_controls.py."""
 
 import base64
 import copy

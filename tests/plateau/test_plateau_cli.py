@@ -7,18 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from helpers import ENV, REPO
 
 from spt_theory.plateau import cli, design, runs
-
-REPO = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 @pytest.fixture

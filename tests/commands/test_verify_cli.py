@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import REPO
 
 from spt_theory.claims.registry import all_claims
 from spt_theory.verify import main, select
@@ -64,11 +65,9 @@ def test_a_bad_model_setting_exits_2_with_one_line_in_verify_and_figures(words, 
 
 
 def test_the_command_reference_lists_the_model_settings():
-    from pathlib import Path
-
     from spt_theory.core.model import MODEL_SETTINGS
 
-    reference = " ".join((Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text().split())
+    reference = " ".join((REPO / "docs" / "cli.md").read_text().split())
     assert f"model settings: {', '.join(MODEL_SETTINGS)} (" in reference
 
 
@@ -222,12 +221,10 @@ def test_record_words_are_checked():
 
 
 def test_the_readme_lists_exactly_the_claims_quick_mode_skips():
-    from pathlib import Path
-
     from spt_theory.verify import quick_skipped
 
     # the command reference
-    readme = " ".join((Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text().split())
+    readme = " ".join((REPO / "docs" / "cli.md").read_text().split())
     assert f"quick mode skips: {', '.join(quick_skipped())} (" in readme
 
 

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from spt_theory import train as train_cli
 
-REPO = Path(__file__).resolve().parents[1]
 WALK = ["--vocab", "5", "--length", "12", "--p", "0.9", "--n-train", "32", "--n-test", "16", "--d-model", "16",
         "--heads", "2", "--batch-size", "8", "--mode", "scratch", "--epochs", "2", "--no-progress", "--threads", "1"]
 

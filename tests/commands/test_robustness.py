@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from test_reliability import _files, _one_error_line, _stage_dirs
+from helpers import ENV, REPO, _files, _one_error_line, _stage_dirs
 
 from spt_theory import train as train_cli
 from spt_theory import verify as verify_cli
@@ -36,8 +36,6 @@ from spt_theory.util.files import atomic_write, write_json
 from spt_theory.walk.experiments import Budget, recipe, run, stage_key
 from synthetic import listops
 
-REPO = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 WALK = ["--vocab", "5", "--length", "12", "--p", "0.9", "--n-train", "64", "--n-test", "32",
         "--d-model", "16", "--heads", "2", "--batch-size", "32", "--no-progress"]
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import ENV, REPO, _files, _listops, _timeless
 from PIL import Image
-from test_reliability import ENV, REPO, _files, _listops, _timeless
 
 from spt_theory import train as train_cli
 from spt_theory.training.cache import load_checkpoint

@@ -10,15 +10,14 @@ import subprocess
 import sys
 import time
 import types
-from pathlib import Path
 
 import pytest
 import tomllib
+from helpers import REPO
 
 from spt_theory import cli
 from spt_theory.util.interrupts import interrupted_line, interruptible
 
-REPO = Path(__file__).resolve().parents[1]
 NAMES = ["verify", "train", "lra", "plateau", "figures", "bench", "paper-runs", "listops", "pathfinder"]
 
 

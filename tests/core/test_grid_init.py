@@ -9,6 +9,7 @@ mass on the neighbours) against 1.0 at the default init, on seeds 0-2.
 import numpy as np
 import pytest
 import torch
+from helpers import _write_lra
 
 from spt_theory.core.inits import INIT_HOOKS, grid_offsets, grid_proximity_init
 from spt_theory.core.model import Encoder, ModelConfig
@@ -80,8 +81,6 @@ def test_grid_init_peaks_each_head_at_its_offset(images):
 
 def test_lra_option_init_proximity_has_its_own_cache_key(tmp_path, monkeypatch):
     """``--cell recipe=scratch,init=proximity``: its own stage key, the default run's unchanged."""
-    from test_lra_pipeline import _write_lra
-
     from spt_theory.lra import runner, sweep
 
     asked = []

@@ -359,7 +359,7 @@ def test_split_validation_is_a_seeded_disjoint_partition(tmp_path):
 
 def test_every_registered_task_has_a_reader_a_folder_and_derived_configs():
     """The registry (spt_theory.lra.tasks) is the one task table; that each config matches its
-    reader's vocabulary is checked on data read: tests/test_lra_pipeline.py."""
+    reader's vocabulary is checked on data read: tests/lra/test_lra_pipeline.py."""
     paper = ("listops", "text", "retrieval", "image", "pathfinder")
     assert tasks.task_names()[:5] == paper and all(config_for(task).batch_size == 32 for task in paper)
     for task in tasks.task_names():  # each task's own config (a new task has its own batch size)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import REPO
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from PIL import Image
@@ -48,7 +49,6 @@ from spt_theory.util.files import InputError
 FUZZ_EXAMPLES = int(os.environ.get("SPT_FUZZ_EXAMPLES", "60"))
 HANG_S = 20.0
 """A case taking longer than this counts as a hang."""
-REPO = Path(__file__).resolve().parents[1]
 fuzz = settings(max_examples=FUZZ_EXAMPLES, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                        HealthCheck.data_too_large, HealthCheck.large_base_example])

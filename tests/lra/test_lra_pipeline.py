@@ -1,19 +1,18 @@
 """LRA runner end to end on tiny data of all five tasks: scratch, SPT then finetune, report,
 best-checkpoint transplant, resume, the pair head, masking and DDP on CPU (the GPU script:
-test_gpu_confirm.py)."""
+tests/lra/test_gpu_confirm.py)."""
 
 import json
 import os
-import pickle
 import subprocess
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 import torch.distributed as dist
+from helpers import REPO, _write_lra
 
 from spt_theory.core.model import Encoder, ModelConfig
 from spt_theory.evidence.correctness import accuracy_of, decode
@@ -26,36 +25,8 @@ from spt_theory.lra.tasks import config_for, lra_task, task_names
 from spt_theory.training import loop as training_loop
 from spt_theory.training.cache import StageCache
 from spt_theory.training.loop import DatasetTask, Stage, train_stage
-from synthetic import listops, pathfinder
 
-REPO = Path(__file__).resolve().parents[1]
 ENCODER = ("qk", "vo", "mlp", "norm", "embed")
-
-
-def _write_lra(root: Path) -> Path:
-    """Tiny copies of the five tasks in the release layout under ``root``."""
-    rng = np.random.default_rng(0)
-    for split, rows in listops.generate_splits({"train": 24, "val": 8, "test": 8}, 5, 40, seed=0).items():
-        listops.write_split(root / f"listops-1000/basic_{split}.tsv", rows)
-    words = ["good", "bad", "film", "plot", "great", "awful", "the", "a"]
-    for split in ("train", "test"):
-        for polarity in ("neg", "pos"):
-            folder = root / f"aclImdb/{split}/{polarity}"
-            folder.mkdir(parents=True)
-            for i in range(10):
-                (folder / f"{i}_7.txt").write_text(" ".join(rng.choice(words, size=rng.integers(3, 12))))
-    for split, n in (("train", 24), ("eval", 8), ("test", 8)):
-        lines = [f"{i % 2}\tid{i}a\tid{i}b\t{' '.join(rng.choice(words, 4))}\t{' '.join(rng.choice(words, 6))}\n"
-                 for i in range(n)]
-        (root / f"new_aan_pairs.{split}.tsv").write_text("".join(lines))
-    cifar = root / "cifar-10-batches-py"
-    cifar.mkdir()
-    for b, name in enumerate([f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]):
-        batch = {"data": rng.integers(0, 256, size=(8, 3072), dtype=np.uint8),
-                 "labels": [(b + r) % 10 for r in range(8)]}
-        (cifar / name).write_bytes(pickle.dumps(batch, protocol=4))
-    pathfinder.write_dataset(root / "pathfinder32", 30, seed=0)
-    return root
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,8 @@ Subprocesses and in-process training use one thread: on a loaded machine torch's
 tiny runs many times slower, and the bitwise comparisons below are between one-thread runs.
 
 Bad-input cases of the LRA readers' API, and the CIFAR reader refusing pickled code, are in
-``tests/test_lra_readers.py``; here the LRA reader cases go through ``python -m spt_theory.lra``.
+``tests/lra/test_lra_readers.py``; here the LRA reader cases go through
+``python -m spt_theory.lra``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from PIL import Image
+from helpers import ENV, REPO, _files, _listops, _one_error_line, _pathfinder, _stage_dirs, _timeless
 
 from spt_theory import train as train_cli
 from spt_theory import verify as verify_cli
@@ -35,10 +36,8 @@ from spt_theory.training.cache import StageCache, StageState, load_checkpoint, s
 from spt_theory.training.loop import DatasetTask, TrainingDiverged, stage_loss, train_stage
 from spt_theory.training.optim import make_optimizer
 from spt_theory.util.files import InputError, write_json
-from spt_theory.walk.experiments import Budget, initial_model, recipe, run, stage_key
+from spt_theory.walk.experiments import Budget, initial_model, recipe, run
 
-REPO = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 KILL_SEED = int(os.environ.get("SPT_KILL_SEED", "0"))
 """Seeds where the kill tests strike (set SPT_KILL_SEED to explore other kill points)."""
 
@@ -59,33 +58,6 @@ def _start(module: str, *args: str) -> subprocess.Popen:
 def _finish(process: subprocess.Popen, timeout: float = 120) -> subprocess.CompletedProcess:
     out, err = process.communicate(timeout=timeout)
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
-
-
-def _one_error_line(stderr: str, *names: str) -> str:
-    """The single ``error:`` line of ``stderr``; it names every one of ``names``."""
-    assert "Traceback" not in stderr, stderr
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
-    for name in names:
-        assert str(name) in lines[0], (name, lines[0])
-    return lines[0]
-
-
-def _files(folder: Path) -> list[Path]:
-    """The files under ``folder`` but the stage locks' ``.<key>.lock`` (spt_theory.util.locks: a
-    lock file stays in place, empty, so that every waiter locks the same file)."""
-    return sorted(p for p in folder.rglob("*") if p.is_file() and not (p.name.startswith(".") and p.suffix == ".lock")
-                  ) if folder.exists() else []
-
-
-def _stage_dirs(cache: Path, argv: list[str]) -> list[Path]:
-    """The cache folder of each stage of the run ``python -m spt_theory.train *argv`` would do."""
-    spec = train_cli.build_spec(train_cli.parse_args(argv))
-    return [cache / stage_key(spec, k) for k in range(len(spec.stages))]
-
-
-def _timeless(summary: dict) -> list[list[dict]]:
-    return [[{k: v for k, v in e.items() if k != "seconds"} for e in stage] for stage in summary["history"]]
 
 
 def _checkpoints(stage_dirs: list[Path]) -> dict[str, dict]:
@@ -435,29 +407,8 @@ def test_verify_unknown_claim_and_negative_seeds(capsys, tmp_path, argparse_refu
     assert _files(tmp_path) == []
 
 
-# LRA command line on tiny files in the release layout (reader API cases: test_lra_readers.py).
-
-def _listops(root: Path, train: str = "", val: str | None = None) -> Path:
-    folder = root / "listops-1000"
-    folder.mkdir(parents=True, exist_ok=True)
-    good = "".join(f"( [MAX {i % 10} 3 ] )\t{max(i % 10, 3)}\n" for i in range(12))
-    for split, body in (("train", good + train), ("val", good if val is None else val), ("test", good)):
-        (folder / f"basic_{split}.tsv").write_text("Source\tTarget\n" + body if body else "")
-    return folder
-
-
-def _pathfinder(root: Path, n: int = 20, truncated: int | None = None) -> Path:
-    base = root / "pathfinder32/curv_contour_length_14"
-    (base / "imgs/0").mkdir(parents=True)
-    (base / "metadata").mkdir()
-    for i in range(n):
-        Image.fromarray(np.full((32, 32), 10 * i, np.uint8)).save(base / f"imgs/0/sample_{i}.png")
-    (base / "metadata/0.npy").write_text("".join(f"imgs/0 sample_{i}.png {i} {i % 2} 14\n" for i in range(n)))
-    if truncated is not None:
-        png = base / f"imgs/0/sample_{truncated}.png"
-        png.write_bytes(png.read_bytes()[:40])
-    return base
-
+# LRA command line on tiny files in the release layout (ListOps and Pathfinder: helpers.py; the reader
+# API cases: tests/lra/test_lra_readers.py).
 
 def _cifar(root: Path, bad_batch: str | None = None) -> Path:
     folder = root / "cifar-10-batches-py"

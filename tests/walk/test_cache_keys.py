@@ -8,6 +8,7 @@ the training semantics bumps the cache format instead, and then updates this tab
 """
 
 import pytest
+from helpers import _write_lra
 
 from spt_theory.training import loop as training_loop
 from spt_theory.walk.experiments import Budget, WalkData, control_recipe, stage_key
@@ -35,10 +36,9 @@ def test_walk_stage_keys_are_those_of_the_cached_runs(name, data, seed, override
 
 def test_lra_stage_keys_are_those_of_the_cached_runs(tmp_path, monkeypatch):
     """The LRA runner's keys (scratch, pretrain, finetune) on the tiny release-layout data of
-    ``test_lra_pipeline``: the stage folders it asks for, training replaced by a stub that writes
-    the best checkpoint the finetune stage transplants from."""
+    ``test_lra_pipeline`` (``helpers._write_lra``): the stage folders it asks for, training replaced
+    by a stub that writes the best checkpoint the finetune stage transplants from."""
     import torch
-    from test_lra_pipeline import _write_lra
 
     from spt_theory.lra import runner
 
