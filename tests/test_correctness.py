@@ -118,7 +118,7 @@ def test_consistent_correctness_is_accepted_and_read_back(summary):
     _parse(summary)
     run = copy.deepcopy(summary["cells"][0]["runs"][0])
     run["best_epoch"] = run["curve"][0]["epoch"]
-    assert schema.test_correctness(run, "listops.json").mean() == run["curve"][0]["test_accuracy"]
+    assert correctness.test_correctness(run, "listops.json").mean() == run["curve"][0]["test_accuracy"]
 
 
 def _flip(tree: dict, index: int = -1) -> None:
@@ -155,11 +155,11 @@ def test_a_claim_that_needs_correctness_gets_an_evidence_error_where_it_is_missi
     run = summary["cells"][1]["runs"][0]
     with pytest.raises(EvidenceError, match=r"listops.json: cells\[1\].runs\[0\].curve\[\d+\].test_correct: missing: "
                                             r"this claim needs per-example test correctness; regenerate with"):
-        schema.test_correctness(run, "listops.json", "cells[1].runs[0]")
+        correctness.test_correctness(run, "listops.json", "cells[1].runs[0]")
     with pytest.raises(EvidenceError, match="no point at best_epoch 99"):
-        schema.test_correctness({**run, "best_epoch": 99}, "listops.json", "cells[1].runs[0]")
+        correctness.test_correctness({**run, "best_epoch": 99}, "listops.json", "cells[1].runs[0]")
     with pytest.raises(EvidenceError, match=r"x.json: curve\[0\].test_correct: n: a positive integer"):
-        schema.test_correctness({"curve": [{"epoch": 1, "test_correct": {"n": 0, "bits": ""}}], "best_epoch": 1},
+        correctness.test_correctness({"curve": [{"epoch": 1, "test_correct": {"n": 0, "bits": ""}}], "best_epoch": 1},
                                 "x.json")
 
 

@@ -17,7 +17,7 @@ Per-example test correctness (``test_correct``, :mod:`spt_theory.evidence.correc
 beside a ``test_accuracy`` (curve points, untrained controls); where it does it must decode, count
 the file's ``data.n_test`` examples and give that accuracy to 1e-9.  It is optional here (files
 written before it was kept lack it); a claim that pairs arms on it asks for it with
-:func:`test_correctness`, an EvidenceError (an ERROR row) when it is missing.
+:func:`~spt_theory.evidence.correctness.test_correctness`, an EvidenceError (an ERROR row) when it is missing.
 
 The proximity metric an LRA summary is judged on is a property of its format, written once:
 :func:`proximity_metric` (the 2-D neighbour share for pixel masking, else band mass).
@@ -41,7 +41,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from spt_theory.evidence import EvidenceError, correctness
-from spt_theory.evidence.correctness import test_correctness as test_correctness  # what a claim calls
 from spt_theory.evidence.strict import strict_json
 
 SCHEMA_VERSION = 1
