@@ -53,7 +53,7 @@ from pathlib import Path
 from spt_theory import evidence
 from spt_theory.core import args as cli_args
 from spt_theory.core import cpu
-from spt_theory.evidence import schema
+from spt_theory.evidence import lra_schema, schema
 from spt_theory.lra import decide
 from spt_theory.lra.controls import CONTROLS
 from spt_theory.lra.probe import __doc__ as probe_module_doc
@@ -243,7 +243,7 @@ def execute(args: argparse.Namespace) -> None:
             committed = evidence.path(evidence.RACE, RACE_NAME)
             merged = evidence.scrub_paths(found)
             if committed.is_file():  # seeds run elsewhere stay; an arm that ran further here replaces its own
-                merged = race_merge(merged, schema.load(committed, schema.RaceEvidence))
+                merged = race_merge(merged, schema.load(committed, lra_schema.RaceEvidence))
         announce(race_write(found, args.out))
         if merged is not None:
             promoted = race_write(merged, args.out, "promoted-" + RACE_NAME)
