@@ -154,11 +154,12 @@ def test_a_pre_registered_file_that_changed_is_an_error_naming_it_and_its_commit
 
 def test_registrations_list_files_with_their_hashes():
     from spt_theory.claims import records
+    from spt_theory.claims.row import Registration
 
     registered = {row.id: row.registration.files for row in records.TABLE.values() if row.registration.files}
     assert set(registered) == {"P6", "P7"}
     with pytest.raises(ValueError, match="sha256"):
-        records.Registration("pre", "abc", "abc", files=(("x.json", "not a hash"),))
+        Registration("pre", "abc", "abc", files=(("x.json", "not a hash"),))
 
 
 # ------------------------------------------------------------------------------ race checkpoints
