@@ -13,7 +13,7 @@ from spt_theory.claims.registry import Context
 from spt_theory.evidence import EvidenceError, correctness, lra_schema, schema
 from spt_theory.lra import decide
 from spt_theory.lra.__main__ import main
-from spt_theory.lra.sweep import cells as parse_cells
+from spt_theory.lra.sweep_cells import cells as parse_cells
 from spt_theory.util.files import InputError
 from synthetic import listops, pathfinder
 

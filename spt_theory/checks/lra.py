@@ -73,7 +73,7 @@ from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.evidence import EvidenceError, lra_schema, require, schema
 from spt_theory.lra.curves import SELECTION_RULES, best_correctness, best_within
 from spt_theory.lra.references import gap_closed
-from spt_theory.lra.sweep import DEFAULTS
+from spt_theory.lra.sweep_cells import DEFAULTS
 from spt_theory.stats import at_least, within
 
 TASKS = ("listops", "pathfinder")

@@ -35,7 +35,7 @@ from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import EvidenceError, lra_schema, require, schema
 from spt_theory.lra import decide
 from spt_theory.lra.curves import best_correctness, best_within
-from spt_theory.lra.sweep import cells as parse_cells
+from spt_theory.lra.sweep_cells import cells as parse_cells
 
 LOOKS = ((tuple(range(100, 104)), 0.99), (tuple(range(100, 106)), 0.99), (tuple(range(100, 108)), 0.95))
 """L1b / L4b's sequential looks: (seeds, level)."""

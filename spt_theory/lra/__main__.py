@@ -67,7 +67,8 @@ from spt_theory.lra.report import format_report, load_results
 from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, MODELS, LRARun, RunOptions
 from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
 from spt_theory.lra.sweep import __doc__ as sweep_module_doc
-from spt_theory.lra.sweep import axes_help, cells, draw, format_summary, promote_sweep, summary_path, sweep
+from spt_theory.lra.sweep import draw, format_summary, promote_sweep, summary_path, sweep
+from spt_theory.lra.sweep_cells import axes_help, cells
 from spt_theory.lra.tasks import task_names
 from spt_theory.training.loop import TrainingDiverged
 from spt_theory.util.files import InputError, announce, prepare_output
@@ -83,7 +84,7 @@ COMMANDS = {
 
 
 def sweep_doc() -> str:
-    """``sweep --help``: the sweep module's doc and its axes (:data:`spt_theory.lra.sweep.AXES`)."""
+    """``sweep --help``: the sweep module's doc and its axes (:data:`spt_theory.lra.sweep_cells.AXES`)."""
     return sweep_module_doc.split("\n", 1)[1].strip() + "\n\naxes:\n" + axes_help()
 
 

@@ -31,7 +31,7 @@ from spt_theory.core import args as cli_args
 from spt_theory.evidence import lra_schema, schema
 from spt_theory.lra.runner import LRARun, RunOptions, versions
 from spt_theory.lra.sweep import RUN_MECHANICS, format_summary, spread, summary_path, sweep
-from spt_theory.lra.sweep import cells as parse_cells
+from spt_theory.lra.sweep_cells import cells as parse_cells
 from spt_theory.util.files import InputError, announce, write_json
 
 REGISTERED = "docs/preregistration/2026-12-02-lra-decide.md"
