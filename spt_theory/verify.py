@@ -33,6 +33,7 @@ from pathlib import Path
 from spt_theory import checks, evidence
 from spt_theory.claims import records
 from spt_theory.claims.registry import Claim, Context, Measurement, all_claims, check_registered_files
+from spt_theory.claims.row import RECORD_OF_VERDICT
 from spt_theory.core import args as cli_args
 from spt_theory.evidence import EvidenceError
 from spt_theory.util import tables
@@ -71,7 +72,7 @@ def record_fields(claim_id: str, verdict: str) -> dict:
     elif record is None:
         matches = verdict == "PASS"
     else:
-        matches = records.RECORD_OF_VERDICT.get(verdict) == record.verdict
+        matches = RECORD_OF_VERDICT.get(verdict) == record.verdict
     return {"kind": records.kind(claim_id),
             "record": None if record is None else vars(record),
             "matches_record": matches,
@@ -152,7 +153,7 @@ def _print_row(row: dict) -> None:
                     _format_measured(row["measured"]), row["threshold"], row["method"]]), flush=True)
     if row["record"] is not None and row["matches_record"] is False:
         print(f"     CHANGED: recorded {row['record']['verdict']}, now "
-              f"{records.RECORD_OF_VERDICT.get(row['verdict'], row['verdict'])} ({row['verdict']})", flush=True)
+              f"{RECORD_OF_VERDICT.get(row['verdict'], row['verdict'])} ({row['verdict']})", flush=True)
     for line in row.get("lines", ()):
         print(f"     {line}", flush=True)
     if row.get("fixed"):

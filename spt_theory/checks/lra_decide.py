@@ -32,10 +32,10 @@ import numpy as np
 from spt_theory import stats
 from spt_theory.checks.lra import find_cell
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
-from spt_theory.evidence import EvidenceError, require, schema
+from spt_theory.evidence import EvidenceError, lra_schema, require, schema
 from spt_theory.lra import decide
 from spt_theory.lra.curves import best_correctness, best_within
-from spt_theory.lra.sweep import cells as parse_cells
+from spt_theory.lra.sweep_cells import cells as parse_cells
 
 LOOKS = ((tuple(range(100, 104)), 0.99), (tuple(range(100, 106)), 0.99), (tuple(range(100, 108)), 0.95))
 """L1b / L4b's sequential looks: (seeds, level)."""
@@ -65,7 +65,7 @@ def load(ctx: Context, experiment: str) -> tuple[dict | None, Path]:
     path = Path(ctx.lra_evidence) / "decide" / f"{experiment}.json"
     if not path.is_file():
         return None, path
-    found = schema.load(path, schema.DecideEvidence)
+    found = schema.load(path, lra_schema.DecideEvidence)
     require(found["experiment"] == experiment, path, "experiment", repr(experiment))
     require(found["tiny"] is False, path, "tiny", "false (tiny runs decide nothing)")
     spec = decide.EXPERIMENTS[experiment]

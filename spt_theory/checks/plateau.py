@@ -1,11 +1,8 @@
 r"""Claims P1-P5: the plateau law (lemma T8, ``proofs/T8_plateau_law.md``) against the committed grid.
 
-Longer than 450 lines: six claims of one family that read the same grid, each with its prediction,
-its alternative and its window beside the threshold, and the grid's table for the docs.
-
-verify does not train these: it reads ``spt_theory/evidence/plateau/plateau_runs.json`` (the escape steps and
-SPT steps of every run of :func:`spt_theory.plateau.design.grid`, written by ``python -m spt_theory.plateau``)
-and ``evidence/plateau/gradient_rms.json`` (the noise scale s(n), measured before the grid).
+Each claim, its prediction, its alternatives and its window beside the threshold; and the grid's
+measured-against-predicted table for the docs.  verify does not train these: it reads the committed
+grid and gradient RMS (:mod:`spt_theory.checks.plateau_grid`).
 
 The law (T8), per optimiser, with rate lambda the growth rate of the proximity component of M near
 the saddle, lambda = sigma_1(B) / (4 sqrt(d_h)) per unit step in gradient flow.  T8 (a) proves only
@@ -49,8 +46,8 @@ import math
 import statistics
 
 from spt_theory import evidence, stats
+from spt_theory.checks.plateau_grid import cells, geometric_mean, grid_of, load, rms_of
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
-from spt_theory.evidence import require, schema
 from spt_theory.plateau import design
 from spt_theory.theory.per_token import pair_coupling_bound
 from spt_theory.util.tables import table
@@ -62,39 +59,6 @@ A_STAR = 1.0
 SIGMA = 1 / (8 * math.sqrt(3))
 """RMS of a W_Q, W_K entry at the default init, U(-1/8, 1/8) (d = 64)."""
 GROUP = "Plateau law"
-
-
-def load(path, settings=None):
-    """The plateau evidence ``path`` (the grid or the gradient RMS), validated by its schema and
-    held to the model ``settings``; EvidenceError (an ERROR row) if missing, unreadable, not of the
-    format, made at other settings, or a grid that is not whole (:func:`check_whole`)."""
-    model = schema.GradientRMS if path.name == design.GRADIENT_RMS.name else schema.PlateauRuns
-    found = schema.load(path, model, settings)
-    if model is schema.PlateauRuns:
-        check_whole(found, path)
-    return found
-
-
-def check_whole(grid: dict, path) -> None:
-    """EvidenceError unless the grid holds every run of the registered grid (``plateau.grid``,
-    n = 25-200: the rows the claims read) and says it is not partial; the n = 400 runs are added as
-    they finish (P6, P7 decide on what is there)."""
-    require(grid.get("partial", False) is False, path, "partial", "false (a partial grid is no evidence)")
-    found = {(r["kind"], r["length"], r["seed"], r["optimiser"], r["qk_scale"], r["cap"]) for r in grid["runs"]}
-    for run in design.grid(design.LENGTHS):
-        key = (run.kind, run.length, run.seed, run.optimiser, run.qk_scale, run.cap)
-        require(key in found, path, "runs", f"the whole registered grid (no {run.kind} n = {run.length} "
-                f"{run.optimiser} scale {run.qk_scale:g} cap {run.cap} seed {run.seed})")
-
-
-def grid_of(ctx: Context) -> dict:
-    """The committed plateau grid of ``ctx``'s evidence."""
-    return load(ctx.evidence_root / evidence.PLATEAU / design.SUMMARY.name, ctx.model_settings)
-
-
-def rms_of(ctx: Context) -> dict:
-    """The committed gradient RMS of ``ctx``'s evidence."""
-    return load(ctx.evidence_root / evidence.PLATEAU / design.GRADIENT_RMS.name, ctx.model_settings)
 
 
 def slope(xs: list[float], ys: list[float]) -> float:
@@ -116,10 +80,6 @@ def loglog_slope(by_n: dict[int, float]) -> float:
     """d ln y / d ln n fitted over the n of ``by_n``."""
     ns = sorted(by_n)
     return slope([math.log(n) for n in ns], [math.log(by_n[n]) for n in ns])
-
-
-def geometric_mean(values: list[float]) -> float:
-    return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
 def noise_scale(rms: dict, objective: str) -> dict[int, float]:
@@ -171,24 +131,6 @@ def scale_free_escape(t: float, small: float, sigma: float = SIGMA, eta: float =
 def sgd_ratio_bound(s: float) -> float:
     """rho = eta_A (1 - beta) / (eta_S s)."""
     return design.ADAMW_LR * (1 - design.SGD_MOMENTUM) / (design.SGD_LR * s)
-
-
-def cells(summary: dict, kind: str, optimiser: str = "adamw", scale: float = 1.0,
-          lengths: tuple[int, ...] = design.LENGTHS) -> dict[int, dict]:
-    """Per n of ``lengths`` (the grid's: P1-P5 judge n = 25-200 only, the runs at n = 400 are P6's
-    and P7's): the per-seed values and whether any is capped, of the runs of one grid row; only the
-    lengths where every seed of ``summary["seeds"]`` has finished (a row is whole or absent), and
-    of several whole rows at one n (a longer cap run later) the one with the largest cap."""
-    groups: dict[tuple[int, int], dict] = {}
-    for row in summary["runs"]:
-        if (row["kind"] == kind and row["optimiser"] == optimiser and row["qk_scale"] == scale
-                and row["length"] in lengths):
-            cell = groups.setdefault((row["length"], row["cap"]), {"values": [], "capped": False})
-            cell["values"].append(row["value"])
-            cell["capped"] |= row["capped"]
-    whole = len(summary.get("seeds", design.SEEDS))
-    out = {n: c for (n, _), c in sorted(groups.items()) if len(c["values"]) == whole}
-    return dict(sorted(out.items()))
 
 
 def exponent_check(by_n: dict[int, dict], predicted: float, details: dict) -> Measurement:

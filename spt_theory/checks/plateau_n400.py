@@ -25,7 +25,7 @@ import math
 import statistics
 
 from spt_theory import evidence, stats
-from spt_theory.checks import plateau as law
+from spt_theory.checks import plateau_grid
 from spt_theory.checks import plateau_prediction as pp
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim
@@ -69,7 +69,7 @@ def trend(summary: dict, kind: str, target: int, window: tuple[float, float],
     """The straight-line trend of the measured values, T = a + b n by least squares over the runs at
     ``fit`` (every seed), carried to ``target``: the alternative that assumes no law at all; with
     whether the claim's ``window`` (lo, hi) excludes it."""
-    cells = {n: c for n, c in law.cells(summary, kind).items() if n in fit}
+    cells = {n: c for n, c in plateau_grid.cells(summary, kind).items() if n in fit}
     xs = [n for n, c in cells.items() for _ in c["values"]]
     ys = [v for c in cells.values() for v in c["values"]]
     b = stats.slope_interval(xs, ys)
@@ -153,12 +153,12 @@ def backtest(ctx: Context, kind: str) -> Measurement:
     """The procedure of P6 / P7 (:func:`spt_theory.checks.plateau_prediction.one_prediction`, the
     registered inputs at init) anchored on n = 25-100 only, predicting the grid's runs at n = 200,
     judged by the same rule: all three seeds inside the single-seed interval."""
-    tree, summary, rms = prediction_of(ctx), law.grid_of(ctx), law.rms_of(ctx)
+    tree, summary, rms = prediction_of(ctx), plateau_grid.grid_of(ctx), plateau_grid.rms_of(ctx)
     main, alternatives, quantum = LAWS[kind]
     prediction = pp.one_prediction(summary, rms, tree["inputs"], kind, main, alternatives, quantum,
                                    fit=BACKTEST_FIT, target=BACKTEST_TARGET)
     lo, hi = prediction["interval"]
-    cell = law.cells(summary, kind, lengths=(BACKTEST_TARGET,)).get(BACKTEST_TARGET)
+    cell = plateau_grid.cells(summary, kind, lengths=(BACKTEST_TARGET,)).get(BACKTEST_TARGET)
     runs = {} if cell is None else {s: {"value": v, "capped": cell["capped"]}
                                     for s, v in zip(summary["seeds"], cell["values"])}
     line = [trend(summary, kind, BACKTEST_TARGET, (lo, hi), BACKTEST_FIT)]
@@ -175,13 +175,13 @@ def backtest(ctx: Context, kind: str) -> Measurement:
 
 @claim("P6", section=GROUP, method="escape (acc>=.6) n 400, 3 seeds vs bd8a28f")
 def check_p6(ctx: Context) -> Measurement:
-    tree, summary = prediction_of(ctx), law.grid_of(ctx)
+    tree, summary = prediction_of(ctx), plateau_grid.grid_of(ctx)
     return judge(summary, tree, "scratch", "adamw_escape")
 
 
 @claim("P7", section=GROUP, method="SPT steps to 95% n 400, 3 seeds vs bd8a28f")
 def check_p7(ctx: Context) -> Measurement:
-    tree, summary = prediction_of(ctx), law.grid_of(ctx)
+    tree, summary = prediction_of(ctx), plateau_grid.grid_of(ctx)
     return judge(summary, tree, "spt", "spt_steps_to_95")
 
 

@@ -43,7 +43,7 @@ import sys
 from pathlib import Path
 
 from spt_theory import evidence
-from spt_theory.checks import plateau as law
+from spt_theory.checks import plateau_grid
 from spt_theory.checks.force import VOCAB, P, design_model
 from spt_theory.evidence import schema
 from spt_theory.plateau import design
@@ -85,7 +85,7 @@ def sigma_1(inputs: dict, seed: int | None = None) -> dict[int, float]:
     if seed is not None:
         return {int(n): v for n, v in table[str(seed)].items()}
     ns = sorted({int(n) for by_n in table.values() for n in by_n})
-    return {n: law.geometric_mean([by_n[str(n)] for by_n in table.values()]) for n in ns}
+    return {n: plateau_grid.geometric_mean([by_n[str(n)] for by_n in table.values()]) for n in ns}
 
 
 def force_exponent(inputs: dict) -> dict:
@@ -119,7 +119,7 @@ def laws(rms: dict, inputs: dict, p: float, seed: int | None = None) -> dict[str
 def fit_runs(summary: dict, kind: str, fit: tuple[int, ...] = FIT_LENGTHS) -> dict[int, list[float]]:
     """The per-seed values of the AdamW default-init rows (``scratch`` or ``spt``) at the lengths
     ``fit`` only; ValueError if one is capped or missing (an anchor on a lower bound is no anchor)."""
-    cells = {n: c for n, c in law.cells(summary, kind).items() if n in fit}
+    cells = {n: c for n, c in plateau_grid.cells(summary, kind).items() if n in fit}
     if sorted(cells) != list(fit) or any(c["capped"] for c in cells.values()):
         raise ValueError(f"{kind}: the anchor needs every n of {fit} with 3 uncapped seeds")
     return {n: list(c["values"]) for n, c in cells.items()}
@@ -153,7 +153,7 @@ def one_prediction(summary: dict, rms: dict, inputs: dict, kind: str, main: str,
     lo, hi = math.exp(centre - half), math.exp(centre + half)
     all_laws = laws(rms, inputs, p)
     offset = centre - math.log(all_laws[main][target])
-    in_sample = {str(n): law.geometric_mean(vs) / math.exp(offset + math.log(all_laws[main][n]))
+    in_sample = {str(n): plateau_grid.geometric_mean(vs) / math.exp(offset + math.log(all_laws[main][n]))
                  for n, vs in values.items()}
     alts = []
     for name in alternatives:
@@ -200,11 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--promote", action="store_true", help=f"copy it into the committed evidence ({NAME})")
     args = p.parse_args(argv)
-    summary = law.load(design.SUMMARY)
+    summary = plateau_grid.load(design.SUMMARY)
     if any(r["length"] == TARGET for r in summary["runs"]):
         print(f"refused: the committed grid already has runs at n = {TARGET}", file=sys.stderr)
         return 2
-    out = record(summary, law.load(design.GRADIENT_RMS), measure_inputs())
+    out = record(summary, plateau_grid.load(design.GRADIENT_RMS), measure_inputs())
     from spt_theory.util.files import write_json
 
     args.out.parent.mkdir(parents=True, exist_ok=True)

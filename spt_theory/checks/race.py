@@ -21,7 +21,7 @@ FLOPs scratch had spent by then.
 from __future__ import annotations
 
 from spt_theory.claims.registry import Context, Measurement, claim
-from spt_theory.evidence import RACE, require, schema
+from spt_theory.evidence import RACE, lra_schema, require, schema
 from spt_theory.lra import race
 
 ESCAPE = 0.70
@@ -35,7 +35,7 @@ def load_race(root, settings=None) -> dict:
     """The race evidence under the evidence folder ``root``, validated, held to the model
     ``settings`` (EvidenceError otherwise) and the registered race (:func:`check_registered`)."""
     path = root / RACE / race.NAME
-    found = schema.load(path, schema.RaceEvidence, settings)
+    found = schema.load(path, lra_schema.RaceEvidence, settings)
     check_registered(found, path)
     return found
 

@@ -1,73 +1,26 @@
 """The one table of claims: every claim's statement, threshold, registration and record.
 
-:data:`TABLE` holds one :class:`Row` per claim that ``python -m spt_theory.verify`` checks: its
-``id``, ``statement``, ``threshold`` (as registered, in words), :class:`Registration` (``pre`` if
-the threshold was committed before the first result it judges, ``post`` if after; the original
-threshold where it moved since) and, for a claim under test, its :class:`Record` (the verdict it
-gave when last measured in full, the date and the evidence).  The claim decorators
-(:func:`spt_theory.claims.registry.claim`), ``verify --list`` and ``docs/claims.md`` (``verify --list
---markdown``) all read it; a check module adds only the measurement.
+:data:`TABLE` holds one :class:`~spt_theory.claims.row.Row` per claim that ``python -m
+spt_theory.verify`` checks: its ``id``, ``statement``, ``threshold`` (as registered, in words),
+:class:`~spt_theory.claims.row.Registration` (``pre`` if the threshold was committed before the
+first result it judges, ``post`` if after; the original threshold where it moved since) and, for a
+claim under test, its :class:`~spt_theory.claims.row.Record` (the verdict it gave when last
+measured in full, the date and the evidence).  The claim decorators
+(:func:`spt_theory.claims.registry.claim`), ``verify --list`` and ``docs/claims.md`` (``verify
+--list --markdown``) all read it; a check module adds only the measurement.
 
-Kinds (:attr:`Row.kind`): ``project`` (no record: the toolkit's own statements, the lemmas T*,
-the mechanism probes E1, E1b, E8 and the controls X*; they must PASS), ``paper`` (the paper's
-statements under test, E2-E14 and their variants, L*) and ``hypothesis`` (this project's
-predictions that data can refute, X1 and P*).  A verdict that reproduces its record is a
-reproduced result, whichever it is; one that differs is printed as ``CHANGED``.  A record is
-changed here, by hand, only together with the evidence that changed it.  Commit hashes are read
-from the git history; each is named once below.
+Kinds (:attr:`~spt_theory.claims.row.Row.kind`): ``project`` (no record: the toolkit's own
+statements, the lemmas T*, the mechanism probes E1, E1b, E8 and the controls X*; they must PASS),
+``paper`` (the paper's statements under test, E2-E14 and their variants, L*) and ``hypothesis``
+(this project's predictions that data can refute, X1 and P*).  A verdict that reproduces its
+record is a reproduced result, whichever it is; one that differs is printed as ``CHANGED``.  A
+record is changed here, by hand, only together with the evidence that changed it.  Commit hashes
+are read from the git history; each is named once below.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
-RECORD_OF_VERDICT = {"PASS": "holds", "FAIL": "does not hold", "INCONCLUSIVE": "inconclusive"}
-"""The words of a record for each verdict a check can give."""
-
-
-@dataclass(frozen=True)
-class Record:
-    """The verdict on record for a claim under test: ``verdict`` one of :data:`RECORD_OF_VERDICT`'s
-    values, the ``date`` it was measured, the ``evidence`` (runs, seeds, the figure), and whose
-    statement it is (``source``: ``paper``, or ``hypothesis`` for a prediction of this project's
-    mechanism that the data may refute)."""
-
-    verdict: str
-    date: str
-    evidence: str
-    source: str = "paper"
-
-    def __post_init__(self):
-        if self.verdict not in RECORD_OF_VERDICT.values():
-            raise ValueError(f"record verdict {self.verdict!r} is not one of {sorted(RECORD_OF_VERDICT.values())}")
-
-
-@dataclass(frozen=True)
-class Registration:
-    """When a claim's threshold was written: ``when`` is ``pre`` (before the data it judges) or
-    ``post``; ``threshold_commit`` and ``result_commit`` are the commits of the first threshold and
-    of the first result; ``original`` the first threshold where it was moved since (else None)."""
-
-    when: str
-    threshold_commit: str
-    result_commit: str
-    original: str | None = None
-    note: str | None = None
-    """What the reader should know of the registration besides when (e.g. a leg known from a pilot)."""
-    files: tuple[tuple[str, str], ...] = ()
-    """Files registered with the threshold, which can never change after: (path under the evidence
-    folder, sha256 of its bytes in ``threshold_commit``); verify gives ERROR when one differs
-    (:func:`spt_theory.claims.registry.check_registered_files`)."""
-
-    def __post_init__(self):
-        if self.when not in ("pre", "post"):
-            raise ValueError(f"registration {self.when!r} is neither 'pre' nor 'post'")
-        for name, digest in self.files:
-            if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest) or Path(name).is_absolute():
-                raise ValueError(f"registered file {name!r}: a path under the evidence folder and its sha256 "
-                                 f"(64 hex digits), got {digest!r}")
-
+from spt_theory.claims.row import VERDICT_OF_RECORD, Record, Registration, Row
 
 # The commits the registrations name (each once).
 FIRST_CHECKS = "c9d317f"  # 2026-11-30 13:09: the first T1-T6, E1-E9 checks
@@ -101,21 +54,6 @@ LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gat
 WALK_SEEDS = "walk task, seeds 0-2, verify --full"
 PLATEAU = "plateau grid (evidence/plateau/plateau_runs.json), seeds 0-2"
 LRA_SEEDS = "CPU LRA sweep (evidence/lra/listops.json, pathfinder.json), seeds 0-2"
-
-
-@dataclass(frozen=True)
-class Row:
-    """One claim of the table (module doc)."""
-
-    id: str
-    statement: str
-    threshold: str
-    registration: Registration
-    record: Record | None = None
-
-    @property
-    def kind(self) -> str:
-        return "project" if self.record is None else self.record.source
 
 
 def _table(*rows: Row) -> dict[str, Row]:
@@ -465,9 +403,6 @@ def kind(claim_id: str) -> str:
     """The source of a recorded claim (``paper`` or ``hypothesis``), else ``project``."""
     record = RECORDS.get(claim_id)
     return "project" if record is None else record.source
-
-
-VERDICT_OF_RECORD = {words: verdict for verdict, words in RECORD_OF_VERDICT.items()}
 
 
 def on_record(claim_ids: tuple[str, ...]) -> str:

@@ -154,7 +154,7 @@ def all_claims() -> list[Claim]:
 
 def check_registered_files(claim_id: str, root: Path) -> None:
     """EvidenceError naming the file and its registration commit when a file registered with
-    ``claim_id``'s threshold (:attr:`~spt_theory.claims.records.Registration.files`, under the
+    ``claim_id``'s threshold (:attr:`~spt_theory.claims.row.Registration.files`, under the
     evidence folder ``root``) is missing or differs from its registered bytes (sha256)."""
     import hashlib
 

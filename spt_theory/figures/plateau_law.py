@@ -24,7 +24,7 @@ import statistics
 from pathlib import Path
 
 from spt_theory.checks import plateau as law
-from spt_theory.checks import plateau_n400
+from spt_theory.checks import plateau_grid, plateau_n400
 from spt_theory.checks import plateau_prediction as pp
 from spt_theory.figures.context import FigureContext, save
 from spt_theory.figures.registry import figure
@@ -58,7 +58,7 @@ def _force_panel(ax, tree: dict) -> dict:
         ax.plot(lengths, values, marker=".", lw=0.6, color=OKABE_ITO["blue"], alpha=0.35 + 0.2 * i,
                 label=f"seed {seed}: n^{fits[-1]:.2f}")
     alpha, sd = statistics.fmean(fits), statistics.stdev(fits)
-    mean = [law.geometric_mean([v[i] for v in per_seed.values()]) for i in range(len(lengths))]
+    mean = [plateau_grid.geometric_mean([v[i] for v in per_seed.values()]) for i in range(len(lengths))]
     p = pp.P
     beta = [pair_coupling_bound(n, p) for n in lengths]
     beta_scaled = [mean[0] * b / beta[0] for b in beta]
@@ -104,8 +104,8 @@ def _prediction_band(ax, tree: dict, summary: dict) -> list[dict]:
 def plateau_law(ctx: FigureContext) -> list[Path]:
     """Escape step (first step with test accuracy >= 0.6) of scratch runs and SPT steps to 95%
     against the length n, log-log; lines: the law's predictions (module doc)."""
-    summary = law.load(ctx.evidence_root / "plateau" / "plateau_runs.json", ctx.model)
-    rms = law.load(ctx.evidence_root / "plateau" / "gradient_rms.json", ctx.model)
+    summary = plateau_grid.load(ctx.evidence_root / "plateau" / "plateau_runs.json", ctx.model)
+    rms = plateau_grid.load(ctx.evidence_root / "plateau" / "gradient_rms.json", ctx.model)
     tree = pp.load(ctx.evidence_root / "plateau" / pp.NAME, ctx.model)
     predicted = law.predicted_curves(summary, rms)
     fig, (ax, ax_force) = new_figure(PAGE_WIDTH, 3.2, 1, 2, width_ratios=[1.35, 1])
@@ -114,13 +114,13 @@ def plateau_law(ctx: FigureContext) -> list[Path]:
         bands = _prediction_band(ax, tree, summary)
         force_drawn = _force_panel(ax_force, tree)
         for label, (kind, optimiser, scale), colour, marker in ROWS:
-            cells = law.cells(summary, kind, optimiser, scale)
+            cells = plateau_grid.cells(summary, kind, optimiser, scale)
             if not cells:
                 continue
             for n, cell in cells.items():
                 ax.scatter([n] * len(cell["values"]), cell["values"], s=6, color=colour,
                            marker="^" if cell["capped"] else ".", zorder=3)
-            means = {n: law.geometric_mean(c["values"]) for n, c in cells.items()}
+            means = {n: plateau_grid.geometric_mean(c["values"]) for n, c in cells.items()}
             for capped in (False, True):
                 ns = [n for n, c in cells.items() if c["capped"] == capped]
                 if ns:

@@ -53,7 +53,7 @@ from pathlib import Path
 from spt_theory import evidence
 from spt_theory.core import args as cli_args
 from spt_theory.core import cpu
-from spt_theory.evidence import schema
+from spt_theory.evidence import lra_schema, schema
 from spt_theory.lra import decide
 from spt_theory.lra.controls import CONTROLS
 from spt_theory.lra.probe import __doc__ as probe_module_doc
@@ -67,7 +67,8 @@ from spt_theory.lra.report import format_report, load_results
 from spt_theory.lra.runner import DEFAULT_FINETUNE_EPOCHS, ENCODER_GROUPS, MODELS, LRARun, RunOptions
 from spt_theory.lra.runtime import DEVICES, runtime_from_env, shutdown
 from spt_theory.lra.sweep import __doc__ as sweep_module_doc
-from spt_theory.lra.sweep import axes_help, cells, draw, format_summary, promote_sweep, summary_path, sweep
+from spt_theory.lra.sweep import draw, format_summary, promote_sweep, summary_path, sweep
+from spt_theory.lra.sweep_cells import axes_help, cells
 from spt_theory.lra.tasks import task_names
 from spt_theory.training.loop import TrainingDiverged
 from spt_theory.util.files import InputError, announce, prepare_output
@@ -83,7 +84,7 @@ COMMANDS = {
 
 
 def sweep_doc() -> str:
-    """``sweep --help``: the sweep module's doc and its axes (:data:`spt_theory.lra.sweep.AXES`)."""
+    """``sweep --help``: the sweep module's doc and its axes (:data:`spt_theory.lra.sweep_cells.AXES`)."""
     return sweep_module_doc.split("\n", 1)[1].strip() + "\n\naxes:\n" + axes_help()
 
 
@@ -243,7 +244,7 @@ def execute(args: argparse.Namespace) -> None:
             committed = evidence.path(evidence.RACE, RACE_NAME)
             merged = evidence.scrub_paths(found)
             if committed.is_file():  # seeds run elsewhere stay; an arm that ran further here replaces its own
-                merged = race_merge(merged, schema.load(committed, schema.RaceEvidence))
+                merged = race_merge(merged, schema.load(committed, lra_schema.RaceEvidence))
         announce(race_write(found, args.out))
         if merged is not None:
             promoted = race_write(merged, args.out, "promoted-" + RACE_NAME)

@@ -10,7 +10,7 @@ checks that the data are the registered sizes and that every cell takes its regi
 steps (Pathfinder-16: 500 steps an epoch at batch 32; ListOps: 157).
 
 ``decide collect --experiment X --out OUT`` merges the finished per-seed summaries into one
-evidence file ``OUT/decide/<X>.json`` (:class:`~spt_theory.evidence.schema.DecideEvidence`:
+evidence file ``OUT/decide/<X>.json`` (:class:`~spt_theory.evidence.lra_schema.DecideEvidence`:
 options, config, data fingerprint, every run's curve with per-example test correctness, each
 seed's versions); ``--promote`` also writes it into the package's evidence
 (``evidence/lra/decide/<X>.json``), keeping the seeds committed there from other sessions and
@@ -28,10 +28,10 @@ from pathlib import Path
 
 from spt_theory import evidence
 from spt_theory.core import args as cli_args
-from spt_theory.evidence import schema
+from spt_theory.evidence import lra_schema, schema
 from spt_theory.lra.runner import LRARun, RunOptions, versions
 from spt_theory.lra.sweep import RUN_MECHANICS, format_summary, spread, summary_path, sweep
-from spt_theory.lra.sweep import cells as parse_cells
+from spt_theory.lra.sweep_cells import cells as parse_cells
 from spt_theory.util.files import InputError, announce, write_json
 
 REGISTERED = "docs/preregistration/2026-12-02-lra-decide.md"
@@ -177,7 +177,7 @@ def _read_summary(path: Path) -> dict:
         raise InputError(f"{path}: not a readable sweep summary ({type(error).__name__})") from None
     if isinstance(summary, dict):
         summary = {"schema_version": schema.SCHEMA_VERSION, "model_defaults": schema.model_defaults(), **summary}
-    return schema.parse(json.dumps(summary), schema.SweepSummary, str(path))
+    return schema.parse(json.dumps(summary), lra_schema.SweepSummary, str(path))
 
 
 def _piece(experiment: Experiment, summary: dict) -> dict:
@@ -224,7 +224,7 @@ def merge(found: dict, committed: dict) -> dict:
     merged = {**_plain(found), "seeds": seeds, "cells": _with_stats(cells),
               "sweeps": {**_plain(committed["sweeps"]), **_plain(found["sweeps"])}}
     merged["sweeps"] = dict(sorted(merged["sweeps"].items(), key=lambda item: int(item[0])))
-    schema.parse(json.dumps(merged), schema.DecideEvidence, "merged decide evidence")
+    schema.parse(json.dumps(merged), lra_schema.DecideEvidence, "merged decide evidence")
     return merged
 
 
@@ -234,7 +234,7 @@ def _short(value) -> str:
 
 
 def write(found: dict, out: Path) -> Path:
-    schema.parse(json.dumps(found), schema.DecideEvidence, "decide evidence")
+    schema.parse(json.dumps(found), lra_schema.DecideEvidence, "decide evidence")
     return write_json(Path(out) / "decide" / f"{found['experiment']}.json", found)
 
 
@@ -246,7 +246,7 @@ def promote(found: dict, out: Path) -> Path:
     name = f"{found['experiment']}.json"
     committed = evidence.path(evidence.LRA, "decide", name)
     if committed.is_file():
-        found = merge(found, schema.load(committed, schema.DecideEvidence))
+        found = merge(found, schema.load(committed, lra_schema.DecideEvidence))
     staged = write_json(Path(out) / "decide" / f"promoted-{name}", found)
     return evidence.promote(staged, evidence.LRA, "decide", name)
 

@@ -9,7 +9,7 @@ SPT's steps counted; validation and test accuracy after every epoch (500 steps).
 ``scripts/escape_race.sh`` trains the arms (``lra scratch`` / ``lra finetune`` with
 :data:`OVERRIDES`; resumable).  :func:`collect` reads every arm's per-epoch history from its stage
 cache (the newest checkpoint holds it, so a race still running is read as far as it got) and
-builds the evidence (:class:`~spt_theory.evidence.schema.RaceEvidence`): every evaluation of
+builds the evidence (:class:`~spt_theory.evidence.lra_schema.RaceEvidence`): every evaluation of
 every arm and seed with the total steps, the seconds and the FLOPs so far (and, for stages trained
 since it is kept, which test examples were right: ``test_correct``).  ``python -m
 spt_theory.lra race --out OUT --data-dir D`` writes it to ``OUT/race/pathfinder16.json``;
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from spt_theory.bench.cases import train_step_flops
 from spt_theory.core.args import SETTING_ALIASES
-from spt_theory.evidence import schema
+from spt_theory.evidence import lra_schema, schema
 from spt_theory.evidence.correctness import FIELD
 from spt_theory.lra.curves import best_within
 from spt_theory.lra.runner import LRARun, RunOptions, options_json, versions
@@ -200,7 +200,7 @@ def collect(out: Path, data_dir: Path, checked: bool = False) -> dict:
                          "n_val": len(data.y_val), "n_test": len(data.y_test)},
                 "flops_per_step": {"supervised": supervised, "spt": spt},
                 "arms": arms, "versions": versions(), "model_defaults": schema.model_defaults()}
-    schema.parse(json.dumps(evidence), schema.RaceEvidence, "race evidence")
+    schema.parse(json.dumps(evidence), lra_schema.RaceEvidence, "race evidence")
     return evidence
 
 
@@ -274,5 +274,5 @@ def merge(found: dict, committed: dict) -> dict:
         if arm.get("versions") == found["versions"]:
             arm.pop("versions")
     merged = {**plain(found), "arms": [arms[key] for key in sorted(arms)]}
-    schema.parse(json.dumps(merged), schema.RaceEvidence, "merged race evidence")
+    schema.parse(json.dumps(merged), lra_schema.RaceEvidence, "merged race evidence")
     return merged

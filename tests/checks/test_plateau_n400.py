@@ -8,8 +8,7 @@ import shutil
 import pytest
 
 from spt_theory import evidence
-from spt_theory.checks import plateau as law
-from spt_theory.checks import plateau_n400
+from spt_theory.checks import plateau_grid, plateau_n400
 from spt_theory.checks import plateau_prediction as pp
 from spt_theory.claims.registry import Context
 from spt_theory.plateau import design, summary
@@ -91,12 +90,12 @@ def test_a_capped_run_above_the_interval_is_outside_and_two_seeds_decide_nothing
 
 
 def test_runs_at_n_400_leave_p1_to_p5_as_recorded(root):
-    before = law.grid_of(Context(evidence_root=root))
+    before = plateau_grid.grid_of(Context(evidence_root=root))
     _add_runs(root, "scratch", [39999, 39999, 39999])  # under the cap (40000): a value over it is refused
     _add_runs(root, "spt", [31, 31, 31])
-    after = law.grid_of(Context(evidence_root=root))
+    after = plateau_grid.grid_of(Context(evidence_root=root))
     for kind in ("scratch", "spt"):
-        assert law.cells(after, kind) == law.cells(before, kind)
+        assert plateau_grid.cells(after, kind) == plateau_grid.cells(before, kind)
     for claim_id in ("P1", "P5"):
         from spt_theory.claims.registry import REGISTRY
 

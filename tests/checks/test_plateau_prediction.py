@@ -10,7 +10,7 @@ import math
 import pytest
 import torch
 
-from spt_theory.checks import plateau as law
+from spt_theory.checks import plateau_grid
 from spt_theory.checks import plateau_prediction as pp
 from spt_theory.evidence import EvidenceError, schema
 from spt_theory.plateau import design, runs
@@ -23,7 +23,7 @@ def committed():
 
 
 def _grid():
-    return law.load(design.SUMMARY)
+    return plateau_grid.load(design.SUMMARY)
 
 
 def _close(a, b, rel=1e-9):
@@ -42,7 +42,7 @@ def _close(a, b, rel=1e-9):
 
 
 def test_the_committed_prediction_is_what_the_module_computes(committed):
-    again = pp.record(_grid(), law.load(design.GRADIENT_RMS), committed["inputs"])
+    again = pp.record(_grid(), plateau_grid.load(design.GRADIENT_RMS), committed["inputs"])
     _close(json.loads(json.dumps(again)), committed)
     assert committed["fit_lengths"] == [25, 50, 100, 200] and committed["date"] == "2026-12-02"
     assert committed["registration_rule"] == "holds if all three seeds at n = 400 fall inside the interval"
@@ -62,12 +62,12 @@ def test_the_inputs_at_init_are_the_force_and_the_gradient_rms(committed):
 
 def test_a_run_at_n_400_does_not_move_the_prediction(committed):
     grid = copy.deepcopy(_grid())
-    before = pp.predict(grid, law.load(design.GRADIENT_RMS), committed["inputs"])
+    before = pp.predict(grid, plateau_grid.load(design.GRADIENT_RMS), committed["inputs"])
     for kind, value in (("scratch", 99999), ("spt", 31)):
         for seed in grid["seeds"]:
             grid["runs"].append({"kind": kind, "length": 400, "seed": seed, "optimiser": "adamw", "qk_scale": 1.0,
                                  "cap": 120000 if kind == "scratch" else 0, "value": value, "capped": False})
-    assert pp.predict(grid, law.load(design.GRADIENT_RMS), committed["inputs"]) == before
+    assert pp.predict(grid, plateau_grid.load(design.GRADIENT_RMS), committed["inputs"]) == before
 
 
 def test_the_interval_and_the_alternatives(committed):

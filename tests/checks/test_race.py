@@ -9,7 +9,7 @@ import torch
 
 from spt_theory.checks import race as rules
 from spt_theory.claims.registry import Context
-from spt_theory.evidence import EvidenceError, schema
+from spt_theory.evidence import EvidenceError, lra_schema, schema
 from spt_theory.lra import race
 from spt_theory.lra.runner import RunOptions, options_json
 from spt_theory.training.cache import StageState, save_checkpoint
@@ -36,7 +36,7 @@ def _verdict(pairs, **kwargs):
     arms = [a for s, (t_scratch, t_spt) in enumerate(pairs)
             for a in (_arm(s, "scratch", t_scratch, **kwargs), _arm(s, "spt", t_spt, **kwargs))]
     found = _evidence(arms)
-    schema.parse(json.dumps(found), schema.RaceEvidence, "race")
+    schema.parse(json.dumps(found), lra_schema.RaceEvidence, "race")
     return rules.judge(found)
 
 

@@ -17,7 +17,7 @@ from spt_theory import train as train_cli
 from spt_theory.figures import cli as figures_cli
 from spt_theory.figures import context as figure_context
 from spt_theory.lra.__main__ import main as lra_main
-from spt_theory.lra.sweep import AXES, RECIPES, cells
+from spt_theory.lra.sweep_cells import AXES, RECIPES, cells
 from spt_theory.util.files import InputError
 from spt_theory.walk import paper_runs
 from synthetic import listops
@@ -283,7 +283,7 @@ def test_lra_evidence_reads_the_committed_sweeps_whatever_out_and_redraws_the_sa
 # ------------------------------------------------------------------ help texts and the README
 
 def test_help_texts_and_the_readme_list_the_same_modes_recipes_and_axes():
-    """Each list is written once in the code (train.MODES, sweep.RECIPES, sweep.AXES); the help
+    """Each list is written once in the code (train.MODES, sweep_cells.RECIPES, sweep_cells.AXES); the help
     texts are made from it, and the command reference (docs/cli.md, where the README sends
     readers for the commands) gives it as ``<marker> a, b, c (`` (as it gives verify's quick-mode
     skips: tests/commands/test_verify_cli.py)."""

@@ -110,14 +110,15 @@ def registry_with_paper_claims(monkeypatch):
     holding, Y3 is undecided and recorded as inconclusive; Q1 is a passing project claim."""
     from spt_theory.claims import records
     from spt_theory.claims import registry as claims
+    from spt_theory.claims.row import Record
 
     toy: dict = {}
     monkeypatch.setattr(claims, "REGISTRY", toy)
     monkeypatch.setattr("spt_theory.verify.all_claims", lambda: sorted(toy.values(), key=lambda c: c.id))
     monkeypatch.setattr(records, "RECORDS", {
-        "Y1": records.Record("holds", "2026-12-01", "toy"),
-        "Y2": records.Record("does not hold", "2026-12-01", "toy"),
-        "Y3": records.Record("inconclusive", "2026-12-01", "toy")})
+        "Y1": Record("holds", "2026-12-01", "toy"),
+        "Y2": Record("does not hold", "2026-12-01", "toy"),
+        "Y3": Record("inconclusive", "2026-12-01", "toy")})
     claims.claim("Y1", "paper pass", section="toy", method="toy")(lambda ctx: claims.at_most(0.0, 1.0))
     claims.claim("Y2", "paper fail", section="toy", method="toy")(lambda ctx: claims.at_least(0.0, 0.5))
     claims.claim("Y3", "paper undecided", section="toy", method="toy")(
@@ -141,8 +142,10 @@ def test_verdicts_that_reproduce_their_records_exit_0_and_strict_exits_1(registr
 
 
 def test_flipping_one_recorded_verdict_exits_1_with_a_changed_line(registry_with_paper_claims, capsys):
+    from spt_theory.claims.row import Record
+
     records = registry_with_paper_claims
-    records.RECORDS["Y2"] = records.Record("holds", "2026-12-01", "flipped")
+    records.RECORDS["Y2"] = Record("holds", "2026-12-01", "flipped")
     assert main(["--no-progress"]) == 1
     out = capsys.readouterr().out
     assert "CHANGED: recorded holds, now does not hold (FAIL)" in out
@@ -189,7 +192,8 @@ def test_help_lists_exactly_the_claims_quick_mode_skips(capsys):
 
 
 def test_every_claim_has_a_registration_and_every_record_a_claim():
-    from spt_theory.claims.records import RECORD_OF_VERDICT, RECORDS, REGISTRATIONS
+    from spt_theory.claims.records import RECORDS, REGISTRATIONS
+    from spt_theory.claims.row import RECORD_OF_VERDICT
 
     ids = {c.id for c in all_claims()}
     assert set(REGISTRATIONS) == ids
@@ -212,7 +216,7 @@ def test_a_row_shows_its_registration_and_the_json_names_the_original_threshold(
 
 
 def test_record_words_are_checked():
-    from spt_theory.claims.records import Record, Registration
+    from spt_theory.claims.row import Record, Registration
 
     with pytest.raises(ValueError):
         Record("passes", "2026-12-01", "x")

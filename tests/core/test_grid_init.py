@@ -81,7 +81,7 @@ def test_grid_init_peaks_each_head_at_its_offset(images):
 
 def test_lra_option_init_proximity_has_its_own_cache_key(tmp_path, monkeypatch):
     """``--cell recipe=scratch,init=proximity``: its own stage key, the default run's unchanged."""
-    from spt_theory.lra import runner, sweep
+    from spt_theory.lra import runner, sweep_cells
 
     asked = []
 
@@ -95,12 +95,12 @@ def test_lra_option_init_proximity_has_its_own_cache_key(tmp_path, monkeypatch):
     monkeypatch.setattr(training_loop, "train_stage", stub)
     root = _write_lra(tmp_path / "lra")
     base = runner.RunOptions(task="pathfinder", data_dir=root, tiny=True, out=tmp_path / "out", progress=False)
-    [plain, proximity] = sweep.cells([], ["recipe=scratch", "recipe=scratch,init=proximity"])
-    assert sweep.label(proximity) == "scratch init=proximity"
+    [plain, proximity] = sweep_cells.cells([], ["recipe=scratch", "recipe=scratch,init=proximity"])
+    assert sweep_cells.label(proximity) == "scratch init=proximity"
     for cell in (plain, proximity):
-        runner.LRARun(sweep.cell_options(base, cell, 0)).supervised(None)
+        runner.LRARun(sweep_cells.cell_options(base, cell, 0)).supervised(None)
     (plain_key, plain_qk), (prox_key, prox_qk) = asked
     assert plain_key != prox_key and not torch.equal(plain_qk, prox_qk)
-    assert "init" not in runner.options_json(sweep.cell_options(base, plain, 0))
+    assert "init" not in runner.options_json(sweep_cells.cell_options(base, plain, 0))
     with pytest.raises(Exception, match="init=bogus"):
-        sweep.cells([], ["recipe=scratch,init=bogus"])
+        sweep_cells.cells([], ["recipe=scratch,init=bogus"])

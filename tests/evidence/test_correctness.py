@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spt_theory import evidence
-from spt_theory.evidence import EvidenceError, correctness, schema
+from spt_theory.evidence import EvidenceError, correctness, lra_schema, schema
 from spt_theory.evidence.correctness import accuracy_of, decode, encode
 from spt_theory.lra.configs import tiny
 from spt_theory.lra.inputs import LRATask
@@ -111,14 +111,14 @@ def summary() -> dict:
 
 
 def _parse(tree: dict) -> None:
-    schema.parse(json.dumps(tree), schema.SweepSummary, "listops.json")
+    schema.parse(json.dumps(tree), lra_schema.SweepSummary, "listops.json")
 
 
 def test_consistent_correctness_is_accepted_and_read_back(summary):
     _parse(summary)
     run = copy.deepcopy(summary["cells"][0]["runs"][0])
     run["best_epoch"] = run["curve"][0]["epoch"]
-    assert schema.test_correctness(run, "listops.json").mean() == run["curve"][0]["test_accuracy"]
+    assert correctness.test_correctness(run, "listops.json").mean() == run["curve"][0]["test_accuracy"]
 
 
 def _flip(tree: dict, index: int = -1) -> None:
@@ -155,20 +155,20 @@ def test_a_claim_that_needs_correctness_gets_an_evidence_error_where_it_is_missi
     run = summary["cells"][1]["runs"][0]
     with pytest.raises(EvidenceError, match=r"listops.json: cells\[1\].runs\[0\].curve\[\d+\].test_correct: missing: "
                                             r"this claim needs per-example test correctness; regenerate with"):
-        schema.test_correctness(run, "listops.json", "cells[1].runs[0]")
+        correctness.test_correctness(run, "listops.json", "cells[1].runs[0]")
     with pytest.raises(EvidenceError, match="no point at best_epoch 99"):
-        schema.test_correctness({**run, "best_epoch": 99}, "listops.json", "cells[1].runs[0]")
+        correctness.test_correctness({**run, "best_epoch": 99}, "listops.json", "cells[1].runs[0]")
     with pytest.raises(EvidenceError, match=r"x.json: curve\[0\].test_correct: n: a positive integer"):
-        schema.test_correctness({"curve": [{"epoch": 1, "test_correct": {"n": 0, "bits": ""}}], "best_epoch": 1},
+        correctness.test_correctness({"curve": [{"epoch": 1, "test_correct": {"n": 0, "bits": ""}}], "best_epoch": 1},
                                 "x.json")
 
 
 def test_the_committed_evidence_carries_correctness_and_reads():
     for name in ("listops.json", "pathfinder.json"):
-        tree = schema.load(evidence.path("lra", name), schema.SweepSummary)
+        tree = schema.load(evidence.path("lra", name), lra_schema.SweepSummary)
         assert all("test_correct" in point for cell in tree["cells"] for run in cell["runs"]
                    for point in run["curve"])
-    schema.load(evidence.path("race", "pathfinder16.json"), schema.RaceEvidence)
+    schema.load(evidence.path("race", "pathfinder16.json"), lra_schema.RaceEvidence)
 
 
 def test_race_points_carry_it_and_the_race_schema_checks_it():
@@ -181,10 +181,10 @@ def test_race_points_carry_it_and_the_race_schema_checks_it():
     point = tree["arms"][0]["curve"][0]
     n = tree["data"]["n_test"]
     point["test_correct"] = encode(np.arange(n) < round(point["test_accuracy"] * n))
-    schema.parse(json.dumps(tree), schema.RaceEvidence, "race")
+    schema.parse(json.dumps(tree), lra_schema.RaceEvidence, "race")
     point["test_correct"] = encode(np.arange(n + 1) < round(point["test_accuracy"] * (n + 1)))
     with pytest.raises(EvidenceError, match="test_correct"):
-        schema.parse(json.dumps(tree), schema.RaceEvidence, "race")
+        schema.parse(json.dumps(tree), lra_schema.RaceEvidence, "race")
 
 
 # ------------------------------------------------------------------------------ the evaluation order

@@ -13,7 +13,7 @@ import torch
 from spt_theory import evidence
 from spt_theory.checks import race as rules
 from spt_theory.claims.registry import check_registered_files
-from spt_theory.evidence import EvidenceError, schema
+from spt_theory.evidence import EvidenceError, lra_schema, schema
 from spt_theory.lra import race
 from spt_theory.verify import main as verify_main
 
@@ -129,7 +129,7 @@ BASE = json.loads(evidence.path("race", race.NAME).read_text())
 ])
 def test_strict_json_refuses_in_one_line(text, words):
     with pytest.raises(EvidenceError) as error:
-        schema.parse(text, schema.RaceEvidence, "race.json")
+        schema.parse(text, lra_schema.RaceEvidence, "race.json")
     message = str(error.value)
     assert message.startswith("race.json: ") and "\n" not in message
     for word in words:
@@ -154,11 +154,12 @@ def test_a_pre_registered_file_that_changed_is_an_error_naming_it_and_its_commit
 
 def test_registrations_list_files_with_their_hashes():
     from spt_theory.claims import records
+    from spt_theory.claims.row import Registration
 
     registered = {row.id: row.registration.files for row in records.TABLE.values() if row.registration.files}
     assert set(registered) == {"P6", "P7"}
     with pytest.raises(ValueError, match="sha256"):
-        records.Registration("pre", "abc", "abc", files=(("x.json", "not a hash"),))
+        Registration("pre", "abc", "abc", files=(("x.json", "not a hash"),))
 
 
 # ------------------------------------------------------------------------------ race checkpoints

@@ -15,7 +15,7 @@ from spt_theory.lra.configs import LRAConfig, tiny
 from spt_theory.lra.data import real_lengths
 from spt_theory.lra.inputs import LRATask
 from spt_theory.lra.readers.common import LISTOPS_VOCAB
-from spt_theory.lra.sweep import cells, label
+from spt_theory.lra.sweep_cells import cells, label
 from spt_theory.lra.tasks import config_for
 from spt_theory.training.loop import epoch_batches
 from synthetic import listops, pathfinder

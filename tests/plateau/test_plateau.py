@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from spt_theory.checks import plateau as law
+from spt_theory.checks import plateau_grid
 from spt_theory.core.model import Encoder
 from spt_theory.plateau import design, runs
 from spt_theory.theory.per_token import pair_coupling_bound
@@ -57,13 +58,14 @@ def summary_of(values: dict[int, list[float]], capped_at: int | None = None) -> 
 
 def test_exponent_fit_recovers_a_power_law_and_fails_a_wrong_one():
     values = {n: [3.0 * n ** 0.8 * f for f in (0.9, 1.0, 1 / 0.9)] for n in (25, 50, 100)}
-    cells = law.cells(summary_of(values), "scratch")
+    cells = plateau_grid.cells(summary_of(values), "scratch")
     good = law.exponent_check(cells, 0.8, {})
     assert good.measured == pytest.approx(0.8, abs=1e-9) and good.verdict == "PASS"
     assert law.exponent_check(cells, 0.8 + 1.01 * law.EXPONENT_TOL, {}).verdict == "FAIL"
-    capped = law.exponent_check(law.cells(summary_of(values, capped_at=100), "scratch"), 0.8, {})
+    capped = law.exponent_check(plateau_grid.cells(summary_of(values, capped_at=100), "scratch"), 0.8, {})
     assert capped.verdict == "INCONCLUSIVE"
-    assert 100 not in law.cells(summary_of({**values, 100: values[100][:2]}), "scratch")  # a row is whole or absent
+    # a row is whole or absent
+    assert 100 not in plateau_grid.cells(summary_of({**values, 100: values[100][:2]}), "scratch")
 
 
 def test_scratch_run_is_cached_and_deterministic(tmp_path):
@@ -91,7 +93,7 @@ def test_plateau_figure_draws_the_committed_grid(tmp_path):
     drawn = sum(len(v) for row in record["rows"] for v in row["per_seed"].values())
     assert drawn == sum(len(c["values"]) for kind, opt, scale in {(r["kind"], r["optimiser"], r["qk_scale"])
                                                                    for r in summary["runs"]}
-                        for c in law.cells(summary, kind, opt, scale).values())
+                        for c in plateau_grid.cells(summary, kind, opt, scale).values())
 
 
 @pytest.mark.parametrize("objective", ["supervised", "spt"])

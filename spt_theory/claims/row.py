@@ -1,0 +1,73 @@
+"""What one row of the table of claims (:data:`spt_theory.claims.records.TABLE`) holds: the claim
+(:class:`Row`), when its threshold was written (:class:`Registration`) and the verdict on record
+for a claim under test (:class:`Record`), in the record's words (:data:`RECORD_OF_VERDICT`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+RECORD_OF_VERDICT = {"PASS": "holds", "FAIL": "does not hold", "INCONCLUSIVE": "inconclusive"}
+"""The words of a record for each verdict a check can give."""
+VERDICT_OF_RECORD = {words: verdict for verdict, words in RECORD_OF_VERDICT.items()}
+"""The verdict a check gives for each word of a record."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """The verdict on record for a claim under test: ``verdict`` one of :data:`RECORD_OF_VERDICT`'s
+    values, the ``date`` it was measured, the ``evidence`` (runs, seeds, the figure), and whose
+    statement it is (``source``: ``paper``, or ``hypothesis`` for a prediction of this project's
+    mechanism that the data may refute)."""
+
+    verdict: str
+    date: str
+    evidence: str
+    source: str = "paper"
+
+    def __post_init__(self):
+        if self.verdict not in RECORD_OF_VERDICT.values():
+            raise ValueError(f"record verdict {self.verdict!r} is not one of {sorted(RECORD_OF_VERDICT.values())}")
+
+
+@dataclass(frozen=True)
+class Registration:
+    """When a claim's threshold was written: ``when`` is ``pre`` (before the data it judges) or
+    ``post``; ``threshold_commit`` and ``result_commit`` are the commits of the first threshold and
+    of the first result; ``original`` the first threshold where it was moved since (else None)."""
+
+    when: str
+    threshold_commit: str
+    result_commit: str
+    original: str | None = None
+    note: str | None = None
+    """What the reader should know of the registration besides when (e.g. a leg known from a pilot)."""
+    files: tuple[tuple[str, str], ...] = ()
+    """Files registered with the threshold, which can never change after: (path under the evidence
+    folder, sha256 of its bytes in ``threshold_commit``); verify gives ERROR when one differs
+    (:func:`spt_theory.claims.registry.check_registered_files`)."""
+
+    def __post_init__(self):
+        if self.when not in ("pre", "post"):
+            raise ValueError(f"registration {self.when!r} is neither 'pre' nor 'post'")
+        for name, digest in self.files:
+            if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest) or Path(name).is_absolute():
+                raise ValueError(f"registered file {name!r}: a path under the evidence folder and its sha256 "
+                                 f"(64 hex digits), got {digest!r}")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One claim of the table: its id, statement, threshold (as registered, in words), registration
+    and, for a claim under test, its record; its kind is ``project`` (no record), ``paper`` or
+    ``hypothesis`` (the record's source)."""
+
+    id: str
+    statement: str
+    threshold: str
+    registration: Registration
+    record: Record | None = None
+
+    @property
+    def kind(self) -> str:
+        return "project" if self.record is None else self.record.source
