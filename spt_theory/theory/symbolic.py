@@ -390,15 +390,15 @@ def _lemma_cases(lemma: str, ns: Sequence[int]) -> dict[str, Callable[[], Residu
 def verify_lemma(lemma: str, ns: Sequence[int] = (2, 3, 4, 5)) -> dict[str, bool]:
     r"""Run every symbolic derivation of ``lemma`` ("T1".."T5", "X4"): ``{case: residual is 0}``.
 
-    T1's generic-point softmax case runs for ``n <= 3``, T4 and X4's projection for ``n <= 4``
-    (cost grows fast).
+    The generic-point softmax cases (T1, X4) run for ``n <= 3``, T4 and X4's projection for
+    ``n <= 4`` (cost grows fast).
 
     Parameters
     ----------
     lemma : {"T1", "T2", "T3", "T4", "T5", "X4"}
         The lemma.
     ns : sequence of int
-        The explicit ``n`` (value width ``d = 2``).
+        The explicit ``n`` (value width ``d = 2``; T4: ``dh = 2``, ``d = 1``).
 
     Returns
     -------
@@ -416,7 +416,7 @@ def verify_lemma(lemma: str, ns: Sequence[int] = (2, 3, 4, 5)) -> dict[str, bool
 
     Examples
     --------
-    >>> verify_lemma("T3", ns=(2, 3))
-    {'circulant n=2': True, 'circulant n=3': True, 'toeplitz boundary n=2': True, 'toeplitz boundary n=3': True}
+    >>> verify_lemma("T3", ns=(2,))
+    {'circulant n=2': True, 'toeplitz boundary n=2': True}
     """
     return {name: is_zero(case()) for name, case in _lemma_cases(lemma, ns).items()}
