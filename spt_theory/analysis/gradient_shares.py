@@ -156,12 +156,8 @@ def supervised_share(model: Encoder, x: Tensor, y: Tensor, directions: Tensor) -
 
     Parameters
     ----------
-    model : Encoder
-        The model.
-    x : Tensor [batch, n]
-        Inputs.
-    y : Tensor [batch]
-        Labels.
+    model, x, y
+        As in :func:`gradient_proximity_shares`.
     directions : Tensor [K, n, n]
         Orthonormal proximity directions.
 

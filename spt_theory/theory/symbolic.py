@@ -93,7 +93,7 @@ def t1_rows_of_attention_gradient(n: int, d: int) -> sp.Matrix:
     Returns
     -------
     sympy.Matrix [n, n]
-        The residual, identically 0.
+        Each row of ``dL/dA`` minus the first: identically 0.
 
     References
     ----------
@@ -121,7 +121,7 @@ def t1_score_gradient(n: int, d: int) -> sp.Matrix:
     Returns
     -------
     sympy.Matrix [n, n]
-        The residual, identically 0 after ``cancel``.
+        ``dL/dS`` minus T1 (iii), after ``cancel``: identically 0.
 
     References
     ----------
@@ -196,7 +196,7 @@ def t2_uniform_gradient(n: int, d: int) -> sp.Matrix:
     Returns
     -------
     sympy.Matrix [n, n]
-        The residual, identically 0.
+        ``dL_sup/dS`` minus T2's closed form: identically 0.
 
     References
     ----------
@@ -281,7 +281,7 @@ def t3_toeplitz_boundary(n: int, d: int) -> sp.Expr:
     Returns
     -------
     sympy.Expr
-        The residual, identically 0.
+        The projection minus the boundary term: identically 0.
 
     References
     ----------

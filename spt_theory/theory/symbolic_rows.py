@@ -81,7 +81,7 @@ def t5_reconstruction_gradient(n: int, d: int, masked: Sequence[int]) -> sp.Matr
     Returns
     -------
     sympy.Matrix [n, n]
-        The residual, identically 0.
+        ``dL_rec/dS`` minus T5's closed form: identically 0.
 
     References
     ----------
@@ -175,7 +175,7 @@ def x4_row_score_gradient(n: int, d: int, r: int) -> sp.Matrix:
     Returns
     -------
     sympy.Matrix [n, n]
-        The residual, identically 0.
+        ``dL_row/dS`` minus X4 (1): identically 0.
 
     References
     ----------
@@ -250,7 +250,7 @@ def x4_row_uniform_gradient(n: int, d: int, r: int) -> sp.Matrix:
     Returns
     -------
     sympy.Matrix [n, n]
-        The residual, identically 0.
+        ``dL_row/dS`` minus X4 (2): identically 0.
 
     References
     ----------
@@ -278,7 +278,7 @@ def x4_row_projection(n: int, d: int, r: int) -> sp.Expr:
     Returns
     -------
     sympy.Expr
-        The residual, identically 0.
+        The projection minus X4 (c)'s closed form: identically 0.
 
     References
     ----------
