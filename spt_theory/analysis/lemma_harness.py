@@ -1,15 +1,15 @@
-r"""The test harness of the theory checks: random problem instances, autograd score gradients, errors.
+r"""The test harness of the theory checks: autograd score gradients and their errors.
 
-An :class:`Instance` is one idealised attention problem of the lemmas: scores ``S`` (n x n),
-values ``V`` (n x d), a per-row loss ``l_i`` (:class:`RowLoss`: binary CE, 3-class CE or squared
-error of a linear read-out) and a mask of reconstructed rows.  :func:`sup_autograd` and
-:func:`rec_autograd` give ``dL/dS`` of the supervised loss ``l((1/n) 1^T A V)`` and of the
+An :class:`~spt_theory.analysis.lemma_instances.Instance` is one idealised attention problem of the
+lemmas (scores ``S``, values ``V``, losses, a mask of reconstructed rows; drawn by
+:mod:`spt_theory.analysis.lemma_instances`, whose names are re-exported here).  :func:`sup_autograd`
+and :func:`rec_autograd` give ``dL/dS`` of the supervised loss ``l((1/n) 1^T A V)`` and of the
 reconstruction loss ``sum_{i masked} l_i(y_i)``, ``Y = A V``, and :func:`row_autograd` of a
 single-token readout ``l(y_r)`` (lemma X4), by float64 autograd, for the lemmas T1-T5 and X4
 (:mod:`spt_theory.checks.theory`, :mod:`spt_theory.analysis.lemma_measures`), T2b, T4b
-(:mod:`spt_theory.checks.bridge`) and the tests
-``tests/theory/test_theory*.py`` to hold against the closed forms in :mod:`spt_theory.theory` (``gradients``,
-``patterns``, ``blind_directions``, ``rank_one``, ``readout``).
+(:mod:`spt_theory.checks.bridge`) and the tests ``tests/theory/test_theory*.py`` to hold against
+the closed forms in :mod:`spt_theory.theory` (``gradients``, ``patterns``, ``blind_directions``,
+``rank_one``, ``readout``).
 
 Error measure.  A score gradient comes out of the softmax backward
 ``dL/dS = A o U - A o ((A o U) 1) 1^T`` (``U = dL/dA``), whose float64 rounding error is a few
@@ -21,131 +21,77 @@ A correct closed form then agrees to ~1e-14; any wrong term shows up at O(1).  T
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
+# the instances stay importable from here (callers import the harness as one namespace)
+from spt_theory.analysis.lemma_instances import LOSS_KINDS as LOSS_KINDS
+from spt_theory.analysis.lemma_instances import Instance
+from spt_theory.analysis.lemma_instances import RowLoss as RowLoss
+from spt_theory.analysis.lemma_instances import random_instance as random_instance
+from spt_theory.analysis.lemma_instances import random_instances as random_instances
+from spt_theory.analysis.lemma_instances import random_row_loss as random_row_loss
+from spt_theory.analysis.lemma_instances import readout_row as readout_row
+from spt_theory.analysis.lemma_instances import uniform_bilinear_point as uniform_bilinear_point
 from spt_theory.core.cpu import intra_op_threads
 from spt_theory.theory import gradients
 
 TOLERANCE = 1e-10
 """Largest float64 relative error accepted (see module docstring)."""
 
-LOSS_KINDS = ("bce", "ce", "mse")
-"""Per-row losses: binary CE of a linear logit, 3-class CE of a linear head, squared error."""
-
 
 def single_threaded():
-    """Run torch on one intra-op thread inside the block (or decorated function), then restore.
+    r"""Run torch on one intra-op thread inside the block (or decorated function), then restore.
 
     The theory checks use tensors of at most a few thousand entries, for which intra-op threads
     only add synchronisation: on a busy 2-core machine they made these checks ~60x slower.
     (Through :func:`spt_theory.core.cpu.intra_op_threads`, so later training keeps its speed.)
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        A context manager, also usable as a decorator (``@single_threaded()``).
+
+    References
+    ----------
+    proofs/README.md (the checks it speeds up).
+
+    Examples
+    --------
+    >>> before = torch.get_num_threads()
+    >>> with single_threaded():
+    ...     torch.get_num_threads()
+    1
+    >>> torch.get_num_threads() == before
+    True
     """
     return intra_op_threads(1)
-
-
-# --------------------------------------------------------------------------- problem instances
-
-@dataclass(frozen=True)
-class RowLoss:
-    r"""``l_i(y_i)`` for each row ``y_i`` of ``Y`` (shape ``rows x d``), returned as a vector.
-
-    ``bce``: ``BCE(w^T y_i + c, t_i)``; ``ce``: ``CE(W y_i + c, t_i)`` over 3 classes;
-    ``mse``: ``||y_i - t_i||^2 / 2``.
-    """
-
-    kind: str
-    weight: Tensor
-    bias: Tensor
-    target: Tensor
-
-    def __call__(self, Y: Tensor) -> Tensor:
-        if self.kind == "bce":
-            return F.binary_cross_entropy_with_logits(Y @ self.weight + self.bias, self.target, reduction="none")
-        if self.kind == "ce":
-            return F.cross_entropy(Y @ self.weight.T + self.bias, self.target, reduction="none")
-        return 0.5 * ((Y - self.target) ** 2).sum(dim=-1)
-
-
-def random_row_loss(kind: str, rows: int, d: int, gen: torch.Generator, scale: float = 1.0) -> RowLoss:
-    """A random :class:`RowLoss` for ``rows`` rows of width ``d`` whose entries are ``O(scale)``.
-
-    Head weights are ``N(0, 1) / scale`` so logits stay O(1) (a saturated logit has an exactly zero
-    gradient, which would make the check vacuous); MSE targets are ``N(0, scale^2)``.
-    """
-    f64 = torch.float64
-    if kind == "bce":
-        return RowLoss(kind, torch.randn(d, generator=gen, dtype=f64) / scale,
-                       torch.randn((), generator=gen, dtype=f64), torch.randint(0, 2, (rows,), generator=gen).to(f64))
-    if kind == "ce":
-        return RowLoss(kind, torch.randn(3, d, generator=gen, dtype=f64) / scale,
-                       torch.randn(3, generator=gen, dtype=f64), torch.randint(0, 3, (rows,), generator=gen))
-    if kind == "mse":
-        return RowLoss(kind, torch.empty(0, dtype=f64), torch.empty(0, dtype=f64),
-                       scale * torch.randn(rows, d, generator=gen, dtype=f64))
-    raise ValueError(f"unknown loss kind {kind!r} (have {', '.join(LOSS_KINDS)})")
-
-
-@dataclass(frozen=True)
-class Instance:
-    """Scores ``S``, values ``V``, the pooled loss ``l`` (1 row), the per-row losses, a mask."""
-
-    S: Tensor
-    V: Tensor
-    pooled_loss: RowLoss
-    row_losses: RowLoss
-    masked: Tensor
-
-
-def random_instance(gen: torch.Generator, *, n: int, d: int, kind: str, value_scale: float = 1.0,
-                    offsets: Tensor | None = None, spread: float = 0.0, mask_rate: float = 0.15) -> Instance:
-    r"""``S = r 1^T + spread * X`` (``X`` standard normal): uniform attention iff ``spread = 0``.
-
-    ``r`` are the row offsets (default 0), ``V = value_scale * N(0, 1)``; at least one row is
-    masked.  The losses are built for outputs of size ``value_scale`` (:func:`random_row_loss`).
-    """
-    f64 = torch.float64
-    r = torch.zeros(n, dtype=f64) if offsets is None else offsets.to(f64)
-    S = r.unsqueeze(1).expand(n, n) + spread * torch.randn(n, n, generator=gen, dtype=f64)
-    V = value_scale * torch.randn(n, d, generator=gen, dtype=f64)
-    masked = torch.rand(n, generator=gen) < mask_rate
-    masked[torch.randint(0, n, (), generator=gen)] = True
-    return Instance(S, V, random_row_loss(kind, 1, d, gen, value_scale),
-                    random_row_loss(kind, n, d, gen, value_scale), masked)
-
-
-def random_instances(count: int, seed: int, *, spread: float = 0.0, min_n: int = 2, max_n: int = 64,
-                     max_d: int = 16) -> Iterator[Instance]:
-    """``count`` instances over n in [min_n, max_n], d in [1, max_d], every loss kind, value scales
-    1 and 1e3, row offsets 0, O(1) and O(1e6)."""
-    rng = random.Random(seed)
-    gen = torch.Generator().manual_seed(seed)
-    for index in range(count):
-        n, d = rng.randint(min_n, max_n), rng.randint(1, max_d)
-        offset_scale = (0.0, 1.0, 1e6)[index % 3]
-        yield random_instance(gen, n=n, d=d, kind=LOSS_KINDS[index % len(LOSS_KINDS)],
-                              value_scale=(1.0, 1e3)[(index // 3) % 2],
-                              offsets=offset_scale * torch.randn(n, generator=gen, dtype=torch.float64),
-                              spread=spread)
-
-
-def readout_row(n: int, index: int) -> int:
-    """The read-out row of the ``index``-th X4 instance: cycles over the CLS row 0, the last row
-    ``n - 1`` and an interior row."""
-    return (0, n - 1, n // 2)[index % 3]
 
 
 # --------------------------------------------------------------------------- autograd
 
 @dataclass(frozen=True)
 class ScoreGradient:
-    """Autograd results: ``dL/dS``, the loss gradient at the readout (``grad l(z)`` or rows
-    ``g_i``), the loss, and the scale ``||A o dL/dA||_F`` of the softmax backward."""
+    r"""Autograd results at one point.
+
+    Parameters
+    ----------
+    grad_S : Tensor [n, n]
+        ``dL/dS``.
+    grad_readout : Tensor [d] or [n, d]
+        ``grad l(z)`` (or ``grad l(y_r)``), or the rows ``g_i`` of the reconstruction loss.
+    loss : Tensor []
+        The loss.
+    scale : Tensor []
+        ``||A o dL/dA||_F``, the scale of the softmax backward (:func:`softmax_backward_scale`).
+
+    References
+    ----------
+    proofs/README.md (Tolerances).
+    """
 
     grad_S: Tensor
     grad_readout: Tensor
@@ -154,8 +100,33 @@ class ScoreGradient:
 
 
 def softmax_backward_scale(A: Tensor, grad_A: Tensor) -> Tensor:
-    r"""``||A o dL/dA||_F``, computed as ``m ||X / m||_F`` (``m = max |X|``) so that it does not underflow
-    to 0 for tiny gradients (saturated logits give entries ~1e-240, whose squares underflow)."""
+    r"""``||A o dL/dA||_F``, the error scale of a score gradient, safe from underflow.
+
+    Computed as ``m ||X / m||_F`` (``m = max |X|``) so that it does not underflow to 0 for tiny
+    gradients (saturated logits give entries ~1e-240, whose squares underflow).
+
+    Parameters
+    ----------
+    A : Tensor [n, n]
+        Attention.
+    grad_A : Tensor [n, n]
+        ``dL/dA``.
+
+    Returns
+    -------
+    Tensor []
+        The scale (0 when ``A o dL/dA`` is 0).
+
+    References
+    ----------
+    proofs/README.md (Tolerances, the softmax backward (SB)).
+
+    Examples
+    --------
+    >>> A = torch.full((2, 2), 0.5, dtype=torch.float64)
+    >>> round(float(softmax_backward_scale(A, torch.eye(2, dtype=torch.float64) * 1e-300) / 1e-300), 12)
+    0.707106781187
+    """
     X = A.detach() * grad_A
     m = X.abs().max()
     return m * (X / m).norm() if float(m) > 0 else m
@@ -184,34 +155,161 @@ def _pooled(inst: Instance, row: int | None) -> tuple[Callable[[Tensor], Tensor]
 
 
 def sup_autograd(inst: Instance, S: Tensor | None = None) -> ScoreGradient:
-    r"""Autograd of ``L_sup(S) = l(z)``, ``z = (1/n) 1^T A V``, at ``S`` (default ``inst.S``)."""
+    r"""Autograd of ``L_sup(S) = l(z)``, ``z = (1/n) 1^T A V``, at ``S`` (default ``inst.S``).
+
+    Parameters
+    ----------
+    inst : Instance
+        The problem (its ``V`` and ``pooled_loss``).
+    S : Tensor [n, n] or None
+        The point.
+
+    Returns
+    -------
+    ScoreGradient
+        ``grad_readout`` is ``grad l(z)`` [d].
+
+    References
+    ----------
+    proofs/T1_column_sums.md, proofs/T2_uniform_gradient.md.
+
+    Examples
+    --------
+    At uniform attention autograd agrees with T2's closed form:
+
+    >>> from spt_theory.theory.gradients import sup_score_grad_uniform
+    >>> inst = random_instance(torch.Generator().manual_seed(0), n=5, d=3, kind="bce")
+    >>> auto = sup_autograd(inst)
+    >>> relative_error(auto.grad_S, sup_score_grad_uniform(inst.V, auto.grad_readout), auto.scale) < TOLERANCE
+    True
+    """
     return _gradients(_leaf(inst.S if S is None else S), *_pooled(inst, None))[0]
 
 
 def row_autograd(inst: Instance, r: int, S: Tensor | None = None) -> ScoreGradient:
-    r"""Autograd of ``L_row(S) = l(y_r)``, ``y_r`` = row ``r`` of ``A V`` (lemma X4), at ``S``
-    (default ``inst.S``)."""
+    r"""Autograd of ``L_row(S) = l(y_r)``, ``y_r`` = row ``r`` of ``A V``, at ``S`` (default ``inst.S``).
+
+    Parameters
+    ----------
+    inst : Instance
+        The problem (its ``V`` and ``pooled_loss``).
+    r : int
+        The readout row.
+    S : Tensor [n, n] or None
+        The point.
+
+    Returns
+    -------
+    ScoreGradient
+        ``grad_readout`` is ``grad l(y_r)`` [d].
+
+    References
+    ----------
+    proofs/X4_readout_blindness.md.
+    """
     return _gradients(_leaf(inst.S if S is None else S), *_pooled(inst, r))[0]
 
 
 def rec_autograd(inst: Instance) -> ScoreGradient:
-    r"""Autograd of ``L_rec(S) = sum_{i masked} l_i(y_i)``, ``Y = A V``."""
+    r"""Autograd of ``L_rec(S) = sum_{i masked} l_i(y_i)``, ``Y = A V``, at ``inst.S``.
+
+    Parameters
+    ----------
+    inst : Instance
+        The problem (its ``V``, ``row_losses`` and ``masked``).
+
+    Returns
+    -------
+    ScoreGradient
+        ``grad_readout`` holds the rows ``g_i`` [n, d] (0 at unmasked rows).
+
+    References
+    ----------
+    proofs/T5_reconstruction_sees_proximity.md.
+    """
     return _gradients(_leaf(inst.S), lambda A: A @ inst.V, lambda Y: (inst.row_losses(Y) * inst.masked).sum())[0]
 
 
 def relative_error(actual: Tensor, expected: Tensor, scale: Tensor) -> float:
-    """``||actual - expected||_F / scale`` (the absolute error when ``scale`` is 0)."""
+    r"""``||actual - expected||_F / scale`` (the absolute error when ``scale`` is 0).
+
+    Parameters
+    ----------
+    actual, expected : Tensor
+        Same shape.
+    scale : Tensor []
+        Usually :attr:`ScoreGradient.scale`.
+
+    Returns
+    -------
+    float
+        The error, held to :data:`TOLERANCE`.
+
+    References
+    ----------
+    proofs/README.md (Tolerances).
+
+    Examples
+    --------
+    >>> relative_error(torch.tensor([3.0, 4.0]), torch.zeros(2), torch.tensor(10.0))
+    0.5
+    """
     err = float((actual - expected).norm())
     return err / float(scale) if float(scale) > 0 else err
 
 
 def bilinear_autograd(H: Tensor, M: Tensor, inst: Instance) -> tuple[Tensor, ScoreGradient]:
-    r"""``dL_sup/dM`` for ``S = H M H^T`` by autograd, and the score-level gradient at that ``S``."""
+    r"""``dL_sup/dM`` for ``S = H M H^T`` by autograd, and the score-level gradient at that ``S``.
+
+    Parameters
+    ----------
+    H : Tensor [n, dh]
+        Token features.
+    M : Tensor [dh, dh]
+        The bilinear form.
+    inst : Instance
+        The problem (its ``V`` and ``pooled_loss``; its ``S`` is not read).
+
+    Returns
+    -------
+    grad_M : Tensor [dh, dh]
+        ``dL_sup/dM``.
+    gradient : ScoreGradient
+        At ``S = H M H^T``.
+
+    Notes
+    -----
+    ``H`` is any matrix; in ``model.py`` it is ``[LN_1(E x + P), 1]`` and ``M`` comes factored as
+    ``W_Q^T W_K / sqrt(d_h)`` per head (claim T4b).
+
+    References
+    ----------
+    proofs/T4_rank_one_update.md.
+    """
     return _bilinear_gradients(H, M, inst, None)
 
 
 def row_bilinear_autograd(H: Tensor, M: Tensor, inst: Instance, r: int) -> tuple[Tensor, ScoreGradient]:
-    r"""``dL_row/dM`` for ``S = H M H^T`` by autograd (lemma X4), and the score-level gradient."""
+    r"""``dL_row/dM`` for ``S = H M H^T`` by autograd (lemma X4 (d)), and the score-level gradient.
+
+    Parameters
+    ----------
+    H, M, inst
+        As in :func:`bilinear_autograd`.
+    r : int
+        The readout row.
+
+    Returns
+    -------
+    grad_M : Tensor [dh, dh]
+        ``dL_row/dM``.
+    gradient : ScoreGradient
+        At ``S = H M H^T``.
+
+    References
+    ----------
+    proofs/X4_readout_blindness.md (d).
+    """
     return _bilinear_gradients(H, M, inst, r)
 
 
@@ -219,14 +317,3 @@ def _bilinear_gradients(H: Tensor, M: Tensor, inst: Instance, row: int | None) -
     M = _leaf(M)
     gradient, (grad_M,) = _gradients(H @ M @ H.T, *_pooled(inst, row), M)
     return grad_M, gradient
-
-
-def uniform_bilinear_point(inst: Instance, dh: int, gen: torch.Generator) -> tuple[Tensor, Tensor]:
-    r"""``H`` (``n x dh``) whose last column is ``1``, and ``M = u e_dh^T``: ``S = (H u) 1^T`` has
-    constant rows, i.e. uniform attention with non-zero scores and ``M != 0``."""
-    n = inst.S.shape[0]
-    H = torch.cat([torch.randn(n, dh - 1, generator=gen, dtype=torch.float64),
-                   torch.ones(n, 1, dtype=torch.float64)], dim=1)
-    M = torch.zeros(dh, dh, dtype=torch.float64)
-    M[:, -1] = torch.randn(dh, generator=gen, dtype=torch.float64)
-    return H, M

@@ -1,7 +1,8 @@
 r"""Measurements behind the lemma checks T1-T5 and X4 (:mod:`spt_theory.checks.theory`): what a
-change of ``S`` does to the loss, how far a score gradient is from a lemma's structure, projections
-on blind patterns off uniform attention and on Toeplitz kernels with their equality cases, the
+change of ``S`` does to the loss, how far a score gradient is from a lemma's structure, the
 rank-one distance of T4's band, T5's rank counter-cases, and X4's off-row changes and aligned rows.
+T3's projections on blind patterns and Toeplitz kernels are :mod:`spt_theory.analysis.lemma_measures_t3`,
+re-exported here.
 
 Each function returns numbers; the thresholds they are held to are the claims' own, in
 :mod:`spt_theory.checks.theory`.  Instances and autograd references are
@@ -13,8 +14,6 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -22,11 +21,20 @@ from torch import Tensor
 from spt_theory.analysis.lemma_harness import (
     Instance,
     RowLoss,
-    random_instances,
     rec_autograd,
     row_autograd,
     sup_autograd,
 )
+
+# T3's measures stay importable from here (callers import the measures as one namespace)
+from spt_theory.analysis.lemma_measures_t3 import ToeplitzProjection as ToeplitzProjection
+from spt_theory.analysis.lemma_measures_t3 import aligned_toeplitz as aligned_toeplitz
+from spt_theory.analysis.lemma_measures_t3 import band_cosine_bound as band_cosine_bound
+from spt_theory.analysis.lemma_measures_t3 import blind_patterns as blind_patterns
+from spt_theory.analysis.lemma_measures_t3 import normalised_projection as normalised_projection
+from spt_theory.analysis.lemma_measures_t3 import off_uniform_growth as off_uniform_growth
+from spt_theory.analysis.lemma_measures_t3 import toeplitz_boundary_cases as toeplitz_boundary_cases
+from spt_theory.analysis.lemma_measures_t3 import toeplitz_projection as toeplitz_projection
 from spt_theory.theory import blind_directions, gradients, patterns, rank_one, readout
 
 # --------------------------------------------------------------------------- T1, T2
@@ -45,9 +53,38 @@ def _column_preserving_change(A: Tensor, gen: torch.Generator, keep_columns: boo
 
 
 def loss_after_attention_change(inst: Instance, gen: torch.Generator, keep_columns: bool) -> float:
-    r"""``|L_sup(A + Delta) - L_sup(A)| / (|L| + |grad l(z)|_1 max|V|)``, ``Delta`` as in
+    r"""T1 (ii): the relative change of ``L_sup`` when ``A`` changes by a ``Delta`` with zero row sums.
+
+    ``|L_sup(A + Delta) - L_sup(A)| / (|L| + |grad l(z)|_1 max|V|)``, ``Delta`` as in
     :func:`_column_preserving_change`; the denominator is the loss's rounding scale (the absolute
-    change when it is 0: zero values and a zero loss)."""
+    change when it is 0: zero values and a zero loss).
+
+    Parameters
+    ----------
+    inst : Instance
+        The problem (its ``S``, ``V``, ``pooled_loss``).
+    gen : torch.Generator
+        Draws ``Delta``.
+    keep_columns : bool
+        ``Delta`` with zero column sums too (T1: no change), or not (the negative control).
+
+    Returns
+    -------
+    float
+        The relative change.
+
+    References
+    ----------
+    proofs/T1_column_sums.md (ii).
+
+    Examples
+    --------
+    >>> from spt_theory.analysis.lemma_harness import random_instance
+    >>> gen = torch.Generator().manual_seed(0)
+    >>> inst = random_instance(gen, n=6, d=3, kind="bce")
+    >>> loss_after_attention_change(inst, gen, True) < 1e-12, loss_after_attention_change(inst, gen, False) > 1e-6
+    (True, True)
+    """
     before = sup_autograd(inst)
     A = gradients.attention(inst.S)
     changed = torch.log(A + _column_preserving_change(A, gen, keep_columns))
@@ -61,10 +98,38 @@ def uniform_gradient_structure(G: Tensor, V: Tensor, grad_z: Tensor, scale: Tens
     r"""How far a score gradient ``G`` is from the structure T2 states, relative to ``scale``.
 
     ``row_spread = ||G - 1 G_0||_F`` (0 iff all rows are equal; absolute figures if ``scale`` is 0),
-    ``sigma2`` (0 iff rank <= 1), and
-    ``column_sum_error = ||G^T 1 - (b - mean(b) 1)||`` with ``b_j = (1/n) grad l(z)^T v_j`` computed
-    here from ``V`` and ``grad l(z)`` (T2: column ``k`` sums to ``b_k - mean(b)``).  Row sums are not
-    a condition: ``G 1 = 0`` for the score gradient of *every* softmax, at every ``S``.
+    ``sigma2`` (0 iff rank <= 1), and ``column_sum_error = ||G^T 1 - (b - mean(b) 1)||`` with
+    ``b_j = (1/n) grad l(z)^T v_j`` computed here from ``V`` and ``grad l(z)`` (T2: column ``k`` sums
+    to ``b_k - mean(b)``).  Row sums are not a condition: ``G 1 = 0`` for the score gradient of
+    *every* softmax, at every ``S``.
+
+    Parameters
+    ----------
+    G : Tensor [n, n]
+        A score gradient.
+    V : Tensor [n, d]
+        Values.
+    grad_z : Tensor [d]
+        ``grad l(z)``.
+    scale : Tensor []
+        The error scale (:func:`~spt_theory.analysis.lemma_harness.softmax_backward_scale`).
+
+    Returns
+    -------
+    dict[str, float]
+        ``row_spread``, ``sigma2``, ``column_sum_error``.
+
+    References
+    ----------
+    proofs/T2_uniform_gradient.md.
+
+    Examples
+    --------
+    >>> f64 = torch.float64
+    >>> V, grad_z = torch.tensor([[1.0], [3.0]], dtype=f64), torch.tensor([2.0], dtype=f64)  # b - mean(b) = (-1, 1)
+    >>> G = torch.tensor([[-0.5, 0.5], [-0.5, 0.5]], dtype=f64)  # T2: (1/n) 1 (b - mean(b) 1)^T
+    >>> {k: round(v, 12) for k, v in uniform_gradient_structure(G, V, grad_z, torch.tensor(1.0)).items()}
+    {'row_spread': 0.0, 'sigma2': 0.0, 'column_sum_error': 0.0}
     """
     n = G.shape[0]
     b = V @ grad_z / n
@@ -73,118 +138,56 @@ def uniform_gradient_structure(G: Tensor, V: Tensor, grad_z: Tensor, scale: Tens
             "sigma2": float(torch.linalg.svdvals(G)[1]) / scale if n > 1 else 0.0,
             "column_sum_error": float((G.sum(dim=0) - (b - b.mean())).norm()) / scale}
 
-# --------------------------------------------------------------------------- T3
-
-def blind_patterns(n: int, gen: torch.Generator) -> dict[str, Tensor]:
-    """Patterns with equal column sums: a random circulant, the circular band, a column-centred P."""
-    X = torch.randn(n, n, generator=gen, dtype=torch.float64)
-    kernel = torch.randn(n // 2 + 1, generator=gen, dtype=torch.float64)
-    return {"random circulant": patterns.circulant_kernel(n, kernel),
-            "circular band w=2": patterns.circulant_kernel(n, [1.0, 1.0, 1.0]),
-            "column-centred": X - X.mean(dim=0, keepdim=True)}
-
-
-def normalised_projection(G: Tensor, P: Tensor, scale: Tensor) -> float:
-    return abs(float(blind_directions.blind_projection(G, P))) / (float(scale) * float(P.norm()))
-
-
-def off_uniform_growth(eps_grid: list[float], count: int) -> dict:
-    r"""Control (a): ``|<dL_sup/dS, P>|`` for a circulant ``P`` at ``S = r 1^T + eps X``.
-
-    Averages the normalised projection over ``count`` instances per ``eps`` and fits
-    ``log proj = log C + e log eps``; the lemma holds only at eps = 0, so ``e ~ 1`` and ``C > 0``.
-    """
-    gen = torch.Generator().manual_seed(31)
-    base = list(random_instances(count, seed=30, min_n=3, max_n=16, max_d=4))
-    directions = [torch.randn(inst.S.shape, generator=gen, dtype=torch.float64) for inst in base]
-    kernels = [patterns.circulant_kernel(inst.S.shape[0], torch.randn(inst.S.shape[0] // 2 + 1, generator=gen,
-                                                                    dtype=torch.float64)) for inst in base]
-    means = []
-    for eps in eps_grid:
-        values = []
-        for inst, X, P in zip(base, directions, kernels):
-            auto = sup_autograd(inst, inst.S + eps * X)
-            values.append(normalised_projection(auto.grad_S, P, auto.scale))
-        means.append(sum(values) / len(values))
-    logs = [(math.log(e), math.log(m) if m > 0 else -math.inf) for e, m in zip(eps_grid, means)]
-    mx = sum(a for a, _ in logs) / len(logs)
-    my = sum(b for _, b in logs) / len(logs)
-    exponent = sum((a - mx) * (b - my) for a, b in logs) / sum((a - mx) ** 2 for a, _ in logs)
-    return {"eps": eps_grid, "mean_normalised_projection": means, "loglog_slope": exponent,
-            "coefficient": math.exp(my - exponent * mx) if math.isfinite(my) else 0.0}
-
-
-def toeplitz_boundary_cases(count: int, seed: int) -> Iterator[tuple[Instance, Tensor]]:
-    """Uniform-attention instances paired with non-circulant Toeplitz kernels (band, decaying, random)."""
-    gen = torch.Generator().manual_seed(seed)
-    for index, inst in enumerate(random_instances(count, seed=seed, min_n=8, max_n=100)):
-        n = inst.S.shape[0]
-        kernels = ([1.0, 1.0, 1.0], [0.5 ** m for m in range(n)],
-                   torch.randn(min(n, 6), generator=gen, dtype=torch.float64).tolist())
-        yield inst, torch.tensor(kernels[index % 3], dtype=torch.float64)
-
-
-@dataclass(frozen=True)
-class ToeplitzProjection:
-    """Autograd ``<dL_sup/dS, P>`` for a Toeplitz ``P``, the T3 boundary term, the bound, the scale."""
-
-    measured: float
-    predicted: float
-    bound: float
-    scale: float
-
-
-def toeplitz_projection(inst: Instance, kernel: Tensor) -> ToeplitzProjection:
-    """Measure and predict the projection of the supervised gradient on ``toeplitz_kernel(n, kernel)``."""
-    auto = sup_autograd(inst)
-    P = patterns.toeplitz_kernel(inst.S.shape[0], kernel)
-    return ToeplitzProjection(float(blind_directions.blind_projection(auto.grad_S, P)),
-                              float(blind_directions.toeplitz_boundary_projection(inst.V, auto.grad_readout, kernel)),
-                              float(blind_directions.toeplitz_projection_bound(inst.V, auto.grad_readout, kernel)),
-                              float(auto.scale))
-
-
-def aligned_toeplitz(n: int, kernel: Tensor) -> dict[str, float]:
-    r"""The equality case of the T3 bound: values ``v_j = delta_j`` (d = 1, MSE loss).
-
-    Returns ``|<dL_sup/dS, P>| / bound`` (1 when the bound is attained) and the cosine between
-    ``dL_sup/dS`` and ``P`` next to :func:`blind_directions.toeplitz_max_cosine`.
-    """
-    delta = patterns.toeplitz_column_sum_deviation(n, kernel)
-    inst = Instance(torch.zeros(n, n, dtype=torch.float64), delta.unsqueeze(1),
-                    RowLoss("mse", torch.empty(0), torch.empty(0), torch.tensor([[-1.0]], dtype=torch.float64)),
-                    RowLoss("mse", torch.empty(0), torch.empty(0), torch.zeros(n, 1, dtype=torch.float64)),
-                    torch.ones(n, dtype=torch.bool))
-    auto = sup_autograd(inst)
-    P = patterns.toeplitz_kernel(n, kernel)
-    projection = abs(float(blind_directions.blind_projection(auto.grad_S, P)))
-    bound = blind_directions.toeplitz_projection_bound(inst.V, auto.grad_readout, kernel)
-    return {"ratio_to_bound": projection / float(bound),
-            "cosine": projection / float(auto.grad_S.norm() * P.norm()),
-            "max_cosine_formula": float(blind_directions.toeplitz_max_cosine(n, kernel))}
-
-
-def band_cosine_bound(n: int, w: int) -> float:
-    r"""T3 (3) for the band ``k = 1`` on offsets ``0..w``, written out:
-    ``sqrt(w (w+1) (2w+1) / 3) / sqrt(n ((2w+1) n - w (w+1)))`` (uses ``||delta||`` for
-    ``||delta - mean(delta) 1||``, so it bounds :func:`blind_directions.toeplitz_max_cosine` from above)."""
-    return math.sqrt(w * (w + 1) * (2 * w + 1) / 3) / math.sqrt(n * ((2 * w + 1) * n - w * (w + 1)))
-
 # --------------------------------------------------------------------------- T4
 
 def rank_one_residual(X: Tensor) -> float:
-    r"""``||X - sigma_1 u_1 v_1^T||_F / ||X||_F``: the best rank-one approximation built from the full
-    SVD and its error measured directly (an implementation independent of
-    :func:`rank_one.rank_one_distance`, which uses Eckart-Young's ``sqrt(1 - sigma_1^2 / ||X||_F^2)``)."""
+    r"""``||X - sigma_1 u_1 v_1^T||_F / ||X||_F``: the best rank-one approximation's error, measured directly.
+
+    Built from the full SVD, an implementation independent of
+    :func:`~spt_theory.theory.rank_one.rank_one_distance`, which uses Eckart-Young's
+    ``sqrt(1 - sigma_1^2 / ||X||_F^2)``.
+
+    Parameters
+    ----------
+    X : Tensor [m, n]
+        Any non-zero matrix.
+
+    Returns
+    -------
+    float
+        In ``[0, 1]``; 0 iff ``X`` has rank one.
+
+    References
+    ----------
+    proofs/T4_rank_one_update.md.
+
+    Examples
+    --------
+    >>> round(rank_one_residual(torch.eye(2, dtype=torch.float64)) ** 2, 12)  # sqrt(1 - 1/2)
+    0.5
+    """
     U, sigma, Vh = torch.linalg.svd(X)
     return float((X - sigma[0] * torch.outer(U[:, 0], Vh[0])).norm() / X.norm())
 
 
 def band_rank_one_figures() -> dict:
     r"""T4's band: ``rank_one_distance`` of ``B = band_mask(n, w)`` (and of ``B C``) against
-    :func:`rank_one_residual` and against the proven lower bound ``sqrt(1 - (2w+1)^2 / ||B||_F^2)``,
-    ``||B||_F^2 = (2w+1) n - w (w+1)``, over fixed and drawn ``(n, w)``; and the distance of a
-    random outer product (0)."""
+    :func:`rank_one_residual` and against the proven lower bound, over fixed and drawn ``(n, w)``.
+
+    The bound is ``sqrt(1 - (2w+1)^2 / ||B||_F^2)``, ``||B||_F^2 = (2w+1) n - w (w+1)``; a random outer
+    product's distance (0) is the control.
+
+    Returns
+    -------
+    dict
+        ``max_abs_err_vs_residual``, ``min_margin_over_bound`` (>= 0 when the bound holds),
+        ``outer_product_distance`` and ``cases`` (per ``(n, w)``: the distance, the bound and
+        :func:`~spt_theory.theory.rank_one.rank_for_energy` at 90%).
+
+    References
+    ----------
+    proofs/T4_rank_one_update.md.
+    """
     rng = random.Random(43)
     sizes = [(100, 2), (20, 1), (64, 4)] + [(rng.randint(8, 128), rng.randint(1, 3)) for _ in range(5)]
     errs, margins, per_size = [], [], {}
@@ -210,8 +213,33 @@ def with_unmasked_noise(G: Tensor, masked: Tensor, gen: torch.Generator) -> Tens
     r"""``G`` with Gaussian noise of ``G``'s size written into the unmasked rows.
 
     Autograd's ``g_i`` are already 0 at unmasked rows, so passing them unchanged would never test that
-    :func:`gradients.rec_score_grad_uniform` drops those rows; with this input a closed form that ignores
-    ``masked`` is off by O(1).
+    :func:`~spt_theory.theory.gradients.rec_score_grad_uniform` drops those rows; with this input a
+    closed form that ignores ``masked`` is off by O(1).
+
+    Parameters
+    ----------
+    G : Tensor [n, d]
+        The rows ``g_i``.
+    masked : Tensor [n], bool
+        The reconstructed rows.
+    gen : torch.Generator
+        Draws the noise.
+
+    Returns
+    -------
+    Tensor [n, d]
+        ``G`` at masked rows, noise elsewhere.
+
+    References
+    ----------
+    proofs/T5_reconstruction_sees_proximity.md.
+
+    Examples
+    --------
+    >>> G, masked = torch.ones(3, 2), torch.tensor([True, False, True])
+    >>> out = with_unmasked_noise(G, masked, torch.Generator().manual_seed(0))
+    >>> bool((out[masked] == 1).all()), bool((out[1] != 1).all())
+    (True, True)
     """
     noise = torch.randn(G.shape, generator=gen, dtype=G.dtype) * (G.norm() / G.numel() ** 0.5 + 1.0)
     return torch.where(masked.unsqueeze(-1), G, noise)
@@ -225,6 +253,31 @@ def rank_counter_cases(n: int = 12, d: int = 6, seed: int = 63) -> dict:
     parallel for 2 classes.  Counter-cases (``sigma_2 / sigma_1`` of the score gradient): all masked
     targets equal (3-class CE) and a binary CE head with distinct targets are rank one; two distinct
     targets under 3-class CE give rank exactly two (``sigma_3 / sigma_1 ~ 0``).
+
+    Parameters
+    ----------
+    n, d : int
+        Tokens and value width (every other row masked).
+    seed : int
+        Seeds ``V`` and the heads.
+
+    Returns
+    -------
+    dict
+        ``one target, 3-class CE`` and ``distinct targets, binary CE`` (``sigma_2 / sigma_1``, ~1e-16),
+        ``two targets, 3-class CE`` (``{"sigma2/sigma1", "sigma3/sigma1"}``: O(1) and ~1e-16).
+
+    References
+    ----------
+    proofs/T5_reconstruction_sees_proximity.md.
+
+    Examples
+    --------
+    >>> r = rank_counter_cases()
+    >>> r["one target, 3-class CE"] < 1e-12, r["distinct targets, binary CE"] < 1e-12
+    (True, True)
+    >>> r["two targets, 3-class CE"]["sigma2/sigma1"] > 0.1, r["two targets, 3-class CE"]["sigma3/sigma1"] < 1e-12
+    (True, True)
     """
     gen = torch.Generator().manual_seed(seed)
     f64 = torch.float64
@@ -250,8 +303,35 @@ def rank_counter_cases(n: int = 12, d: int = 6, seed: int = 63) -> dict:
 # --------------------------------------------------------------------------- X4 single-token readout
 
 def off_row_change(inst: Instance, r: int, gen: torch.Generator) -> dict[str, float]:
-    r"""Change ``S`` by an O(1) random matrix that is zero on row ``r``: the relative change of
-    ``L_row`` (0 by X4 (a)) and, as the control, of the mean-pooled ``L_sup`` (not 0)."""
+    r"""X4 (a): change ``S`` by an O(1) random matrix that is zero on row ``r``.
+
+    Parameters
+    ----------
+    inst : Instance
+        The problem.
+    r : int
+        The readout row.
+    gen : torch.Generator
+        Draws the change.
+
+    Returns
+    -------
+    dict[str, float]
+        ``row``: the relative change of ``L_row`` (0 by X4 (a)); ``mean_pool``: of the mean-pooled
+        ``L_sup`` (not 0: the control).
+
+    References
+    ----------
+    proofs/X4_readout_blindness.md (a).
+
+    Examples
+    --------
+    >>> from spt_theory.analysis.lemma_harness import random_instance
+    >>> gen = torch.Generator().manual_seed(0)
+    >>> change = off_row_change(random_instance(gen, n=6, d=3, kind="bce"), 0, gen)
+    >>> change["row"], change["mean_pool"] > 1e-6
+    (0.0, True)
+    """
     delta = torch.randn(inst.S.shape, generator=gen, dtype=torch.float64)
     delta[r] = 0
     before, after = row_autograd(inst, r), row_autograd(inst, r, inst.S + delta)
@@ -262,8 +342,34 @@ def off_row_change(inst: Instance, r: int, gen: torch.Generator) -> dict[str, fl
 
 
 def aligned_row(n: int, P: Tensor, r: int) -> dict[str, float]:
-    r"""The equality case of X4 (4): values ``v_j = P_rj - mean(P_r)`` (d = 1, MSE loss): the ratio of
-    ``|<dL_row/dS, P>|`` to the bound and the cosine next to :func:`readout.row_max_cosine`."""
+    r"""The equality case of X4 (4): values ``v_j = P_rj - mean(P_r)`` (``d = 1``, MSE loss).
+
+    Parameters
+    ----------
+    n : int
+        Tokens.
+    P : Tensor [n, n], float64
+        A pattern.
+    r : int
+        The readout row.
+
+    Returns
+    -------
+    dict[str, float]
+        ``ratio_to_bound``, ``|<dL_row/dS, P>|`` over the bound (1 when attained); ``cosine`` and
+        ``max_cosine_formula``, :func:`~spt_theory.theory.readout.row_max_cosine` (equal when attained).
+
+    References
+    ----------
+    proofs/X4_readout_blindness.md (4).
+
+    Examples
+    --------
+    >>> from spt_theory.theory.patterns import band_mask
+    >>> a = aligned_row(5, band_mask(5, 1).double(), 0)
+    >>> round(a["ratio_to_bound"], 12), round(a["cosine"] - a["max_cosine_formula"], 12)
+    (1.0, 0.0)
+    """
     values = (P[r] - P[r].mean()).unsqueeze(1)
     inst = Instance(torch.zeros(n, n, dtype=torch.float64), values,
                     RowLoss("mse", torch.empty(0), torch.empty(0), torch.tensor([[-1.0]], dtype=torch.float64)),

@@ -1,35 +1,85 @@
-"""Attention probes: band mass, mean attention distance, Toeplitz fit of the PE-PE scores, and the
-share of the score gradients that lies in the proximity subspace.
+r"""Attention probes: band mass, mean attention distance, and the Toeplitz fit of the PE-PE scores.
 
 All probes read activations from :meth:`Encoder.run_with_cache`; none re-implements the forward.
+The share of the score gradients that lies in the proximity subspace is
+:mod:`spt_theory.analysis.gradient_shares`, re-exported here.  These measure ``model.py`` itself
+(claims E4, E7, E8, X6), not a lemma's idealised setting.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from pathlib import Path
 
 import torch
-from torch import Tensor
 
+# the gradient shares and the proximity basis they use stay importable from here (probes.X)
+from spt_theory.analysis.gradient_shares import chance_share as chance_share
+from spt_theory.analysis.gradient_shares import gradient_proximity_shares as gradient_proximity_shares
+from spt_theory.analysis.gradient_shares import score_gradients as score_gradients
+from spt_theory.analysis.gradient_shares import share_trajectory as share_trajectory
+from spt_theory.analysis.gradient_shares import supervised_share as supervised_share
 from spt_theory.core.model import Encoder
-from spt_theory.core.objectives import bernoulli_mask, mask_tokens, masked_token_loss, supervised_loss
-from spt_theory.theory.patterns import proximity_directions, proximity_share
-from spt_theory.training.cache import load_checkpoint
-from spt_theory.training.loop import load_model_state
+from spt_theory.theory.patterns import proximity_directions as proximity_directions
+from spt_theory.theory.patterns import proximity_share as proximity_share
 
 
 def offsets(n: int) -> torch.Tensor:
-    """D_ij = |i - j|, shape (n, n)."""
+    r"""``D_ij = |i - j|``.
+
+    Parameters
+    ----------
+    n : int
+        Positions.
+
+    Returns
+    -------
+    Tensor [n, n], long
+        The distance of every (query, key) pair.
+
+    References
+    ----------
+    proofs/T3_blind_directions.md (Toeplitz kernels ``k(|i-j|)``).
+
+    Examples
+    --------
+    >>> offsets(3).tolist()
+    [[0, 1, 2], [1, 0, 1], [2, 1, 0]]
+    """
     idx = torch.arange(n)
     return (idx[:, None] - idx[None, :]).abs()
 
 
 @torch.no_grad()
 def attention_patterns(model: Encoder, x: torch.Tensor, valid: torch.Tensor | None = None) -> list[torch.Tensor]:
-    """A of every layer, each (batch, heads, n, n), through the explicit attention path
-    (``valid``: the padding mask, see :meth:`Encoder.encode`)."""
+    r"""The attention ``A`` of every layer, through the explicit attention path, in eval mode.
+
+    Parameters
+    ----------
+    model : Encoder
+        The model (its train/eval mode is restored).
+    x : Tensor [batch, n]
+        Inputs.
+    valid : Tensor [batch, n], bool, or None
+        The padding mask (:meth:`Encoder.encode`).
+
+    Returns
+    -------
+    list[Tensor [batch, head, query, key]]
+        One per layer; each row sums to 1.
+
+    References
+    ----------
+    proofs/README.md (notation: ``A = softmax_rows(S)``).
+
+    Examples
+    --------
+    >>> from spt_theory.core.model import Encoder, ModelConfig
+    >>> _ = torch.manual_seed(0)
+    >>> model = Encoder(ModelConfig(vocab_size=5, recon_classes=4, max_len=6, d_model=8, n_heads=2, d_ff=16))
+    >>> A = attention_patterns(model, torch.tensor([[0, 1, 2, 3, 0, 1]]))
+    >>> len(A), A[0].shape, bool(torch.allclose(A[0].sum(-1), torch.ones(1, 2, 6)))
+    (1, torch.Size([1, 2, 6, 6]), True)
+    """
     was_training = model.training
     model.eval()
     _, cache = model.run_with_cache(x, valid=valid)
@@ -38,13 +88,37 @@ def attention_patterns(model: Encoder, x: torch.Tensor, valid: torch.Tensor | No
 
 
 def offset_mass(pattern: torch.Tensor, valid: torch.Tensor | None = None) -> tuple[torch.Tensor, int]:
-    """Attention summed by offset: M_h(delta) = sum_b sum_{i in R_b} A[b, h, i, i + delta] for
-    delta = j - i = -(n-1)..(n-1), shape (heads, 2n - 1), and the number of queries summed,
-    sum_b |R_b| (R_b: the real positions of example b; all n when ``valid`` is None).
+    r"""Attention summed by offset ``delta = j - i``, and the number of queries summed.
 
-    M_h(delta) / queries is head h's *attention share at offset delta*: the mass a query puts on
-    the key delta positions away, averaged over queries.  Sums (not means) so that batches of
-    different lengths accumulate.
+    ``M_h(delta) = sum_b sum_{i in R_b} A[b, h, i, i + delta]`` for ``delta = -(n-1)..(n-1)``, ``R_b``
+    the real positions of example ``b`` (all ``n`` when ``valid`` is None).  ``M_h(delta) / queries`` is
+    head ``h``'s *attention share at offset delta*: the mass a query puts on the key ``delta``
+    positions away, averaged over queries.  Sums (not means) so that batches of different lengths
+    accumulate.
+
+    Parameters
+    ----------
+    pattern : Tensor [batch, head, query, key]
+        Attention.
+    valid : Tensor [batch, n], bool, or None
+        The padding mask: padded queries are left out.
+
+    Returns
+    -------
+    sums : Tensor [head, 2n - 1]
+        ``M_h(delta)``, index ``delta + n - 1``.
+    queries : int
+        ``sum_b |R_b|``.
+
+    References
+    ----------
+    proofs/T5_reconstruction_sees_proximity.md (the offsets reconstruction raises).
+
+    Examples
+    --------
+    >>> sums, queries = offset_mass(torch.eye(3)[None, None])  # every query on itself: offset 0
+    >>> sums.tolist(), queries
+    ([[0.0, 0.0, 3.0, 0.0, 0.0]], 3)
     """
     b, h, n, _ = pattern.shape
     if valid is not None:
@@ -57,15 +131,61 @@ def offset_mass(pattern: torch.Tensor, valid: torch.Tensor | None = None) -> tup
 
 
 def uniform_pattern(valid: torch.Tensor) -> torch.Tensor:
-    """Uniform attention over the real keys, A_ij = 1{j real} / |R|, shape (batch, 1, n, n)."""
+    r"""Uniform attention over the real keys, ``A_ij = 1{j real} / |R|``.
+
+    Parameters
+    ----------
+    valid : Tensor [batch, n], bool
+        The padding mask.
+
+    Returns
+    -------
+    Tensor [batch, 1, query, key], float32
+        One head (an expanded view).
+
+    References
+    ----------
+    proofs/README.md (uniform attention).
+
+    Examples
+    --------
+    >>> uniform_pattern(torch.tensor([[True, True, False]]))[0, 0].tolist()
+    [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]
+    """
     keys = valid.to(torch.float32)
     return (keys / keys.sum(-1, keepdim=True))[:, None, None, :].expand(-1, 1, valid.shape[1], -1)
 
 
 def band_mass(pattern: torch.Tensor, width: int = 2, valid: torch.Tensor | None = None) -> float:
-    """(1 / |R|) sum_{i in R} sum_{j : |i-j| <= width} A_ij, averaged over batch and heads: the
-    attention shares of :func:`offset_mass` summed over |delta| <= width.  ``pattern`` (..., n, n)
-    (any leading axes, e.g. heads only) when ``valid`` is None, else (batch, heads, n, n)."""
+    r"""``(1 / |R|) sum_{i in R} sum_{j : |i-j| <= width} A_ij``, averaged over batch and heads (E4).
+
+    The attention shares of :func:`offset_mass` summed over ``|delta| <= width``.
+
+    Parameters
+    ----------
+    pattern : Tensor [..., query, key] (``valid`` None) or [batch, head, query, key]
+        Attention; any leading axes (e.g. heads only) when ``valid`` is None.
+    width : int
+        The band's half-width.
+    valid : Tensor [batch, n], bool, or None
+        The padding mask.
+
+    Returns
+    -------
+    float
+        The mean attention mass within the band.
+
+    References
+    ----------
+    proofs/T5_reconstruction_sees_proximity.md; proofs/T3_blind_directions.md (the band).
+
+    Examples
+    --------
+    Uniform attention has :func:`uniform_band_mass`:
+
+    >>> round(band_mass(torch.full((1, 1, 5, 5), 0.2, dtype=torch.float64), 1), 12)
+    0.52
+    """
     if valid is None:
         pattern = pattern.reshape(-1, 1, *pattern.shape[-2:])
     sums, queries = offset_mass(pattern, valid)
@@ -75,20 +195,92 @@ def band_mass(pattern: torch.Tensor, width: int = 2, valid: torch.Tensor | None 
 
 
 def uniform_band_mass(n: int, width: int = 2) -> float:
-    """Band mass of uniform attention A = 11^T / n: (1/n^2) #{(i, j) : |i - j| <= width}."""
+    r"""Band mass of uniform attention ``A = 1 1^T / n``: ``(1/n^2) #{(i, j) : |i - j| <= width}``.
+
+    Parameters
+    ----------
+    n : int
+        Positions.
+    width : int
+        The band's half-width.
+
+    Returns
+    -------
+    float
+        E4's baseline.
+
+    References
+    ----------
+    proofs/T3_blind_directions.md (the band, ``(2w+1) n - w (w+1)`` entries).
+
+    Examples
+    --------
+    >>> uniform_band_mass(5, 1)  # (3 * 5 - 2) / 25
+    0.52
+    """
     return (offsets(n) <= width).sum().item() / n**2
 
 
 def mean_attention_distance(pattern: torch.Tensor) -> float:
-    """(1 / n) sum_i sum_j A_ij |i - j|, averaged over batch and heads."""
+    r"""``(1/n) sum_i sum_j A_ij |i - j|``, averaged over batch and heads.
+
+    Parameters
+    ----------
+    pattern : Tensor [..., query, key]
+        Attention.
+
+    Returns
+    -------
+    float
+        The mean distance from a query to the keys it attends to.
+
+    References
+    ----------
+    proofs/T5_reconstruction_sees_proximity.md.
+
+    Examples
+    --------
+    >>> mean_attention_distance(torch.eye(4)[None, None]), round(mean_attention_distance(torch.full((3, 3), 1 / 3)), 6)
+    (0.0, 0.888889)
+    """
     return (pattern * offsets(pattern.shape[-1]).to(pattern.dtype)).sum(-1).mean().item()
 
 
 def pe_score_block(model: Encoder, layer: int = 0) -> torch.Tensor:
-    """T_h = (P diag(g)) W_Q^h (W_K^h)^T (P diag(g))^T / sqrt(d_h), shape (heads, n, n).
+    r"""The part of the scores that positions alone contribute (E7): the PE-PE block of ``M_h`` per head.
 
-    P is the positional table, g the gain of the attention LayerNorm of ``layer``: the part of the
-    scores that positions alone contribute (biases and the LayerNorm's centring excluded).
+    ``T_h = (P diag(g)) W_Q^h^T W_K^h (P diag(g))^T / sqrt(d_h)``, ``P`` the positional table, ``g`` the
+    gain of the attention LayerNorm of ``layer`` and ``W_Q^h``, ``W_K^h`` the ``[d_h, d]`` rows of head
+    ``h`` (biases and the LayerNorm's centring excluded).
+
+    Parameters
+    ----------
+    model : Encoder
+        The model.
+    layer : int
+        The block.
+
+    Returns
+    -------
+    Tensor [head, max_len, max_len]
+        ``T_h``.
+
+    Notes
+    -----
+    T4 writes the scores as ``H^ M_h H^^T`` with ``H^ = [LN(E x + P), 1]``; ``T_h`` keeps only the
+    positional rows of ``H^`` and ignores that the LayerNorm mixes token and position.
+
+    References
+    ----------
+    proofs/T4_rank_one_update.md (the bilinear form in ``model.py``).
+
+    Examples
+    --------
+    >>> from spt_theory.core.model import Encoder, ModelConfig
+    >>> _ = torch.manual_seed(0)
+    >>> model = Encoder(ModelConfig(vocab_size=5, recon_classes=4, max_len=6, d_model=8, n_heads=2, d_ff=16))
+    >>> pe_score_block(model).shape
+    torch.Size([2, 6, 6])
     """
     block = model.blocks[layer]
     p = model.pe[: model.cfg.max_len] * block.ln_attn.weight.detach()
@@ -99,7 +291,30 @@ def pe_score_block(model: Encoder, layer: int = 0) -> torch.Tensor:
 
 
 def diagonal_profile(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """f(delta) = mean of T_ij over i - j = delta, for delta = -(n-1)..(n-1); returns (deltas, f)."""
+    r"""``f(delta)`` = the mean of ``T_ij`` over ``i - j = delta``, for ``delta = -(n-1)..(n-1)``.
+
+    Parameters
+    ----------
+    t : Tensor [n, n]
+        A score block.
+
+    Returns
+    -------
+    deltas : Tensor [2n - 1], long
+        ``-(n-1)..(n-1)``.
+    f : Tensor [2n - 1]
+        The diagonal means.
+
+    References
+    ----------
+    proofs/T3_blind_directions.md (Toeplitz kernels).
+
+    Examples
+    --------
+    >>> deltas, f = diagonal_profile(torch.arange(9.0).view(3, 3))  # T_ij = 3 i + j
+    >>> deltas.tolist(), f.tolist()
+    ([-2, -1, 0, 1, 2], [2.0, 3.0, 4.0, 5.0, 6.0])
+    """
     n = t.shape[-1]
     idx = torch.arange(n)
     delta = (idx[:, None] - idx[None, :]) + (n - 1)
@@ -109,8 +324,29 @@ def diagonal_profile(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def toeplitz_part(t: torch.Tensor) -> torch.Tensor:
-    """F_ij = f(i - j), f the diagonal means of T (:func:`diagonal_profile`): the least-squares
-    fit of T by a Toeplitz matrix; T - F is the part of T that is not a function of i - j."""
+    r"""``F_ij = f(i - j)``, ``f`` the diagonal means of ``T``: the least-squares fit of ``T`` by a Toeplitz matrix.
+
+    ``T - F`` is the part of ``T`` that is not a function of ``i - j``.
+
+    Parameters
+    ----------
+    t : Tensor [n, n]
+        A score block.
+
+    Returns
+    -------
+    Tensor [n, n]
+        ``F``.
+
+    References
+    ----------
+    proofs/T3_blind_directions.md (Toeplitz kernels).
+
+    Examples
+    --------
+    >>> toeplitz_part(torch.tensor([[0.0, 2.0], [4.0, 2.0]])).tolist()
+    [[1.0, 2.0], [4.0, 1.0]]
+    """
     _, f = diagonal_profile(t)
     n = t.shape[-1]
     idx = torch.arange(n)
@@ -118,11 +354,31 @@ def toeplitz_part(t: torch.Tensor) -> torch.Tensor:
 
 
 def toeplitz_fit(t: torch.Tensor) -> dict:
-    """How close T is to a function of i - j, and where that function peaks.
+    r"""How close ``T`` is to a function of ``i - j``, and where that function peaks.
 
-    ``r2`` = 1 - ||T - F||^2 / ||T - mean(T)||^2 with F_ij = f(i - j) the diagonal means: the share
-    of T's variance explained by a Toeplitz matrix.  ``peak_offset`` = |argmax_delta f(delta)|, and
-    ``peak_contrast`` = (max f - median f) / std(T): how far the peak stands above the typical offset.
+    ``r2 = 1 - ||T - F||^2 / ||T - mean(T)||^2`` with ``F_ij = f(i - j)`` the diagonal means: the share
+    of ``T``'s variance explained by a Toeplitz matrix.  ``peak_offset = |argmax_delta f(delta)|``, and
+    ``peak_contrast = (max f - median f) / std(T)``: how far the peak stands above the typical offset.
+
+    Parameters
+    ----------
+    t : Tensor [n, n]
+        A score block, not constant.
+
+    Returns
+    -------
+    dict
+        ``r2`` (float), ``peak_offset`` (int), ``peak_contrast`` (float).
+
+    References
+    ----------
+    proofs/T3_blind_directions.md (Toeplitz kernels).
+
+    Examples
+    --------
+    >>> fit = toeplitz_fit(torch.tensor([[2.0, 1.0, 0.0], [1.0, 2.0, 1.0], [0.0, 1.0, 2.0]]))
+    >>> fit["r2"], fit["peak_offset"]
+    (1.0, 0)
     """
     deltas, f = diagonal_profile(t)
     fitted = toeplitz_part(t)
@@ -132,82 +388,27 @@ def toeplitz_fit(t: torch.Tensor) -> dict:
 
 
 def pe_toeplitz_fit(model: Encoder, layer: int = 0, max_offset: int = 2) -> dict:
-    """Toeplitz fit of every head's PE-PE block; ``r2`` averaged over heads, and the number of
-    heads whose profile peaks within ``max_offset`` of the diagonal."""
+    r""":func:`toeplitz_fit` of every head's PE-PE block (E7).
+
+    Parameters
+    ----------
+    model : Encoder
+        The model.
+    layer : int
+        The block.
+    max_offset : int
+        A head counts as peaked near the diagonal if its ``peak_offset <= max_offset``.
+
+    Returns
+    -------
+    dict
+        ``r2`` averaged over heads, ``heads_peaked_near`` (int) and ``heads`` (the per-head fits).
+
+    References
+    ----------
+    proofs/T4_rank_one_update.md (the bilinear form in ``model.py``).
+    """
     fits = [toeplitz_fit(t) for t in pe_score_block(model, layer).cpu()]
     return {"r2": sum(f["r2"] for f in fits) / len(fits),
             "heads_peaked_near": sum(f["peak_offset"] <= max_offset for f in fits),
             "heads": fits}
-
-
-def score_gradients(model: Encoder, x: torch.Tensor, y: torch.Tensor, *, objective: str,
-                    mask_id: int | None = None, mask_ratio: float = 0.15,
-                    generator: torch.Generator | None = None, layer: int = 0) -> torch.Tensor:
-    """dL/dS of ``layer`` (batch, heads, n, n) for L = L_sup or L_rec, read from the cache."""
-    model.zero_grad(set_to_none=True)
-    if objective == "supervised":
-        logits, cache = model.run_with_cache(x)
-        loss = supervised_loss(logits, y)
-    else:
-        mask = bernoulli_mask(tuple(x.shape), mask_ratio, generator or torch.Generator().manual_seed(0))
-        out, cache = model.run_with_cache(mask_tokens(x, mask, mask_id), reconstruct=True)
-        loss = masked_token_loss(out, x, mask)
-    # the loss is a batch mean; scale back so each example's gradient is its own loss's gradient
-    (loss * len(x)).backward()
-    grad = cache[f"blocks.{layer}.attn.scores"].grad.detach()
-    model.zero_grad(set_to_none=True)
-    return grad
-
-
-def gradient_proximity_shares(model: Encoder, x: torch.Tensor, y: torch.Tensor, mask_id: int,
-                              max_offset: int = 2, mask_ratio: float = 0.15, seed: int = 0) -> dict:
-    """Share ||Proj_prox(G)||_F / ||G||_F of the supervised and reconstruction score gradients.
-
-    ``expected``: G = the batch mean of dL/dS per head (the systematic gradient that accumulates
-    over steps), share averaged over heads; ``per_example``: the share of each example's dL/dS,
-    averaged over the examples and heads with a non-zero gradient (an example with no masked token
-    has none under the reconstruction loss).  The proximity subspace is spanned by the row-centred
-    patterns 1{|i - j| = k}, k = 1..max_offset (:func:`spt_theory.theory.patterns.proximity_directions`).
-    ``random`` is the share of a Gaussian matrix, about sqrt(K) / n: the chance level.
-    """
-    n = x.shape[1]
-    directions = proximity_directions(n, max_offset, circular=False)
-    shares = {}
-    for objective in ("supervised", "spt"):
-        grad = score_gradients(model, x, y, objective=objective, mask_id=mask_id,
-                               mask_ratio=mask_ratio, generator=torch.Generator().manual_seed(seed))
-        has_gradient = grad.flatten(-2).norm(dim=-1) > 0  # (batch, heads)
-        if not has_gradient.any():
-            raise ValueError(f"{objective}: no score gradient in the batch (no masked token at mask "
-                             f"ratio {mask_ratio}): use more examples or a higher ratio")
-        shares[objective] = {"expected": proximity_share(grad.mean(0), directions).mean().item(),
-                             "per_example": proximity_share(grad, directions)[has_gradient].mean().item()}
-    noise = torch.randn(64, n, n, generator=torch.Generator().manual_seed(seed))
-    shares["random"] = proximity_share(noise, directions).mean().item()
-    return shares
-
-
-def supervised_share(model: Encoder, x: Tensor, y: Tensor, directions: Tensor) -> dict[str, float]:
-    """Proximity share of the supervised score gradient: of the batch mean (``expected``, averaged
-    over heads) and of each example's gradient (``per_example``), as in E8."""
-    grad = score_gradients(model, x, y, objective="supervised")
-    return {"expected": proximity_share(grad.mean(0), directions).mean().item(),
-            "per_example": proximity_share(grad, directions).mean().item()}
-
-
-def share_trajectory(model: Encoder, checkpoints: Iterable[tuple[int, int, Path]], x: Tensor, y: Tensor,
-                     directions: Tensor) -> list[dict]:
-    """:func:`supervised_share` of ``model`` as it is (stage 0, epoch 0: the init), then with each
-    ``(stage, epoch, path)`` checkpoint loaded in turn (claim X6 and the score_gradients figure)."""
-    points = [{"stage": 0, "epoch": 0, **supervised_share(model, x, y, directions)}]
-    for stage, epoch, path in checkpoints:
-        load_model_state(model, load_checkpoint(path)["model"], path)
-        points.append({"stage": stage, "epoch": epoch, **supervised_share(model, x, y, directions)})
-    return points
-
-
-def chance_share(directions: Tensor) -> float:
-    """X6's chance level: the mean proximity share of 64 Gaussian n x n matrices (seed 0)."""
-    n = directions.shape[-1]
-    noise = torch.randn(64, n, n, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-    return proximity_share(noise, directions).mean().item()

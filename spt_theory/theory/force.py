@@ -17,9 +17,10 @@ J_i = d Psi(x_i, i, o) / d o the Jacobian of the per-token map after attention (
 MLP, LN_f) at the attention output o.  In the model ``o(x) = b_O + W_O (W_V m(x) + b_V)`` depends
 on the whole sequence; this module freezes it at its mean, ``o_0 = b_O + W_O (W_V m_0 + b_V)``,
 ``m_0 = E m(x)`` (the **one simplification**: first order in the fluctuation of the value path
-inside J; :func:`sampled_force` measures the real model's difference).  Then u_i = u(x_i, i)
-is per-token and F is a sum of products of per-position functions over pairs (i, k) and, through
-gbar, triples (i, j, k): E_y[F] is exact from the walk's two- and three-point laws.
+inside J; :func:`~spt_theory.theory.force_model.real_model_force` measures the real model's
+difference).  Then u_i = u(x_i, i) is per-token and F is a sum of products of per-position
+functions over pairs (i, k) and, through gbar, triples (i, j, k): E_y[F] is exact from the walk's
+two- and three-point laws.
 
 Walk in the comoving frame ``c_t = x_t - s t (mod V)`` (s = +1 class 1, -1 class 0): c stays
 with probability p and is fresh uniform otherwise, so positions t < t' share c with probability
@@ -35,73 +36,88 @@ X = sum a_t (a = chi^ ut^T), Y = sum g_t, Z = sum chi^_t, W = sum g_t chi^_t^T:
 
 each sum over positions a dense n x n kernel (``# [token, position, position]``); the triple sum
 over the middle index is ``sum_t p^(max-min) f_t = p^|t1-t3| (P_max + N_min)`` (:func:`_middle`).
-Cost O(V n^2 d) per head: n = 400, 4 heads in ~5 s on one busy core.  :func:`enumerated_force` is the check: the
-same object by float64 autograd through a softmax, summed over all V^n sequences.
+Cost O(V n^2 d) per head: n = 400, 4 heads in ~5 s on one busy core.
+:func:`~spt_theory.theory.force_model.enumerated_force` is the check: the same object by float64
+autograd through a softmax, summed over all V^n sequences.
 
 ``readout="linear"``: the idealised readout Psi(o) = o (u = w), the setting of T1-T5.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 
 import torch
 from torch import Tensor
 
 from spt_theory.core.model import Encoder
-from spt_theory.theory import per_token
-from synthetic.walk import sequence_probability
 
-READOUTS = ("model", "linear")
-
-
-def features(model: Encoder, vocab: int, length: int, readout: str = "model") -> dict[str, Tensor]:
-    r"""Per-(token, position) inputs of the force, float64.
-
-    Parameters
-    ----------
-    model: a 1-layer, mean-pooled, linear-head :class:`Encoder` (any W_Q, W_K: they are not read).
-    vocab, length: the walk's V and n.
-    readout: ``model`` (u = J^T w at o_0) or ``linear`` (u = w).
-
-    Returns
-    -------
-    ``chi_hat`` [V, n, d+1], ``u`` [V, n, d], ``w_out`` [H, d, d_h] (W_O^h), ``w_v`` [H, d_h, d]
-    (W_V^h), ``o0`` [d].
-    """
-    if readout not in READOUTS:
-        raise ValueError(f"readout must be one of {READOUTS}, got {readout!r}")
-    if length > model.pe.shape[0]:
-        raise ValueError(f"length {length} exceeds the model's positional table ({model.pe.shape[0]})")
-    model = copy.deepcopy(model).double()
-    h, chi = per_token.token_features(model, vocab, length)  # [V, n, d]
-    h, chi = h.detach(), chi.detach()
-    o0 = per_token.value_mean(model, chi.mean(dim=(0, 1))).detach()  # [d]
-    w = (model.head.weight[1] - model.head.weight[0]).detach()
-    if readout == "linear":
-        u = w.expand_as(chi).clone()
-    else:
-        o = o0.expand_as(h).clone().requires_grad_(True)
-        (u,) = torch.autograd.grad((per_token.per_token_map(model, h, o) @ w).sum(), o)
-    attn = model.blocks[0].attn
-    H, dh = attn.n_heads, attn.d_head
-    w_out = attn.out.weight.detach().unflatten(1, (H, dh)).permute(1, 0, 2)  # [H, d, d_h]
-    w_v = attn.v.weight.detach().unflatten(0, (H, dh))  # [H, d_h, d]
-    ones = torch.ones(*chi.shape[:2], 1, dtype=chi.dtype)
-    return {"chi_hat": torch.cat([chi, ones], dim=-1), "u": u.detach(), "w_out": w_out, "w_v": w_v, "o0": o0}
+# force_model's names stay importable from here (callers use force.enumerated_force, ...)
+from spt_theory.theory.force_model import READOUTS as READOUTS
+from spt_theory.theory.force_model import enumerated_force as enumerated_force
+from spt_theory.theory.force_model import enumerated_real_force as enumerated_real_force
+from spt_theory.theory.force_model import features
+from spt_theory.theory.force_model import force_of_scores_grad as force_of_scores_grad
+from spt_theory.theory.force_model import linearised_scores_grad as linearised_scores_grad
+from spt_theory.theory.force_model import mean_and_error as mean_and_error
+from spt_theory.theory.force_model import real_model_force as real_model_force
+from spt_theory.theory.force_model import sampled_projections as sampled_projections
 
 
 def comoving(f: Tensor, s: int) -> Tensor:
-    r"""``f'[c, t] = f[(c + s t) mod V, t]`` for ``f`` [V, n, ...]: the feature at comoving token c."""
+    r"""``f'[c, t] = f[(c + s t) mod V, t]``: the feature at comoving token ``c`` (the walk of sign ``s``).
+
+    Parameters
+    ----------
+    f : Tensor [V, n, ...]
+        A per-(token, position) feature.
+    s : int
+        The step sign: +1 (class 1) or -1 (class 0).
+
+    Returns
+    -------
+    Tensor [V, n, ...]
+        ``f`` re-indexed by the comoving token.
+
+    References
+    ----------
+    proofs/T9_exact_force.md (i).
+
+    Examples
+    --------
+    >>> comoving(torch.arange(3)[:, None].expand(3, 4), 1).tolist()  # token (c + t) mod 3
+    [[0, 1, 2, 0], [1, 2, 0, 1], [2, 0, 1, 2]]
+    """
     V, n = f.shape[:2]
     idx = (torch.arange(V)[:, None] + s * torch.arange(n)[None, :]) % V  # [V, n]
     return f[idx, torch.arange(n)[None, :]]
 
 
 def kernels(n: int, p: float) -> dict[str, Tensor]:
-    r"""``P[t, t'] = p^|t-t'|`` and its parts: ``lower`` (t' <= t), ``strict_lower`` (t' < t),
-    ``strict_upper`` (t' > t), each [n, n] float64 (0^0 = 1)."""
+    r"""``P[t, t'] = p^|t-t'|`` (``0^0 = 1``) and its triangular parts, the walk's two-point kernels.
+
+    Parameters
+    ----------
+    n : int
+        Positions.
+    p : float
+        Step probability.
+
+    Returns
+    -------
+    dict[str, Tensor]
+        ``P``, ``lower`` (``t' <= t``), ``strict_lower`` (``t' < t``), ``strict_upper`` (``t' > t``),
+        each [position, position] float64.
+
+    References
+    ----------
+    proofs/T9_exact_force.md (i).
+
+    Examples
+    --------
+    >>> kernels(3, 0.5)["P"].tolist()
+    [[1.0, 0.5, 0.25], [0.5, 1.0, 0.5], [0.25, 0.5, 1.0]]
+    """
     t = torch.arange(n, dtype=torch.float64)
     P = torch.tensor(p, dtype=torch.float64) ** (t[:, None] - t[None, :]).abs()  # [position, position]
     return {"P": P, "lower": P.tril(), "strict_lower": P.tril(-1), "strict_upper": P.triu(1)}
@@ -158,16 +174,47 @@ def _class_moments(a_parts: tuple[Tensor, Tensor], g: Tensor, e: Tensor, s: int,
 
 
 def expected_force(model: Encoder, vocab: int, length: int, p: float, readout: str = "model") -> Tensor:
-    r"""Exact ``E[F^h | y]`` on the walk task, shape [2, H, d+1, d+1] (class y = 0, 1).
+    r"""Exact ``E[F^h | y]`` on the walk task for both classes, by the comoving-frame cumulants.
 
     Parameters
     ----------
-    model: 1-layer mean-pooled linear-head :class:`Encoder`; vocab, length, p: the walk (V, n, p).
-    readout: see :func:`features`.
+    model : Encoder
+        A 1-layer, mean-pooled, linear-head, 2-class model (not changed).
+    vocab, length : int
+        The walk's ``V`` and ``n``.
+    p : float
+        Step probability.
+    readout : {"model", "linear"}
+        See :func:`features`.
 
     Returns
     -------
-    float64 [class, head, D, D], D = d + 1 (the last index is the bias entry of chi^; the last column is 0).
+    Tensor [class, head, d+1, d+1], float64
+        ``E[F^h | y]``, class ``y = 0, 1``; the last index is the bias entry of ``chi^`` (the last
+        column is 0: a key-side constant does not change the softmax).
+
+    Notes
+    -----
+    Exact for the module's object, not for ``model.py``: the Jacobian after attention is frozen at
+    ``o_0`` (first order in ``W_V (m(x) - E m)``) and ``W_Q = W_K = 0``; ``readout="linear"`` is the
+    idealised readout of T1-T5.  :func:`real_model_force` measures the difference.
+
+    References
+    ----------
+    proofs/T9_exact_force.md (ii).
+
+    Examples
+    --------
+    The recursion equals the exact sum over all ``V^n`` walks (any weights; a seeded tiny model):
+
+    >>> from spt_theory.core.model import Encoder, ModelConfig
+    >>> _ = torch.manual_seed(0)
+    >>> model = Encoder(ModelConfig(vocab_size=4, recon_classes=3, max_len=4, d_model=8, n_heads=2, d_ff=16))
+    >>> E = expected_force(model, 3, 4, 0.5)
+    >>> E.shape
+    torch.Size([2, 2, 9, 9])
+    >>> torch.allclose(E, enumerated_force(model.double(), 3, 4, 0.5), rtol=0, atol=1e-12)
+    True
     """
     feats = features(model, vocab, length, readout)
     chi, u = feats["chi_hat"], feats["u"]
@@ -193,125 +240,58 @@ def expected_force(model: Encoder, vocab: int, length: int, p: float, readout: s
 
 
 def label_force(model: Encoder, vocab: int, length: int, p: float, readout: str = "model") -> Tensor:
-    r"""``B^h = E[F^h | 1] - E[F^h | 0]``, [H, d+1, d+1] float64 (the label gradient on M^h is -B^h / 4)."""
+    r"""The label force ``B^h = E[F^h | 1] - E[F^h | 0]``; the label gradient on ``M^h`` is ``-B^h / 4``.
+
+    Parameters
+    ----------
+    model, vocab, length, p, readout
+        As in :func:`expected_force`.
+
+    Returns
+    -------
+    Tensor [head, d+1, d+1], float64
+        ``B^h``.
+
+    References
+    ----------
+    proofs/T9_exact_force.md; proofs/T8_plateau_law.md (its ``B``, rate ``sigma_1(B) / (4 sqrt(d_h))``).
+
+    Examples
+    --------
+    With ``p = 0`` the tokens are i.i.d. in both classes and there is no force:
+
+    >>> from spt_theory.core.model import Encoder, ModelConfig
+    >>> _ = torch.manual_seed(0)
+    >>> model = Encoder(ModelConfig(vocab_size=4, recon_classes=3, max_len=4, d_model=8, n_heads=2, d_ff=16))
+    >>> float(label_force(model, 3, 4, 0.0).abs().max()) < 1e-15
+    True
+    """
     E = expected_force(model, vocab, length, p, readout)
     return E[1] - E[0]
 
 
-# --------------------------------------------------------------------------- checks of the formula
-
-def linearised_scores_grad(feats: dict[str, Tensor], x: Tensor, model: Encoder) -> tuple[Tensor, Tensor]:
-    r"""Per-sequence ``d(w^T z_lin)/dS`` at S = 0 by autograd through a softmax, and chi^ of x.
-
-    ``z_lin = (1/n) sum_i [Psi(x_i, i, o_0) + J_i (o_i - o_0)]``: only ``u_i . o_i`` depends on S.
-    Returns ``dS`` [batch, head, query, key] and ``chi_hat`` [batch, n, D].
-    """
-    n = x.shape[1]
-    pos = torch.arange(n)
-    chi = feats["chi_hat"][x, pos]  # [batch, n, D]
-    u = feats["u"][x, pos]  # [batch, n, d]
-    attn = model.blocks[0].attn
-    H = attn.n_heads
-    S = torch.zeros(x.shape[0], H, n, n, dtype=torch.float64, requires_grad=True)  # [batch, head, query, key]
-    v = attn.v(chi[..., :-1].to(attn.v.weight.dtype)).double().unflatten(-1, (H, attn.d_head)).transpose(1, 2)
-    y = S.softmax(-1) @ v  # [batch, head, query, d_h]
-    o = attn.out(y.transpose(1, 2).flatten(2).to(attn.out.weight.dtype)).double()  # [batch, n, d]
-    (dS,) = torch.autograd.grad((u * o).sum() / n, S)
-    return dS, chi
-
-
-def force_of_scores_grad(dS: Tensor, chi_hat: Tensor) -> Tensor:
-    r"""``F^h = chi^^T dS^h chi^`` per sequence: [batch, head, D, D] from dS [batch, head, query, key]."""
-    return chi_hat[:, None].transpose(-1, -2) @ dS @ chi_hat[:, None]
-
-
-def enumerated_force(model: Encoder, vocab: int, length: int, p: float, readout: str = "model",
-                     chunk: int = 4096) -> Tensor:
-    r"""``E[F^h | y]`` by exact enumeration of all V^n sequences, float64 autograd (tiny V^n only).
-
-    Returns [class, head, D, D] like :func:`expected_force`.
-    """
-    model = model.double()
-    feats = features(model, vocab, length, readout)
-    seqs = per_token.all_sequences(vocab, length)
-    probs = per_token.class_laws(lambda x, y: sequence_probability(x, y, vocab, p), seqs)  # [2, N]
-    total = 0
-    for start in range(0, len(seqs), chunk):
-        x = seqs[start:start + chunk]
-        dS, chi = linearised_scores_grad(feats, x, model)
-        F = force_of_scores_grad(dS, chi)  # [batch, head, D, D]
-        total = total + torch.einsum("yb,bhij->yhij", probs[:, start:start + chunk], F)
-    return total
-
-
-def real_model_force(model: Encoder, x: Tensor, uniform: bool = True) -> Tensor:
-    r"""Per-sequence ``d(w^T z)/dM^h`` of ``model.py`` itself (float64): at W_Q = W_K = 0
-    (``uniform``, the value path o(x) sequence-dependent inside J) or at the model's own W_Q, W_K
-    (the real init, attention not uniform).  [batch, head, D, D]."""
-    model = copy.deepcopy(model).double()
-    if uniform:
-        model = per_token.zero_scores(model)
-    _, cache = model.run_with_cache(x)
-    w = model.head.weight[1] - model.head.weight[0]
-    (cache["pooled"] @ w).sum().backward()
-    dS = cache["blocks.0.attn.scores"].grad  # [batch, head, query, key]
-    model.zero_grad(set_to_none=True)
-    chi = model.blocks[0].ln_attn(cache["embed"]).detach()
-    chi_hat = torch.cat([chi, torch.ones(*chi.shape[:2], 1, dtype=chi.dtype)], dim=-1)
-    return force_of_scores_grad(dS, chi_hat)
-
-
-def enumerated_real_force(model: Encoder, vocab: int, length: int, p: float, uniform: bool = True) -> Tensor:
-    r""":func:`real_model_force` averaged exactly over all V^n sequences per class, [class, head, D, D]."""
-    seqs = per_token.all_sequences(vocab, length)
-    probs = per_token.class_laws(lambda x, y: sequence_probability(x, y, vocab, p), seqs)
-    return torch.einsum("yb,bhij->yhij", probs, real_model_force(model, seqs, uniform))
-
-
-def sampled_projections(model: Encoder, vocab: int, length: int, p: float, directions: Tensor, size: int,
-                        seed: int, kinds: tuple[str, ...] = ("linearised",), chunk: int = 500) -> dict[str, Tensor]:
-    r"""Per-sequence ``<D_k, F(x)>`` on ``size`` sampled walks per class, for Monte Carlo checks.
-
-    Both classes use the same generator draws (fresh tokens, step mask; only the step sign
-    differs: common random numbers), and every kind sees the same sequences, so differences
-    between classes and between kinds can be averaged pairwise.
+def top_directions(B: Tensor) -> Tensor:
+    r"""Per head ``h``, the top singular pair ``u_1 v_1^T`` of ``B^h`` placed in head ``h``, zeros elsewhere.
 
     Parameters
     ----------
-    directions: [K, H, D, D]; the projection is ``sum_{h,i,j} D_k[h,i,j] F^h_ij``.
-    kinds: any of ``linearised`` (this module's object, autograd through a softmax), ``uniform``
-        (model.py at W_Q = W_K = 0, o(x) sequence-dependent) and ``init`` (model.py at its own W_Q, W_K).
+    B : Tensor [head, D, D]
+        :func:`label_force`.
 
     Returns
     -------
-    ``{kind: [class, size, K]}`` float64.
+    Tensor [head, head, D, D]
+        Entry ``[h]`` is a direction for :func:`sampled_projections`.
+
+    References
+    ----------
+    proofs/T9_exact_force.md.
+
+    Examples
+    --------
+    >>> top_directions(torch.diag(torch.tensor([1.0, 3.0]))[None]).abs().tolist()
+    [[[[0.0, 0.0], [0.0, 1.0]]]]
     """
-    from synthetic.walk import generate_walk
-
-    model = copy.deepcopy(model).double()
-    feats = features(model, vocab, length)
-    directions = directions.to(torch.float64)
-    out: dict[str, list] = {kind: [[], []] for kind in kinds}
-    for y in (0, 1):
-        x, _ = generate_walk(vocab, length, p, size, seed, labels=torch.full((size,), y))
-        for start in range(0, size, chunk):
-            xb = x[start:start + chunk]
-            for kind in kinds:
-                if kind == "linearised":
-                    F = force_of_scores_grad(*linearised_scores_grad(feats, xb, model))
-                else:
-                    F = real_model_force(model, xb, uniform=kind == "uniform")
-                out[kind][y].append(torch.einsum("bhij,khij->bk", F, directions))  # [batch, K]
-    return {kind: torch.stack([torch.cat(parts) for parts in per_class]) for kind, per_class in out.items()}
-
-
-def mean_and_error(samples: Tensor) -> tuple[Tensor, Tensor]:
-    r"""Mean and standard error over dim -2 (the samples) of [..., size, K]."""
-    return samples.mean(-2), samples.std(-2) / math.sqrt(samples.shape[-2])
-
-
-def top_directions(B: Tensor) -> Tensor:
-    r"""Per head h, ``u_1 v_1^T`` of ``B^h`` placed in head h (zeros elsewhere): [H, H, D, D]."""
     U, _, Vh = torch.linalg.svd(B)
     H = B.shape[0]
     out = torch.zeros(H, *B.shape, dtype=B.dtype)
@@ -321,12 +301,54 @@ def top_directions(B: Tensor) -> Tensor:
 
 
 def top_singular(B: Tensor) -> Tensor:
-    r"""``sigma_1(B^h)`` per head, [H] (T8's rate is sigma_1 / (4 sqrt(d_h)))."""
+    r"""``sigma_1(B^h)`` per head: T8's rate is ``sigma_1 / (4 sqrt(d_h))``.
+
+    Parameters
+    ----------
+    B : Tensor [head, D, D]
+        :func:`label_force`.
+
+    Returns
+    -------
+    Tensor [head]
+        The largest singular value of each head's ``B^h``.
+
+    References
+    ----------
+    proofs/T9_exact_force.md; proofs/T8_plateau_law.md.
+
+    Examples
+    --------
+    >>> top_singular(torch.diag(torch.tensor([1.0, -3.0]))[None]).tolist()
+    [3.0]
+    """
     return torch.linalg.matrix_norm(B, ord=2)
 
 
 def loglog_fit(ns: list[int], values: list[float]) -> float:
-    r"""Least-squares slope of ln value against ln n."""
+    r"""Least-squares slope of ``ln value`` against ``ln n``: the exponent of ``value ~ n^slope``.
+
+    Parameters
+    ----------
+    ns : list[int]
+        Sequence lengths.
+    values : list[float]
+        Positive values, one per ``n``.
+
+    Returns
+    -------
+    float
+        The slope.
+
+    References
+    ----------
+    proofs/T9_exact_force.md (``sigma_1(B) ~ n^(-1.62)``).
+
+    Examples
+    --------
+    >>> round(loglog_fit([1, 2, 4], [1.0, 0.25, 0.0625]), 12)
+    -2.0
+    """
     xs = torch.tensor([math.log(n) for n in ns], dtype=torch.float64)
     ys = torch.tensor([math.log(v) for v in values], dtype=torch.float64)
     xc = xs - xs.mean()
