@@ -65,7 +65,7 @@ def load(ctx: Context, experiment: str) -> tuple[dict | None, Path]:
     path = Path(ctx.lra_evidence) / "decide" / f"{experiment}.json"
     if not path.is_file():
         return None, path
-    found = schema.load(path, lra_schema.DecideEvidence)
+    found = schema.load(path, lra_schema.DecideEvidence, ctx.model_settings)
     require(found["experiment"] == experiment, path, "experiment", repr(experiment))
     require(found["tiny"] is False, path, "tiny", "false (tiny runs decide nothing)")
     spec = decide.EXPERIMENTS[experiment]

@@ -105,6 +105,14 @@ def test_l4b_without_evidence_names_its_gate_l1b_once_l1b_is_in(tmp_path):
     assert m.inconclusive.startswith("no run yet: python -m spt_theory.lra decide run --experiment l4b")
 
 
+def test_evidence_made_at_other_model_settings_is_an_error_naming_both(tmp_path):
+    found = _evidence("l1b", _l1b([9, 10, 11, 10]))
+    _check(tmp_path, found)
+    made = found["model_defaults"]["d_model"]
+    with pytest.raises(EvidenceError, match=f"made at d_model={made}; asked for d_model={made // 2}"):
+        rules.check(Context(lra_evidence=tmp_path, model_settings={"d_model": made // 2}), "l1b")
+
+
 def test_a_look_with_a_missing_seed_is_not_taken(tmp_path):
     m = _check(tmp_path, _evidence("l1b", _l1b([9, 10, 11, 10, 9], seeds=[100, 101, 102, 104, 105])))
     assert m.verdict == "INCONCLUSIVE" and m.details["looks"] == []
