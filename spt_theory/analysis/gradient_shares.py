@@ -4,8 +4,8 @@ r"""The share of the score gradients that lies in the proximity subspace (claims
 :meth:`Encoder.run_with_cache`; the shares project it on the row-centred offset patterns of
 :func:`spt_theory.theory.patterns.proximity_directions`.  T3 proves the supervised gradient blind to
 such patterns and T5 the reconstruction gradient not, both for the idealised readout at uniform
-attention; these shares are the empirical bridge in ``model.py`` itself.
-:mod:`spt_theory.analysis.probes` re-exports these names.
+attention; these shares are the empirical bridge in ``model.py`` itself.  The other attention
+probes are :mod:`spt_theory.analysis.probes`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@ r"""The test harness of the theory checks: autograd score gradients and their er
 
 An :class:`~spt_theory.analysis.lemma_instances.Instance` is one idealised attention problem of the
 lemmas (scores ``S``, values ``V``, losses, a mask of reconstructed rows; drawn by
-:mod:`spt_theory.analysis.lemma_instances`, whose names are re-exported here).  :func:`sup_autograd`
+:mod:`spt_theory.analysis.lemma_instances`).  :func:`sup_autograd`
 and :func:`rec_autograd` give ``dL/dS`` of the supervised loss ``l((1/n) 1^T A V)`` and of the
 reconstruction loss ``sum_{i masked} l_i(y_i)``, ``Y = A V``, and :func:`row_autograd` of a
 single-token readout ``l(y_r)`` (lemma X4), by float64 autograd, for the lemmas T1-T5 and X4
@@ -27,15 +27,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-# the instances stay importable from here (callers import the harness as one namespace)
-from spt_theory.analysis.lemma_instances import LOSS_KINDS as LOSS_KINDS
 from spt_theory.analysis.lemma_instances import Instance
-from spt_theory.analysis.lemma_instances import RowLoss as RowLoss
-from spt_theory.analysis.lemma_instances import random_instance as random_instance
-from spt_theory.analysis.lemma_instances import random_instances as random_instances
-from spt_theory.analysis.lemma_instances import random_row_loss as random_row_loss
-from spt_theory.analysis.lemma_instances import readout_row as readout_row
-from spt_theory.analysis.lemma_instances import uniform_bilinear_point as uniform_bilinear_point
 from spt_theory.core.cpu import intra_op_threads
 from spt_theory.theory import gradients
 
@@ -177,6 +169,7 @@ def sup_autograd(inst: Instance, S: Tensor | None = None) -> ScoreGradient:
     --------
     At uniform attention autograd agrees with T2's closed form:
 
+    >>> from spt_theory.analysis.lemma_instances import random_instance
     >>> from spt_theory.theory.gradients import sup_score_grad_uniform
     >>> inst = random_instance(torch.Generator().manual_seed(0), n=5, d=3, kind="bce")
     >>> auto = sup_autograd(inst)

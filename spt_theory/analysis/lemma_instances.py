@@ -5,7 +5,7 @@ An :class:`Instance` is one idealised attention problem of the lemmas: scores ``
 squared error of a linear read-out) and a mask of reconstructed rows.  :func:`random_instances` draws
 them over sizes, loss kinds, value scales and row offsets; :func:`uniform_bilinear_point` adds a
 factored ``S = H M H^T`` at uniform attention (T4).  The autograd side is
-:mod:`spt_theory.analysis.lemma_harness`, which re-exports these names.  ``proofs/README.md``.
+:mod:`spt_theory.analysis.lemma_harness`.  ``proofs/README.md``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 r"""Measurements behind the lemma checks T1-T5 and X4 (:mod:`spt_theory.checks.theory`): what a
 change of ``S`` does to the loss, how far a score gradient is from a lemma's structure, the
 rank-one distance of T4's band, T5's rank counter-cases, and X4's off-row changes and aligned rows.
-T3's projections on blind patterns and Toeplitz kernels are :mod:`spt_theory.analysis.lemma_measures_t3`,
-re-exported here.
+T3's projections on blind patterns and Toeplitz kernels are :mod:`spt_theory.analysis.lemma_measures_t3`.
 
 Each function returns numbers; the thresholds they are held to are the claims' own, in
-:mod:`spt_theory.checks.theory`.  Instances and autograd references are
-:mod:`spt_theory.analysis.lemma_harness`; closed forms in :mod:`spt_theory.theory` (``gradients``,
+:mod:`spt_theory.checks.theory`.  Instances are :mod:`spt_theory.analysis.lemma_instances`, autograd
+references :mod:`spt_theory.analysis.lemma_harness`; closed forms in :mod:`spt_theory.theory` (``gradients``,
 ``patterns``, ``blind_directions``, ``rank_one``, ``readout``).
 """
 
@@ -18,23 +17,8 @@ import random
 import torch
 from torch import Tensor
 
-from spt_theory.analysis.lemma_harness import (
-    Instance,
-    RowLoss,
-    rec_autograd,
-    row_autograd,
-    sup_autograd,
-)
-
-# T3's measures stay importable from here (callers import the measures as one namespace)
-from spt_theory.analysis.lemma_measures_t3 import ToeplitzProjection as ToeplitzProjection
-from spt_theory.analysis.lemma_measures_t3 import aligned_toeplitz as aligned_toeplitz
-from spt_theory.analysis.lemma_measures_t3 import band_cosine_bound as band_cosine_bound
-from spt_theory.analysis.lemma_measures_t3 import blind_patterns as blind_patterns
-from spt_theory.analysis.lemma_measures_t3 import normalised_projection as normalised_projection
-from spt_theory.analysis.lemma_measures_t3 import off_uniform_growth as off_uniform_growth
-from spt_theory.analysis.lemma_measures_t3 import toeplitz_boundary_cases as toeplitz_boundary_cases
-from spt_theory.analysis.lemma_measures_t3 import toeplitz_projection as toeplitz_projection
+from spt_theory.analysis.lemma_harness import rec_autograd, row_autograd, sup_autograd
+from spt_theory.analysis.lemma_instances import Instance, RowLoss
 from spt_theory.theory import blind_directions, gradients, patterns, rank_one, readout
 
 # --------------------------------------------------------------------------- T1, T2
@@ -79,7 +63,7 @@ def loss_after_attention_change(inst: Instance, gen: torch.Generator, keep_colum
 
     Examples
     --------
-    >>> from spt_theory.analysis.lemma_harness import random_instance
+    >>> from spt_theory.analysis.lemma_instances import random_instance
     >>> gen = torch.Generator().manual_seed(0)
     >>> inst = random_instance(gen, n=6, d=3, kind="bce")
     >>> loss_after_attention_change(inst, gen, True) < 1e-12, loss_after_attention_change(inst, gen, False) > 1e-6
@@ -326,7 +310,7 @@ def off_row_change(inst: Instance, r: int, gen: torch.Generator) -> dict[str, fl
 
     Examples
     --------
-    >>> from spt_theory.analysis.lemma_harness import random_instance
+    >>> from spt_theory.analysis.lemma_instances import random_instance
     >>> gen = torch.Generator().manual_seed(0)
     >>> change = off_row_change(random_instance(gen, n=6, d=3, kind="bce"), 0, gen)
     >>> change["row"], change["mean_pool"] > 1e-6

@@ -3,9 +3,10 @@ supervised score gradient on blind patterns, at and off uniform attention, and o
 with the boundary term, the bound and its equality cases.
 
 Each function returns numbers; the thresholds they are held to are the claims' own.  Instances and
-autograd references are :mod:`spt_theory.analysis.lemma_harness`; closed forms
-:mod:`spt_theory.theory.patterns` and :mod:`spt_theory.theory.blind_directions`.
-:mod:`spt_theory.analysis.lemma_measures` re-exports these names.  ``proofs/T3_blind_directions.md``.
+autograd references are :mod:`spt_theory.analysis.lemma_instances` and
+:mod:`spt_theory.analysis.lemma_harness`; closed forms :mod:`spt_theory.theory.patterns` and
+:mod:`spt_theory.theory.blind_directions`.  The other lemmas' measures are
+:mod:`spt_theory.analysis.lemma_measures`.  ``proofs/T3_blind_directions.md``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from spt_theory.analysis.lemma_harness import Instance, RowLoss, random_instances, sup_autograd
+from spt_theory.analysis.lemma_harness import sup_autograd
+from spt_theory.analysis.lemma_instances import Instance, RowLoss, random_instances
 from spt_theory.theory import blind_directions, patterns
 
 
@@ -197,7 +199,7 @@ def toeplitz_projection(inst: Instance, kernel: Tensor) -> ToeplitzProjection:
 
     Examples
     --------
-    >>> from spt_theory.analysis.lemma_harness import random_instance
+    >>> from spt_theory.analysis.lemma_instances import random_instance
     >>> inst = random_instance(torch.Generator().manual_seed(0), n=6, d=3, kind="bce")
     >>> t = toeplitz_projection(inst, torch.tensor([1.0, 0.5], dtype=torch.float64))
     >>> abs(t.measured - t.predicted) < 1e-12 * t.scale, abs(t.measured) <= t.bound

@@ -2,7 +2,7 @@ r"""Attention probes: band mass, mean attention distance, and the Toeplitz fit o
 
 All probes read activations from :meth:`Encoder.run_with_cache`; none re-implements the forward.
 The share of the score gradients that lies in the proximity subspace is
-:mod:`spt_theory.analysis.gradient_shares`, re-exported here.  These measure ``model.py`` itself
+:mod:`spt_theory.analysis.gradient_shares`.  These measure ``model.py`` itself
 (claims E4, E7, E8, X6), not a lemma's idealised setting.
 """
 
@@ -12,15 +12,7 @@ import math
 
 import torch
 
-# the gradient shares and the proximity basis they use stay importable from here (probes.X)
-from spt_theory.analysis.gradient_shares import chance_share as chance_share
-from spt_theory.analysis.gradient_shares import gradient_proximity_shares as gradient_proximity_shares
-from spt_theory.analysis.gradient_shares import score_gradients as score_gradients
-from spt_theory.analysis.gradient_shares import share_trajectory as share_trajectory
-from spt_theory.analysis.gradient_shares import supervised_share as supervised_share
 from spt_theory.core.model import Encoder
-from spt_theory.theory.patterns import proximity_directions as proximity_directions
-from spt_theory.theory.patterns import proximity_share as proximity_share
 
 
 def offsets(n: int) -> torch.Tensor:

@@ -22,8 +22,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from spt_theory.analysis.lemma_harness import TOLERANCE, random_instances, single_threaded, sup_autograd
-from spt_theory.analysis.probes import score_gradients
+from spt_theory.analysis.gradient_shares import score_gradients
+from spt_theory.analysis.lemma_harness import TOLERANCE, single_threaded, sup_autograd
+from spt_theory.analysis.lemma_instances import random_instances
 from spt_theory.checks import walk_law
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.core.model import Encoder, ModelConfig

@@ -33,14 +33,9 @@ from pathlib import Path
 
 from torch import Tensor
 
+from spt_theory.analysis.gradient_shares import chance_share, share_trajectory
 from spt_theory.analysis.lemma_harness import single_threaded
-from spt_theory.analysis.probes import (
-    chance_share,
-    diagonal_profile,
-    pe_score_block,
-    share_trajectory,
-    uniform_band_mass,
-)
+from spt_theory.analysis.probes import diagonal_profile, pe_score_block, uniform_band_mass
 from spt_theory.checks import theory as lemmas
 from spt_theory.checks import walk
 from spt_theory.checks.walk import summary
@@ -221,7 +216,7 @@ def check_x5(ctx: Context) -> Measurement:
 
 # ----------------------------------------------------------------------------- X6
 def run_trajectory(result: RunResult, cache_dir: Path, x: Tensor, y: Tensor, directions: Tensor) -> list[dict]:
-    """The supervised share (:func:`spt_theory.analysis.probes.share_trajectory`) at init and after
+    """The supervised share (:func:`spt_theory.analysis.gradient_shares.share_trajectory`) at init and after
     every epoch of every stage of a cached walk run."""
     return share_trajectory(initial_model(result.spec), run_checkpoints(result.spec, cache_dir), x, y, directions)
 

@@ -31,7 +31,7 @@ import torch
 from spt_theory.analysis.lemma_harness import single_threaded
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.core.model import Encoder, ModelConfig
-from spt_theory.theory import force
+from spt_theory.theory import force, force_model
 from spt_theory.theory.per_token import pair_coupling_bound
 from spt_theory.walk.experiments import WalkData, initial_model, recipe
 
@@ -66,13 +66,13 @@ def enumeration_errors(p: float = 0.6, seeds: tuple[int, ...] = (0, 1)) -> dict:
     for seed in seeds:
         for vocab, length in TINY:
             model = tiny_model(vocab, length, seed)
-            for readout in force.READOUTS:
+            for readout in force_model.READOUTS:
                 exact = force.expected_force(model, vocab, length, p, readout)
-                brute = force.enumerated_force(model, vocab, length, p, readout)
+                brute = force_model.enumerated_force(model, vocab, length, p, readout)
                 errors.append(float((exact - brute).abs().max() / brute.abs().max()))
             B = force.label_force(model, vocab, length, p)
             for uniform, out in ((True, real_uniform), (False, real_init)):
-                E = force.enumerated_real_force(model, vocab, length, p, uniform)
+                E = force_model.enumerated_real_force(model, vocab, length, p, uniform)
                 out.append(float(((E[1] - E[0]) - B).norm() / B.norm()))
     return {"max_relative_error": max(errors), "cases": len(errors),
             "real_uniform_vs_formula_B": [min(real_uniform), max(real_uniform)],
@@ -87,9 +87,9 @@ def monte_carlo(length: int = MC_LENGTH, size: int = MC_SIZE, seed: int = MC_SEE
     E = force.expected_force(model, VOCAB, length, P)
     directions = force.top_directions(E[1] - E[0])
     exact = torch.einsum("yhij,khij->yk", E, directions)  # [class, K]
-    lin = force.sampled_projections(model, VOCAB, length, P, directions, size, seed)["linearised"]
-    mean, error = force.mean_and_error(lin)
-    diff, diff_error = force.mean_and_error(lin[1] - lin[0])
+    lin = force_model.sampled_projections(model, VOCAB, length, P, directions, size, seed)["linearised"]
+    mean, error = force_model.mean_and_error(lin)
+    diff, diff_error = force_model.mean_and_error(lin[1] - lin[0])
     z_class = ((mean - exact) / error).flatten()
     z_diff = (diff - (exact[1] - exact[0])) / diff_error
     return {"length": length, "size_per_class": size, "z_class_means": [round(float(z), 2) for z in z_class],

@@ -24,34 +24,38 @@ import torch
 
 from spt_theory.analysis.lemma_harness import (
     TOLERANCE,
-    Instance,
     bilinear_autograd,
-    random_instance,
-    random_instances,
-    readout_row,
     rec_autograd,
     relative_error,
     row_autograd,
     row_bilinear_autograd,
     single_threaded,
     sup_autograd,
+)
+from spt_theory.analysis.lemma_instances import (
+    Instance,
+    random_instance,
+    random_instances,
+    readout_row,
     uniform_bilinear_point,
 )
 from spt_theory.analysis.lemma_measures import (
     aligned_row,
-    aligned_toeplitz,
-    band_cosine_bound,
     band_rank_one_figures,
-    blind_patterns,
     loss_after_attention_change,
-    normalised_projection,
     off_row_change,
-    off_uniform_growth,
     rank_counter_cases,
-    toeplitz_boundary_cases,
-    toeplitz_projection,
     uniform_gradient_structure,
     with_unmasked_noise,
+)
+from spt_theory.analysis.lemma_measures_t3 import (
+    aligned_toeplitz,
+    band_cosine_bound,
+    blind_patterns,
+    normalised_projection,
+    off_uniform_growth,
+    toeplitz_boundary_cases,
+    toeplitz_projection,
 )
 from spt_theory.analysis.walk_descent import walk_monte_carlo
 from spt_theory.checks import walk_law

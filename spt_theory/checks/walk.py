@@ -18,7 +18,8 @@ import math
 import statistics
 
 from spt_theory.analysis.baselines import diagonal_concentration_rule, train_bag_of_pairs, train_bag_of_tokens
-from spt_theory.analysis.probes import gradient_proximity_shares, pe_toeplitz_fit, uniform_band_mass
+from spt_theory.analysis.gradient_shares import gradient_proximity_shares
+from spt_theory.analysis.probes import pe_toeplitz_fit, uniform_band_mass
 from spt_theory.claims.registry import Context, Measurement, at_least, at_most, claim
 from spt_theory.walk.experiments import RunResult, WalkData, built_data, initial_model, recipe, run
 from synthetic.walk import generate_walk

@@ -8,7 +8,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from spt_theory.analysis.probes import gradient_proximity_shares
+from spt_theory.analysis.gradient_shares import gradient_proximity_shares
 from spt_theory.figures.context import FigureContext, save, seeds_label, summary
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, RECIPE_COLOUR, STYLE, new_figure
@@ -29,7 +29,7 @@ def gradient_shares(ctx: FigureContext) -> list[dict]:
 def t3_off_uniform(count: int) -> dict:
     """The T3 check's control (a): normalised blind projection at S = r1^T + eps X, fitted slope."""
     from spt_theory.analysis.lemma_harness import single_threaded
-    from spt_theory.analysis.lemma_measures import off_uniform_growth
+    from spt_theory.analysis.lemma_measures_t3 import off_uniform_growth
     with single_threaded():
         return off_uniform_growth(list(T3_EPS), count)
 

@@ -8,8 +8,8 @@ import matplotlib
 import numpy as np
 import torch
 
-from spt_theory.analysis import probes
-from spt_theory.analysis.probes import chance_share, share_trajectory
+from spt_theory.analysis import gradient_shares
+from spt_theory.analysis.gradient_shares import chance_share, share_trajectory
 from spt_theory.figures.context import FigureContext, rounded, save, seeds_label
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import (
@@ -33,9 +33,10 @@ def init_gradients(ctx: FigureContext, seed: int) -> dict[str, torch.Tensor]:
     data = ctx.dataset()
     k = min(ctx.probe_size, len(data.x_test))
     model = initial_model(ctx.spec("init", seed))
-    return {objective: probes.score_gradients(model, data.x_test[:k], data.y_test[:k], objective=objective,
-                                       mask_id=data.mask_id, generator=torch.Generator().manual_seed(seed)
-                                       ).mean((0, 1)).double()
+    return {objective: gradient_shares.score_gradients(model, data.x_test[:k], data.y_test[:k], objective=objective,
+                                                       mask_id=data.mask_id,
+                                                       generator=torch.Generator().manual_seed(seed)
+                                                       ).mean((0, 1)).double()
             for objective in ("supervised", "spt")}
 
 
@@ -116,8 +117,8 @@ def score_gradients(ctx: FigureContext) -> list[Path]:
               "probe": f"x_test[:{k}]", "mask_ratio_reconstruction": 0.15,
               "panels_a_b": panels,
               "panel_c": {"what": "||Proj_prox(E[dL_sup/dS])||_F / ||E[dL_sup/dS]||_F, mean of heads "
-                                  "(spt_theory.analysis.probes.share_trajectory), over the share of a "
-                                  "Gaussian matrix (probes.chance_share): as claim X6",
+                                  "(spt_theory.analysis.gradient_shares.share_trajectory), over the share of a "
+                                  "Gaussian matrix (gradient_shares.chance_share): as claim X6",
                           "chance_share": chance, "curves": curves},
               "runs": ctx.sources("init", "scratch", "spt")}
     return save(ctx, "score_gradients", fig, record)

@@ -51,17 +51,7 @@ import torch
 from torch import Tensor
 
 from spt_theory.core.model import Encoder
-
-# force_model's names stay importable from here (callers use force.enumerated_force, ...)
-from spt_theory.theory.force_model import READOUTS as READOUTS
-from spt_theory.theory.force_model import enumerated_force as enumerated_force
-from spt_theory.theory.force_model import enumerated_real_force as enumerated_real_force
 from spt_theory.theory.force_model import features
-from spt_theory.theory.force_model import force_of_scores_grad as force_of_scores_grad
-from spt_theory.theory.force_model import linearised_scores_grad as linearised_scores_grad
-from spt_theory.theory.force_model import mean_and_error as mean_and_error
-from spt_theory.theory.force_model import real_model_force as real_model_force
-from spt_theory.theory.force_model import sampled_projections as sampled_projections
 
 
 def comoving(f: Tensor, s: int) -> Tensor:
@@ -185,7 +175,7 @@ def expected_force(model: Encoder, vocab: int, length: int, p: float, readout: s
     p : float
         Step probability.
     readout : {"model", "linear"}
-        See :func:`features`.
+        See :func:`~spt_theory.theory.force_model.features`.
 
     Returns
     -------
@@ -197,7 +187,7 @@ def expected_force(model: Encoder, vocab: int, length: int, p: float, readout: s
     -----
     Exact for the module's object, not for ``model.py``: the Jacobian after attention is frozen at
     ``o_0`` (first order in ``W_V (m(x) - E m)``) and ``W_Q = W_K = 0``; ``readout="linear"`` is the
-    idealised readout of T1-T5.  :func:`real_model_force` measures the difference.
+    idealised readout of T1-T5.  :func:`~spt_theory.theory.force_model.real_model_force` measures the difference.
 
     References
     ----------
@@ -208,6 +198,7 @@ def expected_force(model: Encoder, vocab: int, length: int, p: float, readout: s
     The recursion equals the exact sum over all ``V^n`` walks (any weights; a seeded tiny model):
 
     >>> from spt_theory.core.model import Encoder, ModelConfig
+    >>> from spt_theory.theory.force_model import enumerated_force
     >>> _ = torch.manual_seed(0)
     >>> model = Encoder(ModelConfig(vocab_size=4, recon_classes=3, max_len=4, d_model=8, n_heads=2, d_ff=16))
     >>> E = expected_force(model, 3, 4, 0.5)
@@ -281,7 +272,7 @@ def top_directions(B: Tensor) -> Tensor:
     Returns
     -------
     Tensor [head, head, D, D]
-        Entry ``[h]`` is a direction for :func:`sampled_projections`.
+        Entry ``[h]`` is a direction for :func:`~spt_theory.theory.force_model.sampled_projections`.
 
     References
     ----------

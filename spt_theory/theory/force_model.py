@@ -12,7 +12,7 @@ r"""The T9 force read off ``model.py`` by autograd: its inputs, and the checks o
 - :func:`sampled_projections`, :func:`mean_and_error`: Monte Carlo over sampled walks, for ``n`` too
   large to enumerate.
 
-``proofs/T9_exact_force.md``.  :mod:`spt_theory.theory.force` re-exports these names.
+``proofs/T9_exact_force.md``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ which keeps ``n = 5`` fast.  The derivatives of ``l`` that sympy leaves behind a
 symbol per (function, argument, evaluation point); a derivative evaluated at a point other than the
 closed form's gets a different symbol, so such a mistake leaves a non-zero residual.  Here: the
 mean-pooled ``L_sup`` (T1-T4) and :func:`verify_lemma`; the losses that read rows of ``A V`` (T5, X4)
-and the general-``n`` derivations are :mod:`~spt_theory.theory.symbolic_rows`, re-exported here; the
+and the general-``n`` derivations are :mod:`~spt_theory.theory.symbolic_rows`; the
 machinery is :mod:`~spt_theory.theory.symbolic_base`.
 
 General ``n`` (symbolic sums with ``KroneckerDelta``): the softmax backward at uniform attention is
@@ -36,8 +36,6 @@ from spt_theory.theory.symbolic_base import (
     softmax_rows,
     symbol_matrix,
 )
-
-# the row losses' derivations stay importable from here (symbolic.t5_*, symbolic.x4_*), next to T1-T4
 from spt_theory.theory.symbolic_rows import (
     general_row_sums,
     general_softmax_backward_at_uniform,
@@ -46,9 +44,6 @@ from spt_theory.theory.symbolic_rows import (
     x4_row_score_gradient,
     x4_row_uniform_gradient,
 )
-from spt_theory.theory.symbolic_rows import uniform_rec_score_gradient as uniform_rec_score_gradient
-from spt_theory.theory.symbolic_rows import uniform_row_score_gradient as uniform_row_score_gradient
-from spt_theory.theory.symbolic_rows import x4_circulant_projection as x4_circulant_projection
 
 
 def t1_column_sum_invariance(n: int, d: int) -> sp.Expr:

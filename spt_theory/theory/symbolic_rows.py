@@ -5,8 +5,8 @@ masked row and ``R_ij = g_i^T v_j``; X4: ``L_row(S) = l(y_r)``, row ``r`` of ``A
 ``beta_j = grad l(y_r)^T v_j``.  And, for general ``n`` (symbolic sums with ``KroneckerDelta``), the
 softmax backward at uniform attention that T2, T5 and X4 share.  The machinery is
 :mod:`~spt_theory.theory.symbolic_base`, the closed forms :mod:`~spt_theory.theory.gradients` and
-:mod:`~spt_theory.theory.readout`; :mod:`~spt_theory.theory.symbolic` re-exports these functions and
-runs them in :func:`~spt_theory.theory.symbolic.verify_lemma`.  The setting is the lemmas' own, rows of
+:mod:`~spt_theory.theory.readout`; :func:`~spt_theory.theory.symbolic.verify_lemma` runs these
+functions.  The setting is the lemmas' own, rows of
 ``A V`` fed straight into the losses (``proofs/README.md``, Scope).
 """
 

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from spt_theory.analysis.baselines import diagonal_concentration_rule, pair_features
-from spt_theory.analysis.lemma_harness import TOLERANCE, random_instances, sup_autograd
+from spt_theory.analysis.lemma_harness import TOLERANCE, sup_autograd
+from spt_theory.analysis.lemma_instances import random_instances
 from spt_theory.checks.bridge import (
     VALUE_WEIGHT,
     departure,

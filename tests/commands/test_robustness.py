@@ -20,7 +20,7 @@ from helpers import ENV, REPO, _files, _one_error_line, _stage_dirs
 
 from spt_theory import train as train_cli
 from spt_theory import verify as verify_cli
-from spt_theory.analysis.probes import gradient_proximity_shares
+from spt_theory.analysis.gradient_shares import gradient_proximity_shares
 from spt_theory.core.model import Encoder
 from spt_theory.lra import __main__ as lra_cli
 from spt_theory.lra.inputs import LRATask

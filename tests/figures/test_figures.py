@@ -13,10 +13,12 @@ import torch
 from helpers import REPO
 
 from spt_theory.analysis import probes
+from spt_theory.analysis.gradient_shares import chance_share, supervised_share
 from spt_theory.figures import ablations, cli, lra_evidence, lra_table
 from spt_theory.figures import context as figure_context
 from spt_theory.figures.registry import FIGURES
 from spt_theory.figures.score_gradients import init_gradients, rank_one_share
+from spt_theory.theory.patterns import proximity_directions
 from spt_theory.training.cache import config_hash
 from spt_theory.util.files import InputError
 from spt_theory.walk import paper_runs
@@ -242,8 +244,8 @@ def test_score_gradients_panel_c_is_x6s_share(context):
     record = record_of(context, "score_gradients")
     data = context.dataset()
     x, y = data.x_test[:context.probe_size], data.y_test[:context.probe_size]
-    directions = probes.proximity_directions(x.shape[1], 2, circular=False)
-    chance = probes.chance_share(directions)
+    directions = proximity_directions(x.shape[1], 2, circular=False)
+    chance = chance_share(directions)
     assert record["panel_c"]["chance_share"] == pytest.approx(chance)
     for name in ("scratch", "spt"):
         curve = record["panel_c"]["curves"][name]
@@ -251,7 +253,7 @@ def test_score_gradients_panel_c_is_x6s_share(context):
         for i, seed in enumerate(context.seeds):
             ends = {0: initial_model(context.spec(name, seed)), -1: context.result(name, seed).model}
             for at, model in ends.items():
-                share = probes.supervised_share(model, x, y, directions)["expected"] / chance
+                share = supervised_share(model, x, y, directions)["expected"] / chance
                 assert curve["share_over_chance_per_seed"][i][at] == pytest.approx(share, rel=1e-4)
     gradients = init_gradients(context, context.seeds[0])
     for objective, g in gradients.items():

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spt_theory.checks.force import tiny_model
-from spt_theory.theory import force
+from spt_theory.theory import force, force_model
 
 TOL = 1e-12
 
@@ -23,9 +23,9 @@ def relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
 def test_recursion_equals_enumeration(one_torch_thread):
     for vocab, length, seed in ((3, 2, 0), (3, 5, 1), (4, 4, 2), (6, 3, 3)):
         model = tiny_model(vocab, length, seed)
-        for readout in force.READOUTS:
+        for readout in force_model.READOUTS:
             exact = force.expected_force(model, vocab, length, 0.7, readout)
-            brute = force.enumerated_force(model, vocab, length, 0.7, readout)
+            brute = force_model.enumerated_force(model, vocab, length, 0.7, readout)
             assert relative_error(exact, brute) <= TOL, (vocab, length, readout)
             assert relative_error(exact[1] - exact[0], brute[1] - brute[0]) <= 1e-10
             assert float((brute[1] - brute[0]).abs().max()) > 1e-4  # the label force is not 0 here
@@ -33,12 +33,12 @@ def test_recursion_equals_enumeration(one_torch_thread):
 
 @settings(max_examples=12, deadline=None)
 @given(st.sampled_from([(3, 2), (3, 4), (4, 3), (5, 2), (3, 5)]), st.floats(0.0, 1.0), st.integers(0, 10**6),
-       st.sampled_from(force.READOUTS))
+       st.sampled_from(force_model.READOUTS))
 def test_recursion_equals_enumeration_property(size, p, seed, readout):
     vocab, length = size
     model = tiny_model(vocab, length, seed)
     exact = force.expected_force(model, vocab, length, p, readout)
-    brute = force.enumerated_force(model, vocab, length, p, readout)
+    brute = force_model.enumerated_force(model, vocab, length, p, readout)
     assert relative_error(exact, brute) <= TOL
 
 
@@ -53,7 +53,7 @@ def test_no_steps_no_force_and_no_bias_column(one_torch_thread):
 def test_a_wrong_term_is_caught(one_torch_thread, monkeypatch):
     """The check can fail: dropping the three-point cumulant (or swapping the classes) breaks it."""
     model = tiny_model(3, 5, 0)
-    brute = force.enumerated_force(model, 3, 5, 0.6)
+    brute = force_model.enumerated_force(model, 3, 5, 0.6)
     original = force._middle
     monkeypatch.setattr(force, "_middle", lambda phi, k: tuple(0 * t for t in original(phi, k)))
     assert relative_error(force.expected_force(model, 3, 5, 0.6), brute) > 1e-3
@@ -68,9 +68,9 @@ def test_monte_carlo_agrees_within_standard_errors(one_torch_thread):
     B = E[1] - E[0]
     directions = force.top_directions(B)
     exact = torch.einsum("yhij,khij->yk", E, directions)
-    lin = force.sampled_projections(model, vocab, length, p, directions, 3000, seed=7)["linearised"]
-    mean, error = force.mean_and_error(lin)
-    diff, diff_error = force.mean_and_error(lin[1] - lin[0])
+    lin = force_model.sampled_projections(model, vocab, length, p, directions, 3000, seed=7)["linearised"]
+    mean, error = force_model.mean_and_error(lin)
+    diff, diff_error = force_model.mean_and_error(lin[1] - lin[0])
     z = torch.cat([((mean - exact) / error).flatten(), (diff - (exact[1] - exact[0])) / diff_error])
     assert float(z.abs().max()) <= 4.0, z
     # and the sampling resolves the label force: the swapped classes are far outside
@@ -86,7 +86,7 @@ def test_formula_is_the_first_order_force_of_the_real_model(one_torch_thread):
         with torch.no_grad():
             model.blocks[0].attn.v.weight.mul_(scale)
         B = force.label_force(model, vocab, length, p)
-        real = force.enumerated_real_force(model, vocab, length, p, uniform=True)
+        real = force_model.enumerated_real_force(model, vocab, length, p, uniform=True)
         rel = float(((real[1] - real[0]) - B).norm() / B.norm())
         assert rel <= bound, (scale, rel)
     assert rel > 1e-3  # at the real init the simplification is visible (measured, T9)
@@ -95,7 +95,7 @@ def test_formula_is_the_first_order_force_of_the_real_model(one_torch_thread):
 def test_length_beyond_the_positional_table_is_refused():
     model = tiny_model(3, 4, 0)
     try:
-        force.features(model, 3, 5)
+        force_model.features(model, 3, 5)
     except ValueError as err:
         assert "positional table" in str(err)
     else:

@@ -13,30 +13,29 @@ import torch
 from spt_theory.analysis.lemma_harness import (
     TOLERANCE,
     bilinear_autograd,
-    random_instance,
-    random_instances,
-    readout_row,
     rec_autograd,
     relative_error,
     row_autograd,
     row_bilinear_autograd,
     sup_autograd,
-    uniform_bilinear_point,
 )
+from spt_theory.analysis.lemma_instances import random_instance, random_instances, readout_row, uniform_bilinear_point
 from spt_theory.analysis.lemma_measures import (
     aligned_row,
+    loss_after_attention_change,
+    off_row_change,
+    rank_counter_cases,
+    rank_one_residual,
+    uniform_gradient_structure,
+    with_unmasked_noise,
+)
+from spt_theory.analysis.lemma_measures_t3 import (
     aligned_toeplitz,
     band_cosine_bound,
     blind_patterns,
-    loss_after_attention_change,
-    off_row_change,
     off_uniform_growth,
-    rank_counter_cases,
-    rank_one_residual,
     toeplitz_boundary_cases,
     toeplitz_projection,
-    uniform_gradient_structure,
-    with_unmasked_noise,
 )
 from spt_theory.analysis.walk_descent import walk_monte_carlo
 from spt_theory.theory import blind_directions, gradients, patterns, rank_one, readout

@@ -13,24 +13,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spt_theory.analysis.lemma_harness import (
-    LOSS_KINDS,
     TOLERANCE,
-    Instance,
-    RowLoss,
     bilinear_autograd,
-    random_instance,
     rec_autograd,
     relative_error,
     row_autograd,
     sup_autograd,
-    uniform_bilinear_point,
 )
+from spt_theory.analysis.lemma_instances import LOSS_KINDS, Instance, RowLoss, random_instance, uniform_bilinear_point
 from spt_theory.analysis.lemma_measures import (
     loss_after_attention_change,
-    toeplitz_projection,
     uniform_gradient_structure,
     with_unmasked_noise,
 )
+from spt_theory.analysis.lemma_measures_t3 import toeplitz_projection
 from spt_theory.checks.bridge import label_parts, tiny_model
 from spt_theory.theory import blind_directions, gradients, patterns, per_token, rank_one, readout
 
