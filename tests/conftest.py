@@ -1,6 +1,7 @@
 """Shared fixtures: tiny walk data and model sizes so every test runs in well under a second."""
 
 import os
+import signal
 
 import pytest
 from hypothesis import settings
@@ -10,6 +11,12 @@ from spt_theory.walk.experiments import WalkData
 
 settings.register_profile("spt", max_examples=60, deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "spt"))
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    # A suite started as a background job (``pytest &``, ``nohup``) inherits SIGINT ignored, and the
+    # commands rightly keep an ignored signal ignored; the tests of Ctrl-C stand for a terminal, so
+    # their child processes start with SIGINT at its default (a Python handler resets on exec).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ file being written may then stay behind, as after SIGKILL, and the previous file
 signal the process was started with ignored (``nohup``, a background job) stays ignored.  The
 handlers are those of the caller again once ``main`` returns.
 
-It lives in :mod:`synthetic` beside :mod:`spt_theory.util.files` so that the generators use it too
-without depending on :mod:`spt_theory`.
+It lives in :mod:`spt_theory.util` beside :mod:`spt_theory.util.files`, importing neither torch nor
+the rest of the toolkit, so that the generators in :mod:`synthetic` use it too.
 """
 
 from __future__ import annotations
