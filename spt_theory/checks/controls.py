@@ -42,8 +42,8 @@ from spt_theory.checks.walk import summary
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.core.model import Encoder
 from spt_theory.theory import patterns
+from spt_theory.training.recipes import Budget
 from spt_theory.walk.experiments import (
-    Budget,
     RunResult,
     RunSpec,
     built_data,

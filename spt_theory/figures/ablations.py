@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from spt_theory.figures.context import FigureContext, save, seeds_label, summary
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, OKABE_ITO, RECIPE_COLOUR, STYLE, new_figure
-from spt_theory.walk.experiments import Budget, RunSpec, control_recipe
+from spt_theory.training.recipes import Budget
+from spt_theory.util.plotting import plt
+from spt_theory.walk.experiments import RunSpec, control_recipe
 
 
 def ablation_entries(budget: Budget) -> list[tuple[str, str]]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 from matplotlib.colors import LogNorm
 
 from spt_theory.analysis.probes import attention_patterns, band_mass, uniform_band_mass
 from spt_theory.figures.context import FigureContext, rounded, save
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, STYLE, new_figure
+from spt_theory.util.plotting import plt
 from spt_theory.walk.experiments import initial_model
 
 

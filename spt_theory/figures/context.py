@@ -21,13 +21,13 @@ import numpy as np
 import torch
 
 from spt_theory import evidence
-from spt_theory.figures.style import plt, save_figure
 from spt_theory.training.cache import config_hash
 from spt_theory.training.loop import Dataset
+from spt_theory.training.recipes import Budget
 from spt_theory.util.files import write_json
+from spt_theory.util.plotting import plt, save_figure
 from spt_theory.walk import paper_runs
 from spt_theory.walk.experiments import (
-    Budget,
     RunResult,
     RunSpec,
     WalkData,
@@ -194,7 +194,7 @@ def seeds_label(ctx: FigureContext) -> str:
 
 
 def save(ctx: FigureContext, name: str, fig, record: dict) -> list[Path]:
-    """Write NAME.png, NAME.pdf (:func:`~spt_theory.figures.style.save_figure`) and NAME.json into
+    """Write NAME.png, NAME.pdf (:func:`~spt_theory.util.plotting.save_figure`) and NAME.json into
     ``ctx.out`` atomically."""
     paths = [save_figure(fig, ctx.out / f"{name}{suffix}", dpi=300) for suffix in (".png", ".pdf")]
     plt.close(fig)

@@ -12,8 +12,9 @@ from pathlib import Path
 from spt_theory.checks import race as rules
 from spt_theory.figures.context import FigureContext, save
 from spt_theory.figures.registry import figure
-from spt_theory.figures.style import COLUMN_WIDTH, RECIPE_COLOUR, STYLE, new_figure, plt
+from spt_theory.figures.style import COLUMN_WIDTH, RECIPE_COLOUR, STYLE, new_figure
 from spt_theory.lra.race import escape_step
+from spt_theory.util.plotting import plt
 
 STYLES = {0: "-", 1: "--", 2: ":"}
 

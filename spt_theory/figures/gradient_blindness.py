@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from spt_theory.analysis.gradient_shares import gradient_proximity_shares
 from spt_theory.figures.context import FigureContext, save, seeds_label, summary
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, RECIPE_COLOUR, STYLE, new_figure
+from spt_theory.util.plotting import plt
 from spt_theory.walk.experiments import initial_model
 
 T3_EPS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
-
 from spt_theory.figures.context import FigureContext, FigureSkipped, save, summary
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import FONT_SIZE, PAGE_WIDTH, STYLE, new_figure
 from spt_theory.util.files import InputError
+from spt_theory.util.plotting import plt
 
 
 def lra_rows(results: list[dict]) -> list[dict]:

@@ -16,17 +16,8 @@ from spt_theory.analysis.probes import (
 )
 from spt_theory.figures.context import FigureContext, rounded, save, seeds_label
 from spt_theory.figures.registry import figure
-from spt_theory.figures.style import (
-    COLUMN_WIDTH,
-    FONT_SIZE,
-    GREY,
-    OKABE_ITO,
-    RECIPE_COLOUR,
-    STYLE,
-    log_y,
-    new_figure,
-    plt,
-)
+from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, GREY, OKABE_ITO, RECIPE_COLOUR, STYLE, log_y, new_figure
+from spt_theory.util.plotting import plt
 
 OFFSET_RANGE = 20
 """offset_profile draws offsets i - j in [-20, 20] (or the whole sequence when shorter)."""

@@ -8,16 +8,8 @@ from pathlib import Path
 from spt_theory.claims import records
 from spt_theory.figures.context import FigureContext, save, seeds_label, summary, trained
 from spt_theory.figures.registry import figure
-from spt_theory.figures.style import (
-    COLUMN_WIDTH,
-    FONT_SIZE,
-    RECIPE_COLOUR,
-    STYLE,
-    chance_line,
-    new_figure,
-    plt,
-    seed_dots,
-)
+from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, RECIPE_COLOUR, STYLE, chance_line, new_figure, seed_dots
+from spt_theory.util.plotting import plt
 from spt_theory.walk import paper_runs
 from spt_theory.walk.experiments import RunSpec
 

@@ -14,14 +14,8 @@ from spt_theory.analysis.probes import (
 )
 from spt_theory.figures.context import FigureContext, rounded, save, seeds_label, summary
 from spt_theory.figures.registry import figure
-from spt_theory.figures.style import (
-    DIVERGING,
-    FONT_SIZE,
-    PAGE_WIDTH,
-    STYLE,
-    new_figure,
-    plt,
-)
+from spt_theory.figures.style import DIVERGING, FONT_SIZE, PAGE_WIDTH, STYLE, new_figure
+from spt_theory.util.plotting import plt
 from spt_theory.walk.experiments import initial_model
 
 

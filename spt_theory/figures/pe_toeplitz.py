@@ -5,12 +5,11 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-import matplotlib.pyplot as plt
-
 from spt_theory.analysis.probes import diagonal_profile, pe_score_block, toeplitz_fit
 from spt_theory.figures.context import FigureContext, rounded, save, seeds_label, summary
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, PALETTE, RECIPE_COLOUR, STYLE, new_figure
+from spt_theory.util.plotting import plt
 from spt_theory.walk.experiments import initial_model
 
 

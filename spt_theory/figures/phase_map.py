@@ -18,9 +18,9 @@ from spt_theory.figures.style import (
     STYLE,
     chance_line,
     new_figure,
-    plt,
     seed_dots,
 )
+from spt_theory.util.plotting import plt
 from spt_theory.walk import paper_runs
 from spt_theory.walk.experiments import RunResult, RunSpec
 from spt_theory.walk.paper_runs import median_budget, point_label

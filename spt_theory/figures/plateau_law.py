@@ -23,14 +23,18 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+import matplotlib
+
 from spt_theory.checks import plateau as law
 from spt_theory.checks import plateau_grid, plateau_n400
 from spt_theory.checks import plateau_prediction as pp
+from spt_theory.checks.force import P
 from spt_theory.figures.context import FigureContext, save
 from spt_theory.figures.registry import figure
-from spt_theory.figures.style import FONT_SIZE, OKABE_ITO, PAGE_WIDTH, RECIPE_COLOUR, STYLE, new_figure, plt
+from spt_theory.figures.style import FONT_SIZE, OKABE_ITO, PAGE_WIDTH, RECIPE_COLOUR, STYLE, new_figure
 from spt_theory.theory import force
 from spt_theory.theory.per_token import pair_coupling_bound
+from spt_theory.util.plotting import plt
 
 ROWS = (("AdamW", ("scratch", "adamw", 1.0), RECIPE_COLOUR["scratch"], "o"),
         ("AdamW, W_Q,W_K init / 10", ("scratch", "adamw", 0.1), OKABE_ITO["orange"], "s"),
@@ -59,7 +63,7 @@ def _force_panel(ax, tree: dict) -> dict:
                 label=f"seed {seed}: n^{fits[-1]:.2f}")
     alpha, sd = statistics.fmean(fits), statistics.stdev(fits)
     mean = [plateau_grid.geometric_mean([v[i] for v in per_seed.values()]) for i in range(len(lengths))]
-    p = pp.P
+    p = P
     beta = [pair_coupling_bound(n, p) for n in lengths]
     beta_scaled = [mean[0] * b / beta[0] for b in beta]
     beta_exponent = force.loglog_fit(lengths, beta)
@@ -134,7 +138,7 @@ def plateau_law(ctx: FigureContext) -> list[Path]:
                 ax.plot(list(line), list(line.values()), ls=style, color=colour, lw=0.9, label=label)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ticker = plt.matplotlib.ticker
+        ticker = matplotlib.ticker
         ax.set_xticks(sorted({n for row in drawn for n in row["per_seed"]} | {tree["target_length"]}))
         ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
         ax.xaxis.set_minor_formatter(ticker.NullFormatter())

@@ -12,18 +12,9 @@ from spt_theory.analysis import gradient_shares
 from spt_theory.analysis.gradient_shares import chance_share, share_trajectory
 from spt_theory.figures.context import FigureContext, rounded, save, seeds_label
 from spt_theory.figures.registry import figure
-from spt_theory.figures.style import (
-    COLUMN_WIDTH,
-    DIVERGING,
-    FONT_SIZE,
-    GREY,
-    RECIPE_COLOUR,
-    STYLE,
-    log_y,
-    new_figure,
-    plt,
-)
+from spt_theory.figures.style import COLUMN_WIDTH, DIVERGING, FONT_SIZE, GREY, RECIPE_COLOUR, STYLE, log_y, new_figure
 from spt_theory.theory.patterns import proximity_directions
+from spt_theory.util.plotting import plt
 from spt_theory.walk.experiments import initial_model, run_checkpoints
 
 

@@ -11,18 +11,11 @@ from spt_theory.analysis.probes import (
 )
 from spt_theory.figures.context import FigureContext, save, seeds_label, trained
 from spt_theory.figures.registry import figure
-from spt_theory.figures.style import (
-    COLUMN_WIDTH,
-    FONT_SIZE,
-    GREY,
-    RECIPE_COLOUR,
-    STYLE,
-    chance_line,
-    new_figure,
-    plt,
-)
+from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, GREY, RECIPE_COLOUR, STYLE, chance_line, new_figure
+from spt_theory.training.recipes import Budget
+from spt_theory.util.plotting import plt
 from spt_theory.walk import paper_runs
-from spt_theory.walk.experiments import Budget, RunResult
+from spt_theory.walk.experiments import RunResult
 
 
 def step_curve(results: list[RunResult], key: str, scale: float, budget: Budget) -> dict:

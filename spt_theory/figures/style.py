@@ -1,5 +1,6 @@
 """The look of every figure: Okabe & Ito's colour-blind-safe palette, one- and two-column sizes,
-8 pt type, :func:`new_figure` to open a figure in that style and :func:`save_figure` to write it;
+8 pt type, :func:`new_figure` to open a figure in that style (written with
+:func:`spt_theory.util.plotting.save_figure`);
 :func:`drawable_text` says whether the figures' font can draw a text read from a file; the marks
 several figures share (:func:`seed_dots`, :func:`chance_line`, :func:`log_y`)."""
 
@@ -10,7 +11,7 @@ import math
 
 import matplotlib
 
-from spt_theory.util.plotting import FIXED_METADATA, plt, save_figure  # noqa: F401  (matplotlib on Agg)
+from spt_theory.util.plotting import plt  # matplotlib on the Agg backend
 
 OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73",
              "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7"}

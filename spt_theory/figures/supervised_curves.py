@@ -10,16 +10,8 @@ import numpy as np
 
 from spt_theory.figures.context import FigureContext, save, seeds_label
 from spt_theory.figures.registry import figure
-from spt_theory.figures.style import (
-    COLUMN_WIDTH,
-    FONT_SIZE,
-    GREY,
-    RECIPE_COLOUR,
-    STYLE,
-    chance_line,
-    new_figure,
-    plt,
-)
+from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, GREY, RECIPE_COLOUR, STYLE, chance_line, new_figure
+from spt_theory.util.plotting import plt
 from spt_theory.walk import paper_runs
 
 

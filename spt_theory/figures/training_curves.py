@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 
 from spt_theory.analysis.probes import uniform_band_mass
 from spt_theory.figures.context import FigureContext, save, seeds_label
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import COLUMN_WIDTH, FONT_SIZE, RECIPE_COLOUR, STYLE, new_figure
+from spt_theory.util.plotting import plt
 
 
 def _curves(ctx: FigureContext) -> dict:

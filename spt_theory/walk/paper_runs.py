@@ -29,10 +29,11 @@ from pathlib import Path
 
 from spt_theory.core import args as cli_args
 from spt_theory.core.model import PARAMETER_GROUPS
+from spt_theory.training.recipes import Budget
 from spt_theory.util.files import InputError, prepare_output
 from spt_theory.util.interrupts import interruptible
 from spt_theory.util.prog import prog
-from spt_theory.walk.experiments import Budget, RunResult, RunSpec, WalkData, control_recipe, recipe, run
+from spt_theory.walk.experiments import RunResult, RunSpec, WalkData, control_recipe, recipe, run
 
 WALK = WalkData()
 BUDGET = Budget()

@@ -16,9 +16,9 @@ from spt_theory.claims.registry import Context, Measurement
 from spt_theory.core.inits import proximity_init
 from spt_theory.core.model import Encoder
 from spt_theory.training import loop as training_loop
+from spt_theory.training.recipes import Budget
 from spt_theory.walk import experiments
 from spt_theory.walk.experiments import (
-    Budget,
     PretrainData,
     RunSpec,
     WalkData,

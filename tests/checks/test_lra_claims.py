@@ -15,6 +15,7 @@ from spt_theory.checks.lra import check_l1, check_l2, check_l3, check_l4
 from spt_theory.claims.registry import Context
 from spt_theory.evidence import EvidenceError, correctness
 from spt_theory.evidence.schema import model_defaults
+from spt_theory.lra.sweep_cells import DEFAULTS
 
 CHECKS = (check_l1, check_l2, check_l3, check_l4)
 REFS = {"marginal": 1.0, "neighbour": 0.6}
@@ -39,7 +40,7 @@ def _stat(values):
 
 
 def _row(accuracies, ratios, spt_ratios=None, epochs=2, pretrain=0, scratch_late=None, seeds=(0, 1, 2), **axes):
-    cell = {**lra.DEFAULTS, **axes}
+    cell = {**DEFAULTS, **axes}
     runs = []
     for s, a, r in zip(seeds, accuracies, ratios):
         curve = _curve(lambda e, a=a: a if scratch_late is None or e <= epochs // 2 else scratch_late,

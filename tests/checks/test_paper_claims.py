@@ -15,9 +15,9 @@ from spt_theory.checks import walk as walk_claims
 from spt_theory.claims.registry import Context, Measurement, all_claims
 from spt_theory.training.cache import StageCache
 from spt_theory.training.loop import DatasetTask, train_stage
+from spt_theory.training.recipes import Budget
 from spt_theory.walk import paper_runs
 from spt_theory.walk.experiments import (
-    Budget,
     PretrainData,
     RunResult,
     RunSpec,
@@ -168,7 +168,7 @@ def test_e9_full_mode_walks_the_log_grid(tiny_claims, tiny_walk, tmp_path):
 def test_e9_quick_mode_reads_only_e3s_spt_run(tiny_claims, tiny_walk, tmp_path):
     """Quick mode decides E9 from E3's SPT length (4 epochs) alone: the same spec, so no extra run."""
     assert paper_runs.spt_length_spec(4 * paper_runs.steps_per_epoch(tiny_walk), 0, tiny_walk) == \
-        walk_claims.recipe("spt", tiny_walk, 0, paper_runs.BUDGET)
+        recipe("spt", tiny_walk, 0, paper_runs.BUDGET)
     m = walk_claims.check_e9(Context(full=False, seeds=(0,), cache_dir=tmp_path, progress=False))
     assert list(m.details["accuracy_by_spt_epochs"]) == ["4"] and m.details["one_epoch_enough"] is None
 

@@ -12,6 +12,7 @@ import torch
 
 from spt_theory.checks import plateau_grid
 from spt_theory.checks import plateau_prediction as pp
+from spt_theory.checks.force import VOCAB, P, design_model
 from spt_theory.evidence import EvidenceError, schema
 from spt_theory.plateau import design, runs
 from spt_theory.theory import force
@@ -53,7 +54,7 @@ def test_the_inputs_at_init_are_the_force_and_the_gradient_rms(committed):
     torch.set_num_threads(1)
     for seed, by_n in committed["inputs"]["sigma_1"].items():
         for n, value in by_n.items():
-            B = force.label_force(pp.design_model(int(n), int(seed)), pp.VOCAB, int(n), pp.P)
+            B = force.label_force(design_model(int(n), int(seed)), VOCAB, int(n), P)
             assert math.isclose(float(force.top_singular(B).max()), value, rel_tol=1e-9)
     s = runs.gradient_rms(pp.TARGET, "supervised", 0)
     assert math.isclose(s, committed["inputs"]["noise_scale_n400"]["supervised"][0], rel_tol=1e-5)

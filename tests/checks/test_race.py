@@ -13,6 +13,7 @@ from spt_theory.evidence import EvidenceError, lra_schema, schema
 from spt_theory.lra import race
 from spt_theory.lra.runner import RunOptions, options_json
 from spt_theory.training.cache import StageState, save_checkpoint
+from spt_theory.util.files import InputError
 
 
 def _arm(seed, arm, escape_at=None, level=0.5, end=race.TOTAL_STEPS, finished=True):
@@ -142,5 +143,5 @@ def test_evidence_of_another_race_is_never_merged(field):
     committed = _versioned([_arm(0, "scratch")])
     found = _versioned([_arm(1, "scratch")])
     found[field] = [0, 1] if field == "seeds" else {**found[field], "other": 1}
-    with pytest.raises(race.InputError, match=field):
+    with pytest.raises(InputError, match=field):
         race.merge(found, committed)

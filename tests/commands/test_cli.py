@@ -18,8 +18,10 @@ from spt_theory.figures import cli as figures_cli
 from spt_theory.figures import context as figure_context
 from spt_theory.lra.__main__ import main as lra_main
 from spt_theory.lra.sweep_cells import AXES, RECIPES, cells
+from spt_theory.training.recipes import Budget
 from spt_theory.util.files import InputError
 from spt_theory.walk import paper_runs
+from spt_theory.walk.experiments import WalkData
 from synthetic import listops
 
 WALK = ["--vocab", "5", "--length", "12", "--p", "0.9", "--n-train", "64", "--n-test", "32", "--d-model", "16",
@@ -247,9 +249,8 @@ def test_sweep_says_its_cells_and_files_keeps_other_grids_and_probe_names_each_c
 
 @pytest.fixture
 def tiny_figures(monkeypatch):
-    monkeypatch.setattr(figure_context, "DEFAULT_DATA", figure_context.WalkData(vocab=5, length=12, p=0.9,
-                                                                                n_train=64, n_test=32))
-    monkeypatch.setattr(figure_context, "DEFAULT_BUDGET", figure_context.Budget(
+    monkeypatch.setattr(figure_context, "DEFAULT_DATA", WalkData(vocab=5, length=12, p=0.9, n_train=64, n_test=32))
+    monkeypatch.setattr(figure_context, "DEFAULT_BUDGET", Budget(
         scratch_epochs=1, pretrain_epochs=1, finetune_epochs=1, batch_size=32))
     monkeypatch.setattr(figure_context, "DEFAULT_MODEL", dict(d_model=16, n_heads=2, d_ff=32))
 

@@ -35,8 +35,9 @@ from spt_theory.lra import __main__ as lra_cli
 from spt_theory.training.cache import StageCache, StageState, load_checkpoint, save_checkpoint
 from spt_theory.training.loop import DatasetTask, TrainingDiverged, stage_loss, train_stage
 from spt_theory.training.optim import make_optimizer
+from spt_theory.training.recipes import Budget
 from spt_theory.util.files import InputError, write_json
-from spt_theory.walk.experiments import Budget, initial_model, recipe, run
+from spt_theory.walk.experiments import initial_model, recipe, run
 
 KILL_SEED = int(os.environ.get("SPT_KILL_SEED", "0"))
 """Seeds where the kill tests strike (set SPT_KILL_SEED to explore other kill points)."""
@@ -190,9 +191,10 @@ import sys
 from pathlib import Path
 import torch
 torch.set_num_threads(1)
-from spt_theory.walk.experiments import Budget, WalkData, initial_model, recipe
 from spt_theory.training.cache import StageCache
 from spt_theory.training.loop import DatasetTask, train_stage
+from spt_theory.training.recipes import Budget
+from spt_theory.walk.experiments import WalkData, initial_model, recipe
 walk = WalkData(vocab=5, length=12, p=0.9, n_train=192, n_test=32)
 spec = recipe("scratch", walk, 0, Budget(scratch_epochs=2, batch_size=4), d_model=16, n_heads=2, d_ff=32)
 train_stage(initial_model(spec), DatasetTask(walk.build()), spec.stages[0], 0, StageCache.folder(Path(sys.argv[1])),

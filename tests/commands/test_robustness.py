@@ -10,6 +10,7 @@ import os
 import pickle
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -29,11 +30,11 @@ from spt_theory.lra.readers.listops import read_listops
 from spt_theory.training import loop as training_loop
 from spt_theory.training.cache import StageCache, load_checkpoint
 from spt_theory.training.loop import DatasetTask, Stage, train_stage
-from spt_theory.util import files
+from spt_theory.training.recipes import Budget
 from spt_theory.util import files as spt_files
 from spt_theory.util import locks as spt_locks
 from spt_theory.util.files import atomic_write, write_json
-from spt_theory.walk.experiments import Budget, recipe, run, stage_key
+from spt_theory.walk.experiments import recipe, run, stage_key
 from synthetic import listops
 
 WALK = ["--vocab", "5", "--length", "12", "--p", "0.9", "--n-train", "64", "--n-test", "32",
@@ -528,7 +529,7 @@ def test_full_disk_during_a_checkpoint_write_one_line_exit_2_then_resume(tmp_pat
 def test_read_only_cache_or_output_one_line_exit_2(where, tmp_path, monkeypatch, capsys):
     """A read-only folder (root ignores modes, so the refusal is injected at the system calls)."""
     target = tmp_path / ("c" if where == "cache" else "out")
-    real_mkdir, real_mkstemp = Path.mkdir, files.tempfile.mkstemp
+    real_mkdir, real_mkstemp = Path.mkdir, tempfile.mkstemp
 
     def refuse(path: Path):
         if str(path).startswith(str(target)):
@@ -543,7 +544,7 @@ def test_read_only_cache_or_output_one_line_exit_2(where, tmp_path, monkeypatch,
         return real_mkstemp(*args, dir=dir, **kwargs)
 
     monkeypatch.setattr(Path, "mkdir", mkdir)
-    monkeypatch.setattr(files.tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
     argv = [*WALK, "--mode", "scratch", "--epochs", "1", "--cache-dir", str(tmp_path / "c"),
             "--json", str(tmp_path / "out" / "s.json")]
     assert train_cli.main(argv) == 2
@@ -649,7 +650,7 @@ def test_a_signal_while_the_temporary_file_is_created_leaves_no_file_behind(tmp_
         os.kill(os.getpid(), signal.SIGINT)
         return fd, name
 
-    monkeypatch.setattr(files.tempfile, "mkstemp", mkstemp_then_signal)
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp_then_signal)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):

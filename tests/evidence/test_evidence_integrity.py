@@ -15,6 +15,7 @@ from spt_theory.checks import race as rules
 from spt_theory.claims.registry import check_registered_files
 from spt_theory.evidence import EvidenceError, lra_schema, schema
 from spt_theory.lra import race
+from spt_theory.util.files import InputError
 from spt_theory.verify import main as verify_main
 
 
@@ -192,7 +193,7 @@ def test_the_race_refuses_checkpoints_it_cannot_check(case, tmp_path):
         _stage(tmp_path, "a", "epoch_1.pt", history, epoch=1)
     else:
         _stage(tmp_path, "a", "last.pt", [POINT, {**POINT, "epoch": 5}])
-    with pytest.raises(race.InputError, match="not a run the race can trust"):
+    with pytest.raises(InputError, match="not a run the race can trust"):
         race.find_stages(tmp_path)
 
 
@@ -200,5 +201,5 @@ def test_promote_checks_the_weights_are_the_race_models(tmp_path):
     _stage(tmp_path, "a", "epoch_1.pt", [POINT])
     assert set(race.find_stages(tmp_path)) == {(0, "scratch")}
     reference = {"encoder.weight": torch.zeros(64, 64)}
-    with pytest.raises(race.InputError, match="not the race model's"):
+    with pytest.raises(InputError, match="not the race model's"):
         race.find_stages(tmp_path, reference)

@@ -20,9 +20,10 @@ from spt_theory.figures.registry import FIGURES
 from spt_theory.figures.score_gradients import init_gradients, rank_one_share
 from spt_theory.theory.patterns import proximity_directions
 from spt_theory.training.cache import config_hash
+from spt_theory.training.recipes import Budget
 from spt_theory.util.files import InputError
 from spt_theory.walk import paper_runs
-from spt_theory.walk.experiments import Budget, WalkData, initial_model
+from spt_theory.walk.experiments import WalkData, initial_model
 
 TINY_DATA = WalkData(vocab=5, length=12, p=0.9, n_train=96, n_test=32)
 TINY_BUDGET = Budget(scratch_epochs=2, pretrain_epochs=2, finetune_epochs=1, batch_size=32)

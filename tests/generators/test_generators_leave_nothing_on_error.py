@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from spt_theory.util.files import StorageError
+from spt_theory.util.files import StorageError, atomic_write
 from spt_theory.util.interrupts import GENERATING, interrupted_line
 from synthetic import listops, pathfinder
 
@@ -66,7 +66,7 @@ def test_a_listops_error_leaves_no_folder_it_created_and_no_users_file_goes(case
                 (out / "NOTES.txt").write_text("mine")
             raise StorageError(f"{path}: cannot write (No space left on device)")
         written.append(path)
-        return listops.atomic_write(path, lambda tmp: tmp.write_text("Source\tTarget\r\n"))
+        return atomic_write(path, lambda tmp: tmp.write_text("Source\tTarget\r\n"))
 
     monkeypatch.setattr(listops, "write_split", write_split)
     argv = ["--out", str(out), "--train", "3", "--val", "2", "--test", "2", "--min-len", "5", "--max-len", "40",

@@ -18,7 +18,6 @@ from helpers import _files, _listops, _one_error_line, _pathfinder
 from PIL import Image
 
 from spt_theory.lra import __main__ as lra_cli
-from spt_theory.lra.readers import pathfinder as pathfinder_reader
 from spt_theory.lra.readers.text import read_text
 from spt_theory.util.files import InputError
 
@@ -35,9 +34,8 @@ def _outside(tmp_path: Path) -> Path:
 def _opened(monkeypatch) -> list[Path]:
     """The paths the readers open as images or read as reviews, from now on."""
     opened = []
-    real_open, real_read = pathfinder_reader.Image.open, Path.read_bytes
-    monkeypatch.setattr(pathfinder_reader.Image, "open",
-                        lambda path, *a, **k: (opened.append(Path(path)), real_open(path, *a, **k))[1])
+    real_open, real_read = Image.open, Path.read_bytes
+    monkeypatch.setattr(Image, "open", lambda path, *a, **k: (opened.append(Path(path)), real_open(path, *a, **k))[1])
     monkeypatch.setattr(Path, "read_bytes", lambda self: (opened.append(self), real_read(self))[1])
     return opened
 

@@ -15,6 +15,8 @@ import pytest
 from helpers import ENV, REPO
 
 from spt_theory.plateau import cli, design, runs
+from spt_theory.training.cache import StageCache
+from spt_theory.util.files import write_json
 
 
 @pytest.fixture
@@ -63,13 +65,13 @@ def test_plateau_run_finished_while_waiting_for_the_lock_is_read_not_trained_aga
 
     @contextlib.contextmanager
     def lock_after_the_other_process(self):
-        runs.write_json(self.dir / "run.json", done)  # the holder we waited for wrote its record
+        write_json(self.dir / "run.json", done)  # the holder we waited for wrote its record
         yield
 
     def no_data(spec):
         raise AssertionError("trained a run another process had finished")
 
-    monkeypatch.setattr(runs.StageCache, "lock", lock_after_the_other_process)
+    monkeypatch.setattr(StageCache, "lock", lock_after_the_other_process)
     monkeypatch.setattr(runs, "built_data", no_data)
     runner = runs.run_scratch if kind == "scratch" else runs.run_spt
     assert runner(run, tmp_path) == done

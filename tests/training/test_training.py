@@ -13,7 +13,7 @@ from spt_theory.walk.experiments import RunSpec, initial_model, recipe, run, sta
 
 
 def spec_for(name, walk, overrides, seed=0, **budget):
-    from spt_theory.walk.experiments import Budget
+    from spt_theory.training.recipes import Budget
     b = Budget(scratch_epochs=2, pretrain_epochs=2, finetune_epochs=1, batch_size=16, **budget)
     return recipe(name, walk, seed, b, **overrides)
 

@@ -11,7 +11,8 @@ import pytest
 from helpers import _write_lra
 
 from spt_theory.training import loop as training_loop
-from spt_theory.walk.experiments import Budget, WalkData, control_recipe, stage_key
+from spt_theory.training.recipes import Budget
+from spt_theory.walk.experiments import WalkData, control_recipe, stage_key
 
 PINNED = [
     ("scratch", WalkData(), 0, {}, ["299a8896e63a955e"]),
