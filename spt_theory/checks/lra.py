@@ -133,7 +133,8 @@ def read_evidence(path: Path, task: str, settings=None) -> dict:
     for name, key in (("scratch", metric), ("spt", f"spt_{metric}")):
         require(isinstance(found[name].get(key), dict), path, f"cells[{summary['cells'].index(found[name])}].{key}",
                 "the per-seed proximity of the task's metric")
-    budgets = [steps for row in (found["spt"], found["frozen"]) if row is not None for steps in supervised_steps(row)]
+    budgets = [steps for row in (found["spt"], found["frozen"]) if row is not None
+               for steps in supervised_budget(row).values()]
     require(all(min(point["step"] for point in run["curve"]) <= min(budgets) for run in found["scratch"]["runs"]),
             path, "cells (scratch runs)", f"curves with an epoch within the {min(budgets)} steps they are read at")
     require("majority" in summary["controls"] and "runs" not in summary["controls"]["majority"], path,
@@ -201,11 +202,8 @@ def total_steps(row: dict) -> dict[int, int]:
     return {run["seed"]: run["curve"][-1]["step"] for run in row["runs"]}
 
 
-def supervised_steps(row: dict) -> list[int]:
-    return [run["curve"][-1]["step"] - run["pretrain_steps"] for run in row["runs"]]
-
-
 def supervised_budget(row: dict) -> dict[int, int]:
+    """Per seed of ``row``: the supervised steps of its run (its last evaluation's step less SPT's)."""
     return {run["seed"]: run["curve"][-1]["step"] - run["pretrain_steps"] for run in row["runs"]}
 
 
