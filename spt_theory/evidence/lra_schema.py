@@ -1,6 +1,7 @@
 """The LRA evidence formats, over the shared schema (:mod:`spt_theory.evidence.schema`): the sweep
 summary (:class:`SweepSummary`), the pre-registered decide experiments (:class:`DecideEvidence`),
-the escape race (:class:`RaceEvidence`), the GPU run's summary (:class:`GPUSummary`).  A reader
+the escape race (:class:`RaceEvidence`), the GPU run's summary (:class:`GPUSummary`), the GPU
+twin's files (:class:`TwinSummary`, :class:`TwinGroup`).  A reader
 says ``schema.load(path, lra_schema.SweepSummary, settings)``.
 
 Per-example test correctness (``test_correct``, :mod:`spt_theory.evidence.correctness`) may sit
@@ -318,3 +319,74 @@ class GPUSummary(Open):
 
     schema_version: Version | None = None
     device: Any = None
+
+
+# ---------------------------------------------------------------------------------- GPU twin
+class TwinPoint(Open):
+    """An evaluation of one twin run: ``step`` counts SPT's steps for the arms that pretrain."""
+
+    step: PositiveCount
+    train_loss: Number
+    val_accuracy: Fraction
+    test_accuracy: Fraction
+    test_correct: dict[str, Any]
+    check_test_correct = field_validator("test_correct")(correctness.field_check)
+
+
+class TwinRun(Open):
+    arm: str
+    seed: Seed
+    complete: bool
+    steps: PositiveCount
+    offset: Count
+    curve: list[TwinPoint]
+    test_accuracy: Fraction | None = None
+
+
+class TwinGroup(Open):
+    """A GPU twin's ``group-<k>.json``: the runs of one group of seeds, streamed as they train
+    (``spt_theory.lra.gpu.twin``)."""
+
+    group: Count
+    seeds: list[Seed]
+    arms: list[str]
+    runs: list[TwinRun]
+    data: str = Field(min_length=64, max_length=64)
+    config: dict[str, Any]
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        unique(self.seeds, "seed")
+        unique([(r.arm, r.seed) for r in self.runs], "run (arm, seed)")
+        for r in self.runs:
+            if r.arm not in self.arms or r.seed not in self.seeds:
+                raise ValueError(f"run ({r.arm}, {r.seed}): not an arm and seed of the group")
+            steps = [p.step for p in r.curve]
+            if steps != sorted(set(steps)):
+                raise ValueError(f"run ({r.arm}, {r.seed}): curve steps not increasing")
+        n = {p.test_correct["n"] for r in self.runs for p in r.curve}
+        if len(n) > 1:
+            raise ValueError(f"test_correct: runs of one group scored on test sets of sizes {sorted(n)}")
+        return self
+
+
+class TwinData(Open):
+    fingerprint: str = Field(min_length=64, max_length=64)
+    source: str
+    n_train: PositiveCount
+    n_val: PositiveCount
+    n_test: PositiveCount
+
+
+class TwinSummary(Open):
+    """A GPU twin's ``summary.json``: versions, data, bench, plan and the groups done so far."""
+
+    kind: Literal["gpu-twin"]
+    versions: dict[str, Any]
+    budget_seconds: Positive
+    groups_done: list[Count]
+    complete: bool
+    data: TwinData
+    bench: dict[str, Any]
+    plan: dict[str, Any]
+    train_seconds: NonNegative | None = None

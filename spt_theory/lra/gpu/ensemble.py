@@ -13,17 +13,15 @@ member.  A member's *fixed* parameters (its ``freeze`` groups, or all of it once
 done) are put back after every step, so they never move, weight decay included.
 
 Evaluation: every member's predictions on the same examples, as per-example correctness (a
-bool per example, kept as :func:`pack_bits`).
+bool per example, kept as the evidence keeps it: :func:`spt_theory.evidence.correctness.encode`).
 """
 
 from __future__ import annotations
 
-import base64
 import copy
 import math
 import warnings
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -64,17 +62,6 @@ def pixels(x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
     """The model's two-channel input of pixel ids ``x`` (uint8), ``mask`` positions masked."""
     values = x.float() / PIXEL_MAX
     return mask_continuous(values, torch.zeros_like(values, dtype=torch.bool) if mask is None else mask)
-
-
-def pack_bits(correct: torch.Tensor) -> dict:
-    """Per-example correctness as ``{"n", "bits"}``: numpy packbits (big-endian bit order), base64."""
-    flags = correct.detach().to("cpu", torch.bool).numpy()
-    return {"n": int(flags.size), "bits": base64.b64encode(np.packbits(flags).tobytes()).decode("ascii")}
-
-
-def unpack_bits(packed: dict) -> np.ndarray:
-    """The bools :func:`pack_bits` packed."""
-    return np.unpackbits(np.frombuffer(base64.b64decode(packed["bits"]), dtype=np.uint8))[: packed["n"]].astype(bool)
 
 
 class Ensemble:

@@ -21,6 +21,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+from spt_theory.evidence import lra_schema, schema
 from spt_theory.training.loop import stage_steps
 from spt_theory.util.files import InputError, atomic_write, make_dirs, write_json
 
@@ -187,5 +188,7 @@ def export(run_dir: Path, folder: Path, summary: dict, figures: list[Path]) -> d
         (folder / stale).unlink(missing_ok=True)
     entry = {"folder": str(folder), "files": kept + [{"name": "summary.json", "bytes": None}],
              "left_out": left_out, "packed": members, "limits": LIMITS}
-    write_json(folder / "summary.json", {**summary, "export": entry})
+    summary = {**summary, "export": entry}
+    schema.parse(json.dumps(summary), lra_schema.GPUSummary, "summary.json")
+    write_json(folder / "summary.json", summary)
     return entry

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import platform
 import sys
@@ -32,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from spt_theory.evidence import lra_schema, schema
 from spt_theory.lra.gpu.twin_plan import (
     BUDGET_SECONDS,
     FULL,
@@ -110,6 +112,11 @@ class Output:
         self.log_lines: list[str] = []
 
     def write(self, name: str, obj) -> None:
+        """``obj`` as ``name`` in both folders, after checking it against its format
+        (:class:`~spt_theory.evidence.lra_schema.TwinSummary`, ``TwinGroup``): a file that would
+        not read back is an error here, never written."""
+        model = lra_schema.TwinSummary if name == "summary.json" else lra_schema.TwinGroup
+        schema.parse(json.dumps(obj), model, name)
         for folder in (self.run, self.export):
             if folder is not None:
                 write_json(folder / name, obj)

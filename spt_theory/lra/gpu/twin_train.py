@@ -19,7 +19,8 @@ import torch
 
 from spt_theory.core.inits import grid_proximity_init
 from spt_theory.core.model import Encoder, ModelConfig
-from spt_theory.lra.gpu.ensemble import Ensemble, pack_bits
+from spt_theory.evidence import correctness
+from spt_theory.lra.gpu.ensemble import Ensemble
 from spt_theory.lra.gpu.twin_plan import Rates, Sizes
 from spt_theory.training.loop import load_groups
 
@@ -128,7 +129,7 @@ def train_group(sizes: Sizes, p: dict, seeds: list[int], data: dict, device: str
                 record["curve"].append({"step": step + record["offset"], "train_loss": round(float(losses[i]), 5),
                                         "val_accuracy": round(float(val[i].float().mean()), 5),
                                         "test_accuracy": round(float(test[i].float().mean()), 5),
-                                        "test_correct": pack_bits(test[i])})
+                                        "test_correct": correctness.encode(test[i].cpu().numpy())})
             say(f"seeds {seeds}: step {step}/{steps} ({time.perf_counter() - start:.1f} s)")
         if step == finetune:
             for i, record in enumerate(runs):
