@@ -89,7 +89,7 @@ def gradient_blindness(ctx: FigureContext) -> list[Path]:
                           "probe": f"x_test[:{min(ctx.probe_size, len(ctx.dataset().x_test))}]",
                           "bars": bars, "ratio_sup_over_rec_expected": ratio, "per_seed": shares,
                           "runs": ctx.sources("init")},
-              "panel_b": {"what": "spt_theory.checks.theory.off_uniform_growth: mean normalised "
+              "panel_b": {"what": "spt_theory.analysis.lemma_measures_t3.off_uniform_growth: mean normalised "
                                   "|<dL_sup/dS, P>| over random instances (n 3-16) at S = r1^T + eps X, "
                                   "P random circulant; log-log least-squares fit",
                           **growth}}
