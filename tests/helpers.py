@@ -102,3 +102,21 @@ def _write_lra(root: Path) -> Path:
         (cifar / name).write_bytes(pickle.dumps(batch, protocol=4))
     pathfinder.write_dataset(root / "pathfinder32", 30, seed=0)
     return root
+
+
+def _stub_train_stage(monkeypatch, record) -> None:
+    """``train_stage`` replaced by a stub that calls ``record(model, cache)`` and writes a 1-epoch
+    checkpoint of the model as it stands (what a finetune stage transplants from), so a recipe
+    runs through its stages without training."""
+    import torch
+
+    from spt_theory.training import loop as training_loop
+
+    def stub(model, task, stage, seed, cache, **kwargs):
+        record(model, cache)
+        cache.dir.mkdir(parents=True, exist_ok=True)
+        torch.save({"format": 2, "model": model.state_dict(), "optimizer": {}, "epoch": 1, "step_in_epoch": 0,
+                    "loss_sum": 0.0, "history": []}, cache.checkpoint(1))
+        return [{"epoch": 1, "loss": 1.0, "seconds": 0.0, "val_loss": 1.0, "val_accuracy": 0.5, "test_accuracy": 0.5}]
+
+    monkeypatch.setattr(training_loop, "train_stage", stub)

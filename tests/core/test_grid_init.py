@@ -9,12 +9,11 @@ mass on the neighbours) against 1.0 at the default init, on seeds 0-2.
 import numpy as np
 import pytest
 import torch
-from helpers import _write_lra
+from helpers import _stub_train_stage, _write_lra
 
 from spt_theory.core.inits import INIT_HOOKS, grid_offsets, grid_proximity_init
 from spt_theory.core.model import Encoder, ModelConfig
 from spt_theory.core.objectives import mask_continuous
-from spt_theory.training import loop as training_loop
 from synthetic.pathfinder import PathfinderStyle, generate
 
 SIDE = 16
@@ -85,14 +84,8 @@ def test_lra_option_init_proximity_has_its_own_cache_key(tmp_path, monkeypatch):
 
     asked = []
 
-    def stub(model, task, stage, seed, cache, **kwargs):
-        asked.append((cache.key, model.blocks[0].attn.qk.weight.detach().clone()))
-        cache.dir.mkdir(parents=True, exist_ok=True)
-        torch.save({"format": 2, "model": model.state_dict(), "optimizer": {}, "epoch": 1, "step_in_epoch": 0,
-                    "loss_sum": 0.0, "history": []}, cache.checkpoint(1))
-        return [{"epoch": 1, "loss": 1.0, "seconds": 0.0, "val_loss": 1.0, "val_accuracy": 0.5, "test_accuracy": 0.5}]
-
-    monkeypatch.setattr(training_loop, "train_stage", stub)
+    _stub_train_stage(monkeypatch, lambda model, cache: asked.append((cache.key,
+                                                                      model.blocks[0].attn.qk.weight.detach().clone())))
     root = _write_lra(tmp_path / "lra")
     base = runner.RunOptions(task="pathfinder", data_dir=root, tiny=True, out=tmp_path / "out", progress=False)
     [plain, proximity] = sweep_cells.cells([], ["recipe=scratch", "recipe=scratch,init=proximity"])

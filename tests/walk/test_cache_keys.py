@@ -8,9 +8,8 @@ the training semantics bumps the cache format instead, and then updates this tab
 """
 
 import pytest
-from helpers import _write_lra
+from helpers import _stub_train_stage, _write_lra
 
-from spt_theory.training import loop as training_loop
 from spt_theory.training.recipes import Budget
 from spt_theory.walk.experiments import WalkData, control_recipe, stage_key
 
@@ -39,20 +38,11 @@ def test_lra_stage_keys_are_those_of_the_cached_runs(tmp_path, monkeypatch):
     """The LRA runner's keys (scratch, pretrain, finetune) on the tiny release-layout data of
     ``test_lra_pipeline`` (``helpers._write_lra``): the stage folders it asks for, training replaced
     by a stub that writes the best checkpoint the finetune stage transplants from."""
-    import torch
-
     from spt_theory.lra import runner
 
     asked = []
 
-    def stub(model, task, stage, seed, cache, **kwargs):
-        asked.append(cache.key)
-        cache.dir.mkdir(parents=True, exist_ok=True)
-        torch.save({"format": 2, "model": model.state_dict(), "optimizer": {}, "epoch": 1, "step_in_epoch": 0,
-                    "loss_sum": 0.0, "history": []}, cache.checkpoint(1))
-        return [{"epoch": 1, "loss": 1.0, "seconds": 0.0, "val_loss": 1.0, "val_accuracy": 0.5, "test_accuracy": 0.5}]
-
-    monkeypatch.setattr(training_loop, "train_stage", stub)
+    _stub_train_stage(monkeypatch, lambda model, cache: asked.append(cache.key))
     root = _write_lra(tmp_path / "lra")
     runner.LRARun(runner.RunOptions(task="listops", data_dir=root, tiny=True, out=tmp_path / "out",
                                     progress=False)).confirm()
