@@ -6,7 +6,6 @@ checked before any training (:func:`check_arguments`)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 
@@ -51,8 +50,7 @@ def check_arguments(args: argparse.Namespace) -> list[PlateauRun]:
             raise InputError(f"--lengths {n}: {error}") from None
     if len(set(args.lengths)) != len(args.lengths):
         raise InputError(f"--lengths: each length once, got {' '.join(map(str, args.lengths))}")
-    settings = tuple(sorted(args.model.items()))
-    runs = [dataclasses.replace(r, model=settings) for r in grid(tuple(args.lengths))
+    runs = [r.with_model(args.model) for r in grid(tuple(args.lengths))
             if (not args.only or (r.kind if r.kind == "spt" else r.optimiser) in args.only)
             and (not args.seeds or r.seed in args.seeds)]
     if not runs:

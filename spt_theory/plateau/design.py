@@ -104,6 +104,10 @@ class PlateauRun:
         key only through the model they make (so the grid's keys are those of before ``--set``)."""
         return {k: v for k, v in dataclasses.asdict(self).items() if k != "model"}
 
+    def with_model(self, settings: dict) -> PlateauRun:
+        """This run with the model settings ``settings`` (``--set``; ``{}``: the run itself)."""
+        return replace(self, model=tuple(sorted(settings.items())))
+
     def model_config(self) -> ModelConfig:
         """The walk model for this length, with the run's model settings."""
         return self.data.model_config(**dict(self.model))

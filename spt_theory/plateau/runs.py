@@ -78,7 +78,6 @@ class Trainer:
                                         momentum=SGD_MOMENTUM if optimiser == "sgd" else 0.0)
         self.steps = Steps(model, DatasetTask(data), Stage(objective, 1, lr=lr, batch_size=BATCH), stage_seed,
                            self.optimiser)
-        self.per_epoch = self.steps.per_epoch
         self.step = 0
 
     def advance(self, steps: int) -> None:
@@ -91,13 +90,13 @@ class Trainer:
         return accuracy(self.model, self.data.x_test[:EVAL_SIZE], self.data.y_test[:EVAL_SIZE])
 
     def state(self, history: list[dict]) -> StageState:
-        return StageState(*divmod(self.step, self.per_epoch), 0.0, history)
+        return StageState(*divmod(self.step, self.steps.per_epoch), 0.0, history)
 
     def resume(self, path: Path) -> list[dict]:
         ckpt = load_checkpoint(path)
         load_model_state(self.model, ckpt["model"], path)
         self.optimiser.load_state_dict(ckpt["optimizer"])
-        self.step = ckpt["epoch"] * self.per_epoch + ckpt["step_in_epoch"]
+        self.step = ckpt["epoch"] * self.steps.per_epoch + ckpt["step_in_epoch"]
         return list(ckpt["history"])
 
 

@@ -42,8 +42,8 @@ def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGT
     as a lower bound with ``capped``), the finetune steps and the seconds; written to ``path``.
     With ``model`` (``--set`` settings) the grid's runs made with them, named in ``model_settings``."""
     rows, seconds = [], 0.0
-    settings = tuple(sorted((model or {}).items()))
-    for r in (dataclasses.replace(r, model=settings) for r in grid(lengths)):
+    settings = model or {}
+    for r in (r.with_model(settings) for r in grid(lengths)):
         record_path = r.cache(root).dir / "run.json"
         if not record_path.exists():
             continue
@@ -65,7 +65,7 @@ def summarise(root: Path, path: Path = SUMMARY, lengths: tuple[int, ...] = LENGT
               "data": dataclasses.asdict(WalkData()), "batch": BATCH, "sgd_momentum": SGD_MOMENTUM,
               "seeds": list(SEEDS), "torch": str(torch.__version__), "python": platform.python_version(),
               "grid_seconds": round(seconds, 1), "runs": rows, "partial": len(rows) < len(grid(lengths)),
-              "model_defaults": schema.model_defaults(), **({"model_settings": dict(settings)} if settings else {})}
+              "model_defaults": schema.model_defaults(), **({"model_settings": settings} if settings else {})}
     write_json(path, record)
     return record
 

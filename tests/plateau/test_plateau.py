@@ -106,9 +106,9 @@ def test_the_plateau_trainer_is_train_stage_step_by_step(tmp_path, tiny_walk, ti
     stepped = Encoder(tiny_walk.model_config(**tiny_model_overrides))
     staged = copy.deepcopy(stepped)
     trainer = runs.Trainer(stepped, data, objective, 7)
-    k = 2 * trainer.per_epoch + 1
+    k = 2 * trainer.steps.per_epoch + 1
     trainer.advance(k)
-    stage = Stage(objective, math.ceil(k / trainer.per_epoch), lr=design.ADAMW_LR, batch_size=design.BATCH)
+    stage = Stage(objective, math.ceil(k / trainer.steps.per_epoch), lr=design.ADAMW_LR, batch_size=design.BATCH)
     train_stage(staged, DatasetTask(data), stage, 7, StageCache(tmp_path, objective), max_steps=k,
                 options=StageOptions(progress=False))
     assert trainer.step == k
