@@ -18,7 +18,12 @@ table (seeds MS_S, examples MS_E, residual MS_R), an unbiased estimate is
       = sd_s(D_s)^2 / k                         (the seeds' paired-t term; it holds the seed x example noise)
       + sigma_beta^2 / n                        (the examples every seed shares: it shrinks with n, not with k)
 
-with Satterthwaite's degrees of freedom (:func:`paired_difference`).  The test-set part is that of
+with Satterthwaite's degrees of freedom, capped at the seeds' k - 1 (:func:`paired_difference`): at
+k = 3 Satterthwaite's df exceed k - 1 and the interval undercovers (0.93 in a simulation of the real
+designs; ``docs/statistics.md``, :func:`simulate_coverage`).  When the seeds' mean square falls
+below the residual's (per-seed means closer than the seed x example noise allows, e.g. equal
+per-seed gains), the residual takes its place in the seeds term, so the interval is never of zero
+width while the examples disagree.  The test-set part is that of
 the *paired* per-example difference: arms that get the same examples right cancel, and nothing is
 added for noise the seed term already holds.  With k = 1 there is no interval (infinite).
 This is the analytic equivalent of a two-level bootstrap over seeds and examples (checked against
@@ -169,12 +174,12 @@ def mean_squares(table: np.ndarray) -> tuple[float, float, float]:
 
 def two_way_variance(table: np.ndarray) -> tuple[float, float, float]:
     """The variance parts of a k x n table's mean (module doc) and the denominator of their
-    Satterthwaite df: (seeds part MS_S / (kn), shared part max(0, MS_E - MS_R) / (kn),
+    Satterthwaite df: (seeds part max(MS_S, MS_R) / (kn), shared part max(0, MS_E - MS_R) / (kn),
     sum of each estimated mean square's squared weight over its df)."""
     k, n = table.shape
     ms_s, ms_e, ms_r = mean_squares(table)
     a = 1.0 / (k * n)
-    seeds, shared = a * ms_s, a * max(0.0, ms_e - ms_r)
+    seeds, shared = a * max(ms_s, ms_r), a * max(0.0, ms_e - ms_r)
     terms = seeds ** 2 / (k - 1)
     if shared > 0:
         terms += (a * ms_e) ** 2 / (n - 1) + (a * ms_r) ** 2 / ((k - 1) * (n - 1))
@@ -222,9 +227,9 @@ def paired_difference(arms: Sequence[tuple[float, Mapping[int, np.ndarray]]], le
     if var <= 0:
         return _interval(value, 0.0, float(k - 1), level, f"paired seeds x {n} test examples: no spread",
                          per_seed, parts)
-    df = var ** 2 / terms
+    df = min(var ** 2 / terms, float(k - 1))
     method = (f"paired over {k} seeds x {n} shared test examples (two-way: seeds se {parts['seeds']:.2f}, "
-              f"test se {parts['test']:.2f}), t with {df:.1f} df (Satterthwaite)")
+              f"test se {parts['test']:.2f}), t with {df:.1f} df (Satterthwaite, at most k - 1)")
     return _interval(value, math.sqrt(var), df, level, method, per_seed, parts)
 
 
@@ -243,6 +248,52 @@ def unpaired_difference(arms: Sequence[tuple[float, Mapping[int, np.ndarray]]], 
     df = var ** 2 / terms if terms > 0 else float(k - 1)
     return _interval(float(table.mean()), math.sqrt(var), df, level, f"unpaired, t with {df:.1f} df",
                      {s: float(v) for s, v in zip(seeds, table.mean(axis=1))}, {})
+
+
+def simulate_coverage(k: int, n: int, replicates: int, *, accuracies: tuple[float, float] = (0.60, 0.63),
+                      rho: float = 0.8, example_share: float = 0.5, seed_sd: float = 0.05, level: float = LEVEL,
+                      seed: int = 0) -> float:
+    """The share of :func:`paired_difference` intervals (arm 1 - arm 0) that cover the true difference,
+    in a simulation of binary correctness with examples correlated across arms.
+
+    Arm ``a`` on seed ``s`` gets example ``i`` right iff ``m_a + seed_sd u_{a,s} + sqrt(w) b_{a,i} +
+    sqrt(1 - w) e_{a,s,i} > 0`` (all standard normal, ``w`` = ``example_share``): ``b_{a,i}`` is how
+    hard example ``i`` is for arm ``a``, the same for every seed and correlated ``rho`` across arms
+    (``b_{a,i} = sqrt(rho) c_i + sqrt(1 - rho) f_{a,i}``), ``u`` a seed's shift, ``m_a`` set so that
+    arm ``a``'s accuracy over seeds and examples is ``accuracies[a]``.  The truth is the difference of
+    those accuracies (points); the test examples are drawn afresh in every replicate.
+
+    Parameters
+    ----------
+    k, n : seeds and shared test examples of the design.
+    replicates : simulated experiments.
+    accuracies, rho, example_share, seed_sd : the model above.
+    level : the interval's level.
+    seed : the simulation's random seed.
+
+    Returns
+    -------
+    float : the share of replicates whose interval holds the truth.
+    """
+    if k < 2 or n < 2 or replicates < 1:
+        raise ValueError(f"simulate_coverage needs k >= 2, n >= 2 and replicates >= 1, got {k}, {n}, {replicates}")
+    rng = np.random.default_rng(seed)
+    scale = math.sqrt(1 + seed_sd ** 2)
+    means = [float(sps.norm.ppf(a)) * scale for a in accuracies]
+    truth = 100.0 * (accuracies[1] - accuracies[0])
+    w = example_share
+    covered = 0
+    for _ in range(replicates):
+        common = math.sqrt(rho) * rng.standard_normal(n)
+        arms = []
+        for m in means:
+            b = common + math.sqrt(1 - rho) * rng.standard_normal(n)
+            latent = (m + seed_sd * rng.standard_normal((k, 1)) + math.sqrt(w) * b
+                      + math.sqrt(1 - w) * rng.standard_normal((k, n)))
+            arms.append(dict(enumerate(latent > 0)))
+        iv = paired_difference([(1, arms[1]), (-1, arms[0])], level)
+        covered += iv.low <= truth <= iv.high
+    return covered / replicates
 
 
 # ------------------------------------------------------------------------------------ verdicts

@@ -62,6 +62,9 @@ class PathfinderStyle:
     max_turn: float = math.pi / 6
     dash_fraction: float = 0.6
     match_distances: bool = False
+    balanced: bool = False
+    """Classes matched in ink and intensity (module doc, "Balanced"): each dash centred in its
+    segment, so a path's two ends look alike; label-0 paths placed at their target distance directly."""
 
     def __post_init__(self):
         if self.size < 16:
@@ -70,6 +73,8 @@ class PathfinderStyle:
             raise InputError(f"contour length must be >= 2, got {self.contour_length}")
         if self.distractors < 0 or self.distractor_length < 1:
             raise InputError("distractors must be >= 0 and distractor length >= 1")
+        if self.balanced and not self.match_distances:
+            raise InputError("--balanced needs --match-distances (it matches the classes' ink given their distances)")
 
     @property
     def segment_length(self) -> float:
@@ -122,20 +127,32 @@ def _render(size: int, strokes: list[np.ndarray], discs: list[np.ndarray], radiu
     return np.asarray(canvas.reduce(SUPERSAMPLE))
 
 
-def _dashes(path: np.ndarray, dash_fraction: float) -> list[np.ndarray]:
-    """The drawn part of each segment: from its start to ``dash_fraction`` of its length."""
+def _dashes(path: np.ndarray, dash_fraction: float, centred: bool = False) -> list[np.ndarray]:
+    """The drawn part of each segment: from its start to ``dash_fraction`` of its length, or
+    (``centred``) the middle ``dash_fraction`` of it, so both ends of the path end in a half gap."""
     starts, ends = path[:-1], path[1:]
-    return list(np.stack([starts, starts + dash_fraction * (ends - starts)], axis=1))
+    lead = (1 - dash_fraction) / 2 if centred else 0.0
+    return list(np.stack([starts + lead * (ends - starts), starts + (lead + dash_fraction) * (ends - starts)],
+                         axis=1))
 
 
-def _grow(rng: np.random.Generator, segments: int, style: PathfinderStyle) -> np.ndarray | None:
+def _grow(rng: np.random.Generator, segments: int, style: PathfinderStyle,
+          around: tuple[np.ndarray, float] | None = None) -> np.ndarray | None:
     """A random curved polyline inside the margins, or ``None`` if it ran into a border.
 
-    At each vertex up to ``TURN_TRIES`` turns in [-max_turn, max_turn] are tried in order; the
-    first that stays inside is taken.  (Plain floats: this loop is the generator's hot spot.)
+    It starts uniformly inside the margins, or (``around = (centre, r)``) at a uniform angle on the
+    circle of radius ``r`` about ``centre`` (``None`` if that point is outside).  At each vertex up
+    to ``TURN_TRIES`` turns in [-max_turn, max_turn] are tried in order; the first that stays
+    inside is taken.  (Plain floats: this loop is the generator's hot spot.)
     """
     low, high = style.margin, style.size - style.margin
-    x, y = rng.uniform(low, high, size=2).tolist()
+    if around is None:
+        x, y = rng.uniform(low, high, size=2).tolist()
+    else:
+        angle = rng.uniform(0, 2 * math.pi)
+        x, y = (float(around[0][0] + around[1] * math.cos(angle)), float(around[0][1] + around[1] * math.sin(angle)))
+        if not (low <= x <= high and low <= y <= high):
+            return None
     heading = rng.uniform(0, 2 * math.pi)
     turns = rng.uniform(-style.max_turn, style.max_turn, size=(segments, TURN_TRIES)).tolist()
     step = style.segment_length
@@ -160,23 +177,35 @@ def _dilate(mask: np.ndarray) -> np.ndarray:
     return np.logical_or.reduce([padded[dy:dy + h, dx:dx + w] for dy in range(3) for dx in range(3)])
 
 
-def _place(rng, segments, marker_ends, blocked, style, accept=None):
+def _place(rng, segments, marker_ends, blocked, style, accept=None, around=None):
     """Grow a path with markers at ``marker_ends`` (vertex indices) whose mask avoids
-    ``blocked`` (and, if given, for which ``accept(path)`` holds: up to ``MATCH_TRIES`` growths
-    per try); ``(path, mask, marker centres)`` or ``None`` after a few tries."""
+    ``blocked`` (and, if given, for which ``accept(path)`` holds, or which starts on the circle
+    ``around``: up to ``MATCH_TRIES`` growths per try); ``(path, mask, marker centres)`` or ``None``
+    after a few tries."""
+    tries = 1 if accept is None and around is None else MATCH_TRIES
     for _attempt in range(20):
-        for _growth in range(1 if accept is None else MATCH_TRIES):
-            path = _grow(rng, segments, style)
+        for _growth in range(tries):
+            path = _grow(rng, segments, style, around)
             if path is not None and (accept is None or accept(path)):
                 break
         else:
             continue
         markers = [path[end] for end in marker_ends]
-        strokes = [path] + _dashes(path, style.dash_fraction)  # dashes too: pixel rounding
+        if style.balanced and len(markers) == 2 and _markers_touch(markers, style):
+            continue
+        strokes = [path] + _dashes(path, style.dash_fraction, style.balanced)  # dashes too: pixel rounding
         mask = _render(style.size, strokes, markers, style.marker_radius) > 0
         if not (mask & blocked).any():
             return path, mask, markers
     return None
+
+
+def _markers_touch(markers: list[np.ndarray], style: PathfinderStyle) -> bool:
+    """Whether the second marker's disc comes within one pixel of the first's (8-neighbourhood):
+    the rule that every label-0 image obeys through the separation of its paths' masks, so a
+    balanced label-1 image is held to it too."""
+    first, second = (_render(style.size, [], [m], style.marker_radius) > 0 for m in markers)
+    return bool((_dilate(first) & second).any())
 
 
 def _target_distance(rng: np.random.Generator, style: PathfinderStyle) -> float:
@@ -197,10 +226,12 @@ def _try_sample(rng: np.random.Generator, label: int, style: PathfinderStyle,
     blocked = np.zeros((style.size, style.size), dtype=bool)
     tolerance = MATCH_TOLERANCE * style.segment_length
     for index, (segments, marker_ends) in enumerate(plan):
-        accept = None
-        if target is not None and index == 1:  # label 0: path 1's marker at the target distance
+        accept = around = None
+        if target is not None and index == 1 and style.balanced:  # label 0: path 1's marker on the circle
+            around = (markers[0], target)
+        elif target is not None and index == 1:  # label 0: path 1's marker at the target distance
             accept = lambda path, markers=markers: abs(float(np.hypot(*(path[0] - markers[0]))) - target) <= tolerance  # noqa: E731
-        placed = _place(rng, segments, marker_ends, blocked, style, accept)
+        placed = _place(rng, segments, marker_ends, blocked, style, accept, around)
         if placed is None:
             return None
         path, mask, centres = placed
@@ -209,7 +240,7 @@ def _try_sample(rng: np.random.Generator, label: int, style: PathfinderStyle,
         markers += centres
         owners += [index] * len(centres)
         blocked |= _dilate(mask)
-    strokes = [dash for path in paths for dash in _dashes(path, style.dash_fraction)]
+    strokes = [dash for path in paths for dash in _dashes(path, style.dash_fraction, style.balanced)]
     image = _render(style.size, strokes, markers, style.marker_radius)
     return PathfinderSample(image, label, tuple(paths), np.stack(masks), np.array(markers), tuple(owners))
 
@@ -277,7 +308,8 @@ def write_dataset(out: str | Path, n: int, seed: int = 0, style: PathfinderStyle
     _write_block(root, generate(n, seed, style, progress), n, per_folder, "", style)
     if n_test:
         _write_block(root, generate(n_test, seed, style, progress, offset=n), n_test, per_folder, TEST_PREFIX, style)
-    write_marker(root, "synthetic.pathfinder", {"n": n, "seed": seed, **asdict(style),
+    settings = {k: v for k, v in asdict(style).items() if k != "balanced" or v}  # old markers unchanged
+    write_marker(root, "synthetic.pathfinder", {"n": n, "seed": seed, **settings,
                                                 **({"n_test": n_test} if n_test else {})})
     return root
 
@@ -318,6 +350,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--match-distances", action="store_true",
                         help="label-0 markers at the label-1 marker-distance law (removes the "
                              "marker-distance shortcut; module doc)")
+    parser.add_argument("--balanced", action="store_true",
+                        help="classes matched in ink and intensity: dashes centred in their segments, label-1 "
+                             "markers held to the label-0 separation rule, label-0 paths placed at their target "
+                             "distance directly (module doc, 'Balanced'; needs --match-distances)")
     parser.add_argument("--n-test", type=int, default=0,
                         help="a held-out test split of this many more images (imgs/test_<k>/); the --n images "
                              "then split 8 : 1 into train and validation (default 0: the reader's seeded "
@@ -330,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         style = PathfinderStyle(size=args.size, contour_length=args.contour_length,
                                 distractors=args.distractors, distractor_length=args.distractor_length,
-                                match_distances=args.match_distances)
+                                match_distances=args.match_distances, balanced=args.balanced)
         check_counts(args.n, args.per_folder, args.n_test)
         refuse_links(dataset_root(args.out, style), args.out)
         with removed_on_error(dataset_root(args.out, style), args.out):  # an error leaves no folder it created

@@ -109,12 +109,12 @@ def seeds_in(*rows: dict | None) -> set[int]:
 
 
 # ------------------------------------------------------------------------------------ sequential looks
-def sequential(have: set[int], interval, verdict) -> tuple[str, list[str], dict, str | None]:
-    """Take the looks of :data:`LOOKS` whose seeds are all in ``have``, in order, stopping at the first
-    that decides.  ``interval(seeds, level) -> Interval``; ``verdict(interval) -> PASS | FAIL |
+def sequential(have: set[int], interval, verdict, looks=LOOKS) -> tuple[str, list[str], dict, str | None]:
+    """Take the ``looks`` (default :data:`LOOKS`) whose seeds are all in ``have``, in order, stopping at
+    the first that decides.  ``interval(seeds, level) -> Interval``; ``verdict(interval) -> PASS | FAIL |
     INCONCLUSIVE``.  Returns (verdict, lines, details, why INCONCLUSIVE or None)."""
     lines, taken = [], []
-    for number, (seeds, level) in enumerate(LOOKS, 1):
+    for number, (seeds, level) in enumerate(looks, 1):
         missing = [s for s in seeds if s not in have]
         if missing:
             lines.append(f"look {number} ({len(seeds)} seeds, {level:.0%}) not taken: seeds "

@@ -264,6 +264,86 @@ class DecideEvidence(Versioned):
         return self
 
 
+# ---------------------------------------------------------------------------------- shortcut audit
+class AuditBaseline(Open):
+    name: str
+    role: Literal["floor", "ceiling"]
+    what: str
+    test_accuracy: Number = Field(ge=0, le=100)
+    low: Number = Field(ge=0, le=100)
+    high: Number = Field(ge=0, le=100)
+    val_accuracy: Number = Field(ge=0, le=100)
+    C: Positive
+    features: PositiveCount
+
+    @model_validator(mode="after")
+    def _inside(self):
+        if not self.low <= self.test_accuracy <= self.high:
+            raise ValueError(f"{self.name}: test accuracy {self.test_accuracy} outside its interval "
+                             f"[{self.low}, {self.high}]")
+        return self
+
+
+class AuditReport(Versioned):
+    """``lra audit``'s report (:mod:`spt_theory.lra.audit`): every fixed-feature baseline on held-out
+    data, the floor and the one-hop ceiling they give, with the data's fingerprint and source."""
+
+    task: str
+    settings: dict[str, str]
+    data: SweepData
+    data_source: dict[str, Any]
+    level: Fraction
+    baselines: list[AuditBaseline] = Field(min_length=2)
+    chance: Number = Field(ge=0, le=100)
+    floor: str
+    ceiling: str
+    floor_accuracy: Number = Field(ge=0, le=100)
+    ceiling_accuracy: Number = Field(ge=0, le=100)
+    window: Number
+    versions: dict[str, Any]
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        unique([b.name for b in self.baselines], "baseline")
+        for role, name, value in (("floor", self.floor, self.floor_accuracy),
+                                  ("ceiling", self.ceiling, self.ceiling_accuracy)):
+            rows = [b for b in self.baselines if b.role == role]
+            if not rows:
+                raise ValueError(f"no {role} baseline")
+            best = max(rows, key=lambda b: b.test_accuracy)
+            if best.name != name or not close(best.test_accuracy, value):
+                raise ValueError(f"{role} {name} {value}: the best {role} baseline is {best.name} "
+                                 f"{best.test_accuracy}")
+        if not close(self.window, self.ceiling_accuracy - self.floor_accuracy):
+            raise ValueError(f"window {self.window} is not ceiling - floor")
+        return self
+
+
+class PilotPoint(Open):
+    epoch: PositiveCount
+    step: PositiveCount
+    val_accuracy: Fraction
+
+
+class Pilot(Open):
+    name: str
+    seed: Seed
+    cell: str
+    data: str
+    stage: Literal["spt", "supervised"]
+    curve: list[PilotPoint]
+    complete: bool
+
+
+class PilotEvidence(Versioned):
+    """Pilots of a pre-registration (``evidence/lra/pilots/``): the audits and the training curves
+    seen before the registration was written, kept as they were; judged by nothing."""
+
+    registration: str
+    audits: dict[str, AuditReport]
+    pilots: list[Pilot]
+
+
 # ---------------------------------------------------------------------------------- escape race
 class RacePoint(Open):
     step: Count

@@ -12,6 +12,7 @@ Commands::
     report    table of the result JSONs against the LRA reference numbers
     race      the Pathfinder-16 escape race (claim L5) collected into evidence JSON
     decide    the pre-registered L1b / L4b / L3b / L6 runs (decide run) and their evidence (decide collect)
+    audit     shortcut audit of a task's data: the fixed-feature floor and the one-hop ceiling
 
 Examples::
 
@@ -54,7 +55,7 @@ from spt_theory import evidence
 from spt_theory.core import args as cli_args
 from spt_theory.core import cpu
 from spt_theory.evidence import lra_schema, schema
-from spt_theory.lra import decide
+from spt_theory.lra import audit, decide
 from spt_theory.lra.controls import CONTROLS
 from spt_theory.lra.probe import __doc__ as probe_module_doc
 from spt_theory.lra.probe import format_probe, probe_files
@@ -200,6 +201,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                       help="also copy the evidence into the committed evidence (package data race/), completed by "
                            "the committed arms of seeds run elsewhere (an arm that ran further here replaces its own)")
     decide.add_parser(commands)
+    audit.add_parser(commands)
     report = commands.add_parser("report", help="table of result JSONs against the LRA reference numbers",
                                  description="Table of result JSONs against the LRA reference numbers.")
     report.add_argument("--results", type=Path, default=Path("runs/lra/results"),
@@ -234,6 +236,9 @@ def execute(args: argparse.Namespace) -> None:
         return
     if args.command == "decide":
         decide.execute(args)
+        return
+    if args.command == "audit":
+        audit.execute(args)
         return
     if args.command == "race":
         found = race_collect(args.out, args.data_dir, checked=args.promote)

@@ -29,19 +29,42 @@ from pathlib import Path
 from spt_theory import evidence
 from spt_theory.core import args as cli_args
 from spt_theory.evidence import lra_schema, schema
+from spt_theory.lra.data import data_source
 from spt_theory.lra.runner import LRARun, RunOptions, versions
 from spt_theory.lra.sweep import RUN_MECHANICS, format_summary, spread, summary_path, sweep
 from spt_theory.lra.sweep_cells import cells as parse_cells
 from spt_theory.util.files import InputError, announce, write_json
 
 REGISTERED = "docs/preregistration/2026-12-02-lra-decide.md"
+SHORT_REGISTERED = "docs/preregistration/2026-12-04-lra-short-contour.md"
 MODEL = (("d_model", "64"), ("heads", "4"), ("ff", "128"), ("lr_finetune", "1e-3"), ("warmup_steps", "100"))
 PATHFINDER = (*MODEL, ("lr_pretrain", "2e-3"), ("resolution", "16"), ("contour_length", "6"))
 LISTOPS = (*MODEL, ("lr_pretrain", "3e-3"))
-"""The committed CPU setting's ``--set`` pairs (``checks/lra.py`` SETTINGS), per task."""
+"""The committed CPU setting's ``--set`` pairs (``checks/lra.py`` SETTINGS), per task (2026-12-02)."""
+SHORT = (("d_model", "64"), ("n_heads", "4"), ("d_ff", "128"), ("lr_finetune", "1e-3"), ("warmup_steps", "100"),
+         ("lr_pretrain", "2e-3"), ("resolution", "16"), ("contour_length", "3"))
+"""The short-contour Pathfinder-16 setting's ``--set`` pairs (2026-12-04): the same model and
+optimiser, contour length 3 (the fields spelled as ModelConfig spells them)."""
+LISTOPS_PLATEAU = (("d_model", "64"), ("n_heads", "4"), ("d_ff", "128"), ("lr_finetune", "1e-3"),
+                   ("warmup_steps", "100"), ("lr_pretrain", "3e-3"))
 DATA = {"pathfinder": {"n_train": 16_000, "n_val": 2_000, "n_test": 10_000},
         "listops": {"n_train": 5_000, "n_val": 500, "n_test": 5_000}}
 """The registered data sizes (fresh data, generator seed 1)."""
+PATHFINDER_DATA = {"generator": "synthetic.pathfinder",
+                   "settings": {"n": 18_000, "seed": 1, "size": 16, "contour_length": 6, "distractors": 2,
+                                "distractor_length": 3, "max_turn": 0.5235987755982988, "dash_fraction": 0.6,
+                                "match_distances": True, "n_test": 10_000}}
+LISTOPS_DATA = {"generator": "synthetic.listops",
+                "settings": {"train": 5_000, "val": 500, "test": 5_000, "min_len": 100, "max_len": 300, "seed": 1}}
+SHORT_DATA = {"generator": "synthetic.pathfinder",
+              "settings": {"n": 18_000, "seed": 3, "size": 16, "contour_length": 3, "distractors": 2,
+                           "distractor_length": 3, "max_turn": 0.5235987755982988, "dash_fraction": 0.6,
+                           "match_distances": True, "balanced": True, "n_test": 10_000}}
+"""The short-contour data: ``python -m synthetic.pathfinder --out D/pathfinder16 --n 18000 --n-test 10000
+--size 16 --contour-length 3 --distractors 2 --distractor-length 3 --match-distances --balanced --seed 3``."""
+LISTOPS_PLATEAU_DATA = {"generator": "synthetic.listops",
+                        "settings": {"train": 5_000, "val": 500, "test": 5_000, "min_len": 100, "max_len": 300,
+                                     "seed": 4}}
 SCRATCH_16 = "recipe=scratch,finetune_epochs=16"
 PROBE_LIMIT = 200
 """Test examples the attention probes read (as the committed sweeps; the claims do not read them)."""
@@ -62,10 +85,24 @@ class Experiment:
     """Cells run at some seeds only: (spec, seeds)."""
     controls: tuple[str, ...] = ("majority",)
     """Untrained baselines computed beside the cells (the majority class: L3b's chance gate)."""
+    registered: str = REGISTERED
+    """The pre-registration document that fixes this experiment."""
+    settings: tuple[tuple[str, str], ...] | None = None
+    """Its ``--set`` pairs (None: the 2026-12-02 setting of its task)."""
+    source: dict | None = None
+    """The generator and settings its data must come from (the data folder's marker)."""
+    sizes: dict | None = None
+    """Its data sizes (None: :data:`DATA` of its task)."""
 
     @property
     def overrides(self) -> tuple[tuple[str, str], ...]:
+        if self.settings is not None:
+            return self.settings
         return PATHFINDER if self.task == "pathfinder" else LISTOPS
+
+    @property
+    def data_sizes(self) -> dict:
+        return self.sizes or DATA[self.task]
 
     def specs(self, seed: int) -> list[str]:
         """The ``--cell`` specs run at ``seed``."""
@@ -74,16 +111,40 @@ class Experiment:
 
 
 L1B_CELLS = {SCRATCH_16: 8_000, "recipe=spt": 8_000}
+SHORT_EPOCHS = 40
+"""The short-contour designs' budget: 40 epochs of 500 steps = 20,000 optimiser steps per arm
+(sized by the pilot, docs/preregistration/2026-12-04-lra-short-contour.md)."""
+SHORT_SCRATCH = f"recipe=scratch,finetune_epochs={SHORT_EPOCHS}"
+SHORT_CELLS = {SHORT_SCRATCH: 20_000, "recipe=spt": 20_000}
+SHORT_SEEDS = tuple(range(300, 308))
+_short = {"registered": SHORT_REGISTERED, "settings": SHORT, "source": SHORT_DATA}
 EXPERIMENTS = {
-    "l1b": Experiment("l1b", "pathfinder", tuple(range(100, 108)), L1B_CELLS, 6, 10),
-    "l4b": Experiment("l4b", "pathfinder", tuple(range(100, 108)), {**L1B_CELLS, "recipe=spt,keep=qk": 8_000}, 6, 10),
+    "l1b": Experiment("l1b", "pathfinder", tuple(range(100, 108)), L1B_CELLS, 6, 10, source=PATHFINDER_DATA),
+    "l4b": Experiment("l4b", "pathfinder", tuple(range(100, 108)), {**L1B_CELLS, "recipe=spt,keep=qk": 8_000}, 6, 10,
+                      source=PATHFINDER_DATA),
     "l3b": Experiment("l3b", "listops", tuple(range(100, 106)),
                       {"recipe=scratch,finetune_epochs=20": 3_140,
-                       "recipe=scratch,freeze=qk,finetune_epochs=20": 3_140}),
+                       "recipe=scratch,freeze=qk,finetune_epochs=20": 3_140}, source=LISTOPS_DATA),
     "l6": Experiment("l6", "pathfinder", (200, 201),
                      {"recipe=scratch,init=proximity,finetune_epochs=20": 10_000,
                       "recipe=scratch,layers=2,finetune_epochs=20": 10_000},
-                     only=(("recipe=scratch,layers=2,finetune_epochs=20", (200,)),)),
+                     only=(("recipe=scratch,layers=2,finetune_epochs=20", (200,)),), source=PATHFINDER_DATA),
+    # 2026-12-04: the short-contour Pathfinder-16 (docs/preregistration/2026-12-04-lra-short-contour.md)
+    "l6s": Experiment("l6s", "pathfinder", (400, 401),
+                      {f"recipe=scratch,init=proximity,finetune_epochs={SHORT_EPOCHS}": 20_000}, **_short),
+    "l1s": Experiment("l1s", "pathfinder", SHORT_SEEDS, SHORT_CELLS, 6, SHORT_EPOCHS - 6, **_short),
+    "l4s": Experiment("l4s", "pathfinder", SHORT_SEEDS, {**SHORT_CELLS, "recipe=spt,keep=qk": 20_000}, 6,
+                      SHORT_EPOCHS - 6, **_short),
+    "l3s": Experiment("l3s", "pathfinder", SHORT_SEEDS,
+                      {SHORT_SCRATCH: 20_000, f"recipe=scratch,freeze=qk,finetune_epochs={SHORT_EPOCHS}": 20_000},
+                      **_short),
+    "l7s": Experiment("l7s", "pathfinder", tuple(range(300, 306)),
+                      {f"recipe=scratch,layers=2,finetune_epochs={SHORT_EPOCHS}": 20_000,
+                       "recipe=spt,layers=2": 20_000}, 6, SHORT_EPOCHS - 6, **_short),
+    "l3p": Experiment("l3p", "listops", tuple(range(110, 116)),
+                      {"recipe=scratch,finetune_epochs=60": 9_420,
+                       "recipe=scratch,freeze=qk,finetune_epochs=60": 9_420},
+                      registered=SHORT_REGISTERED, settings=LISTOPS_PLATEAU, source=LISTOPS_PLATEAU_DATA),
 }
 """The registered experiments (module doc; the pre-registration's arms, seeds and budgets)."""
 
@@ -106,9 +167,15 @@ def options(experiment: Experiment, data_dir: Path, out: Path, tiny: bool = Fals
 def check_registration(experiment: Experiment, run: LRARun, data) -> None:
     """InputError unless the data have the registered sizes and every cell its registered steps."""
     sizes = {"n_train": len(data.y_train), "n_val": len(data.y_val), "n_test": len(data.y_test)}
-    if sizes != DATA[experiment.task]:
-        raise InputError(f"{experiment.task} data of {sizes}: the registration fixes {DATA[experiment.task]} "
-                         f"({REGISTERED}); generate the registered data (decide --help)")
+    if sizes != experiment.data_sizes:
+        raise InputError(f"{experiment.task} data of {sizes}: the registration fixes {experiment.data_sizes} "
+                         f"({experiment.registered}); generate the registered data (decide --help)")
+    if experiment.source is not None:
+        source = data_source(run.config, run.options.data_dir)
+        for field in ("generator", "settings"):
+            if source.get(field) != experiment.source[field]:
+                raise InputError(f"{experiment.task} data: {field} {_short(source.get(field))}, the registration "
+                                 f"fixes {_short(experiment.source[field])} ({experiment.registered})")
     per_epoch = math.ceil(sizes["n_train"] / run.config.batch_size)
     for spec, registered in experiment.cells.items():
         cell = parse_cells([], [spec])[0]
@@ -188,7 +255,7 @@ def _piece(experiment: Experiment, summary: dict) -> dict:
     cells = [{"label": row["label"], "cell": row["cell"], "runs": row["runs"]} for row in summary["cells"]]
     return evidence.scrub_paths({
         "schema_version": schema.SCHEMA_VERSION, "experiment": experiment.name, "task": experiment.task,
-        "registered": REGISTERED, "tiny": bool(opts.get("tiny")), "seeds": [seed], "options": opts,
+        "registered": experiment.registered, "tiny": bool(opts.get("tiny")), "seeds": [seed], "options": opts,
         "config": summary["config"], "data": data, "data_source": summary["data"].get("source"),
         "controls": {kind: entry for kind, entry in summary.get("controls", {}).items() if "runs" not in entry},
         "cells": _with_stats(cells), "sweeps": {str(seed): {"name": summary["name"], "versions": summary["versions"],

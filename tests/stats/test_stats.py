@@ -80,7 +80,8 @@ def test_two_way_interval_covers_the_mean_in_the_random_effects_model(k, n, s_se
         table = _two_way(rng, k, n, 7.0, s_seed, s_example, 40.0)
         iv = stats.paired_difference([(1, dict(enumerate(table)))], scale=1.0)
         hits += iv.low <= 7.0 <= iv.high
-    assert 0.92 <= hits / 800 <= 0.98  # binomial sd 0.0077 at 800
+    assert hits / 800 >= 0.93  # binomial sd 0.0077 at 800; above 0.98 where the seeds' spread is small
+    # (df capped at k - 1, the residual standing in for a seeds mean square below it: docs/statistics.md)
 
 
 def test_the_test_part_shrinks_with_the_test_set_and_the_seed_part_with_seeds():
@@ -141,6 +142,8 @@ def test_paired_standard_error_is_no_larger_than_unpaired_for_positively_correla
 
     c_s, c_e, c_r = cross(ta, tb)
     assume(c_s >= 0 and c_e - c_r >= 0)
+    ms_s, _, ms_r = stats.mean_squares(ta - tb)
+    assume(ms_s >= ms_r)  # below it the residual stands in for the seeds' mean square (module doc)
     paired = stats.paired_difference([(1, a), (-1, b)])
     unpaired = stats.unpaired_difference([(1, a), (-1, b)])
     assert paired.se <= unpaired.se + 1e-9
