@@ -45,6 +45,7 @@ L3B_RESULT = "cb8f5c7"  # 2026-12-02 20:20: L3b's six seeds (FAIL)
 L6_RESULT = "d04051c"  # 2026-12-02 20:24: L6's two proximity seeds and the 2-layer arm (FAIL)
 L1B_RESULT = "900c973"  # 2026-12-03 04:05: L1b's eight seeds, its three looks (FAIL at the 8-seed look)
 DECIDE = "8650b85"  # 2026-12-02 18:19: L1b, L4b, L3b, L6 pre-registered (docs/preregistration/2026-12-02-lra-decide.md)
+SHORT = "8f4dd3c"  # 2026-12-04 16:10: the short-contour claims, L3p, L2b pre-registered (docs/preregistration/2026-12-04-lra-short-contour.md)
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
                 "SPT-learned gate (50% of the marginal-to-neighbour gap) was written with the ListOps "
@@ -270,12 +271,12 @@ TABLE: dict[str, Row] = _table(
                      note="2026-12-02 18:05 (1efdbaa): judged by its interval alone, rule (c) 'no headroom' no longer "
                           "applies (it was written for gain claims; direction: away from passing, a harm can FAIL "
                           "again)"),
-        Record("does not hold", "2026-12-02", f"{LRA_SEEDS}, regenerated with per-example correctness: ListOps "
-                                              "frozen - scratch -10.6 [-17.1, -4.1] pts (paired seeds x 1000 test "
-                                              "examples, t with 2.8 df), wholly outside ±3; Pathfinder-16 near chance. "
-                                              "The seeds-only t (2 df) gives [-18.3, -2.9], INCONCLUSIVE: the verdict "
-                                              "rests on the shared test term's df; L3b re-tests it, pre-registered. "
-                                              "Was 'inconclusive' (2026-12-02 morning, no headroom)")),
+        Record("inconclusive", "2026-12-04", f"{LRA_SEEDS}, with per-example correctness: ListOps frozen - "
+                                             "scratch -10.6 [-19.0, -2.3] pts (paired seeds x 1000 test examples, t "
+                                             "with 2 df: Satterthwaite's 2.8 capped at k - 1 since 2026-12-04, "
+                                             "docs/preregistration.md), the interval covers -3; Pathfinder-16 near "
+                                             "chance.  Was 'does not hold' at 2.8 df ([-17.1, -4.1]), an interval "
+                                             "that covered 0.93 at 3 seeds; L3b and L3p re-test it, pre-registered")),
     Row("P3",
         "AdamW, W_Q,W_K init /10: T grows as the noise floor says",
         "|measured/predicted - 1| <= 0.3 at every n",
@@ -341,7 +342,54 @@ TABLE: dict[str, Row] = _table(
         Record("does not hold", "2026-12-02", f"evidence/lra/decide/l6.json ({L6_RESULT}): proximity init 56.0% and "
                                               "56.7% at 10000 steps (both <= 69%), with 32x / 29x uniform neighbour "
                                               "attention kept after training (55x / 54x at init): the registered "
-                                              "capacity-limit reading; 2-layer scratch (seed 200, descriptive) 53.4%")),
+                                              "capacity-limit reading; 2-layer scratch (seed 200, descriptive) 53.4%",
+               source="gate")),
+    Row("L6s",
+        "Short-contour Pathfinder-16: proximity-init W_Q, W_K reach the one-hop ceiling - 10 (capacity gate)",
+        "both seeds >= 88% at 20,000 steps (FAIL: both below)",
+        Registration("pre", SHORT, SHORT),
+        Record("inconclusive", "2026-12-04", f"not run yet: registered {SHORT}, seeds 400-401", source="gate",
+               ran=False)),
+    Row("L1s",
+        "Short-contour Pathfinder-16: SPT beats scratch at 20,000 equal steps (sequential looks)",
+        "PASS lo > 0, FAIL hi < 3.5 pts; looks at 4, 6 seeds (99%), 8 seeds (95%); after an L6s PASS",
+        Registration("pre", SHORT, SHORT),
+        Record("inconclusive", "2026-12-04", f"not run yet: registered {SHORT}, seeds 300-307", ran=False)),
+    Row("L2s",
+        "Short-contour Pathfinder-16: SPT's attention is proximal, scratch's is not",
+        "log(SPT / scratch neighbour attention): PASS lo > log 2, FAIL hi < log 1.25; L1s's 8 seeds, 95%",
+        Registration("pre", SHORT, SHORT),
+        Record("inconclusive", "2026-12-04", f"not run yet: registered {SHORT}, read from L1s's evidence",
+               ran=False)),
+    Row("L3s",
+        "Short-contour Pathfinder-16: attention frozen at init is about as good as trained, at the plateau",
+        "|frozen - scratch| <= 3 at 20,000 steps, both arms at their plateau, 95%, 8 seeds",
+        Registration("pre", SHORT, SHORT),
+        Record("inconclusive", "2026-12-04", f"not run yet: registered {SHORT}, seeds 300-307", ran=False)),
+    Row("L4s",
+        "Short-contour Pathfinder-16: W_Q, W_K alone from the SPT checkpoint recover half the gain",
+        "(hybrid - scratch) - 0.5 gain: PASS lo > 0, FAIL hi < 0; L1s's looks; after an L1s PASS",
+        Registration("pre", SHORT, SHORT),
+        Record("inconclusive", "2026-12-04", f"not run yet: registered {SHORT}, runs only after an L1s PASS",
+               ran=False)),
+    Row("L7s",
+        "Short-contour Pathfinder-16, 2 layers: SPT beats scratch at 20,000 equal steps (the LRA twin of E12)",
+        "PASS lo > 0, FAIL hi < 3.5 pts; 6 seeds, 95%",
+        Registration("pre", SHORT, SHORT),
+        Record("inconclusive", "2026-12-04", f"not run yet: registered {SHORT}, seeds 300-305", ran=False)),
+    Row("L3p",
+        "ListOps: attention frozen at random init is about as good as trained, both at their plateau",
+        "|frozen - scratch| <= 3 at 9,420 steps, both arms at their plateau, 95%, 6 seeds; chance gate",
+        Registration("pre", SHORT, SHORT),
+        Record("inconclusive", "2026-12-04", f"not run yet: registered {SHORT}, seeds 110-115", ran=False)),
+    Row("L2b",
+        "Pathfinder-16 (L1b's runs): SPT's attention is proximal, scratch's is not",
+        "log(SPT / scratch neighbour attention): PASS lo > log 2, FAIL hi < log 1.25; L1b's 8 seeds, 95%",
+        Registration("post", SHORT, SHORT, note="the SPT side (1.4x-11x uniform) was seen before the rule was "
+                                                "written, the scratch side was not"),
+        Record("holds", "2026-12-04", f"evidence/lra/decide/l1b.json ({L1B_RESULT}), seeds 100-107: SPT checkpoint / "
+                                      "scratch at 8,000 steps x6.4 [x2.55, x16.2] neighbour attention (95% t over "
+                                      "8 log ratios, 7 df; per seed x1.1-x32.5): lo above x2")),
     Row("P5",
         "SPT/scratch steps ratio ∝ n^(dln(s_rec/s)/dln n)",
         "0.08 ± 0.25",

@@ -11,23 +11,34 @@ RECORD_OF_VERDICT = {"PASS": "holds", "FAIL": "does not hold", "INCONCLUSIVE": "
 """The words of a record for each verdict a check can give."""
 VERDICT_OF_RECORD = {words: verdict for verdict, words in RECORD_OF_VERDICT.items()}
 """The verdict a check gives for each word of a record."""
+SOURCES = ("paper", "hypothesis", "gate")
+"""Whose statement a recorded claim is: the paper's, this project's prediction, or a capacity gate
+(whether a setting can show the mechanism at all; counted apart from the paper's claims)."""
 
 
 @dataclass(frozen=True)
 class Record:
     """The verdict on record for a claim under test: ``verdict`` one of :data:`RECORD_OF_VERDICT`'s
     values, the ``date`` it was measured, the ``evidence`` (runs, seeds, the figure), and whose
-    statement it is (``source``: ``paper``, or ``hypothesis`` for a prediction of this project's
-    mechanism that the data may refute)."""
+    statement it is (``source``: ``paper``, ``hypothesis`` for a prediction of this project's
+    mechanism that the data may refute, or ``gate`` for a capacity gate)."""
 
     verdict: str
     date: str
     evidence: str
     source: str = "paper"
+    ran: bool = True
+    """Whether the record rests on committed evidence; False for a registered design not run yet
+    (verdict ``inconclusive``), whose evidence may be absent.  Where it is True, absent evidence is
+    an ERROR, never a verdict."""
 
     def __post_init__(self):
         if self.verdict not in RECORD_OF_VERDICT.values():
             raise ValueError(f"record verdict {self.verdict!r} is not one of {sorted(RECORD_OF_VERDICT.values())}")
+        if self.source not in SOURCES:
+            raise ValueError(f"record source {self.source!r} is not one of {SOURCES}")
+        if not self.ran and self.verdict != "inconclusive":
+            raise ValueError("a record of a design not run yet is 'inconclusive'")
 
 
 @dataclass(frozen=True)
