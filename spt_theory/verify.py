@@ -32,10 +32,18 @@ from pathlib import Path
 
 from spt_theory import checks, evidence
 from spt_theory.claims import records
-from spt_theory.claims.registry import Claim, Context, Measurement, all_claims, check_registered_files
+from spt_theory.claims.registry import (
+    Claim,
+    Context,
+    Measurement,
+    all_claims,
+    check_documents,
+    check_read_evidence,
+    check_registered_files,
+)
 from spt_theory.claims.row import RECORD_OF_VERDICT
 from spt_theory.core import args as cli_args
-from spt_theory.evidence import EvidenceError
+from spt_theory.evidence import EvidenceError, schema
 from spt_theory.util import tables
 from spt_theory.util.files import InputError, StorageError, announce, prepare_output, write_json
 from spt_theory.util.interrupts import interruptible
@@ -91,7 +99,11 @@ def run_claim(claim: Claim, ctx: Context) -> dict:
     start = time.perf_counter()
     try:
         check_registered_files(claim.id, ctx.evidence_root)  # a pre-registered file changed: ERROR
+        if claim.id.startswith(("L", "P")):
+            check_documents()  # a pre-registration document changed: ERROR
+        schema.READ.clear()
         m: Measurement = claim.check(ctx)
+        check_read_evidence(schema.READ, ctx.evidence_root)  # evidence not as recorded: ERROR
         verdict = m.verdict
         row = {"measured": m.measured, "threshold": m.threshold, "details": m.details}
         if m.lines:

@@ -31,8 +31,9 @@ import numpy as np
 
 from spt_theory import stats
 from spt_theory.checks.lra import find_cell
+from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
-from spt_theory.evidence import EvidenceError, lra_schema, require, schema
+from spt_theory.evidence import EvidenceError, lra_schema, schema
 from spt_theory.lra import decide
 from spt_theory.lra.curves import best_correctness, best_within
 from spt_theory.lra.sweep_cells import cells as parse_cells
@@ -60,20 +61,19 @@ def command(experiment: str) -> str:
 
 
 def load(ctx: Context, experiment: str) -> tuple[dict | None, Path]:
-    """(the evidence of ``experiment``, its path); None where no file is there yet.  EvidenceError
-    if the file is malformed, of another experiment, tiny, or its runs are not the registered length."""
+    """(the evidence of ``experiment``, its path); None only where nothing is at the path and the
+    claim's record says its runs have not been made (``Record.ran`` False).  EvidenceError if a
+    record rests on it and it is missing, if it is not a regular file, malformed, or differs in any
+    field from its registration (:func:`spt_theory.lra.decide.conform`)."""
     path = Path(ctx.lra_evidence) / "decide" / f"{experiment}.json"
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
+        record = records.RECORDS.get(experiment[:2].upper() + experiment[2:])
+        if record is None or record.ran:
+            raise EvidenceError(f"{path}: missing (the record of {experiment[:2].upper() + experiment[2:]} rests "
+                                "on it; no evidence, no verdict)")
         return None, path
     found = schema.load(path, lra_schema.DecideEvidence, ctx.model_settings)
-    require(found["experiment"] == experiment, path, "experiment", repr(experiment))
-    require(found["tiny"] is False, path, "tiny", "false (tiny runs decide nothing)")
-    spec = decide.EXPERIMENTS[experiment]
-    for text, steps in spec.cells.items():
-        row = cell(found, text)
-        for run in row["runs"] if row else []:
-            require(run["curve"][-1]["step"] == steps, path, f"cells ({row['label']}) seed {run['seed']}",
-                    f"a run of the registered {steps} steps")
+    decide.conform(decide.EXPERIMENTS[experiment], found, str(path))
     return found, path
 
 

@@ -45,7 +45,36 @@ L3B_RESULT = "cb8f5c7"  # 2026-12-02 20:20: L3b's six seeds (FAIL)
 L6_RESULT = "d04051c"  # 2026-12-02 20:24: L6's two proximity seeds and the 2-layer arm (FAIL)
 L1B_RESULT = "900c973"  # 2026-12-03 04:05: L1b's eight seeds, its three looks (FAIL at the 8-seed look)
 DECIDE = "8650b85"  # 2026-12-02 18:19: L1b, L4b, L3b, L6 pre-registered (docs/preregistration/2026-12-02-lra-decide.md)
-SHORT = "8f4dd3c"  # 2026-12-04 16:10: the short-contour claims, L3p, L2b pre-registered (docs/preregistration/2026-12-04-lra-short-contour.md)
+SHORT = "8f4dd3c"  # 2026-12-04 16:10: L6s, L1s-L4s, L7s, L3p, L2b pre-registered
+# (docs/preregistration/2026-12-04-lra-short-contour.md)
+
+EVIDENCE_HASHES: dict[str, tuple[str, str]] = {
+    # path under the evidence folder: (sha256 of its bytes, the commit or day that recorded them)
+    "lra/listops.json": ("59fced848022d6f90bcee1cf8eed203d72113ac026ff212daf83517eff20baa8", "1efdbaa"),
+    "lra/pathfinder.json": ("5bf5114bdf88553ba752baedfc44243904cef89139b983781a12b4f93376075f", "1efdbaa"),
+    "lra/decide/l1b.json": ("6a6b38b9ba52fa8334d1192a2834a3d8920507aa5b2c39aff183f65651f21232", L1B_RESULT),
+    "lra/decide/l3b.json": ("5773184cbe52b33dd770ca4151a73786f73e52abd3e3e413a22fecddaeeff84d", L3B_RESULT),
+    "lra/decide/l6.json": ("ba19c761a667f85db7fd33fc4acf0bd4ecdbd46aa48ee4dfd0fd65aaa654fbcb", L6_RESULT),
+    "race/pathfinder16.json": ("f3b2084c60f2a018adf8b36c87c09d8423234beec331a99a56bf9733f76e0d09", RACE_RULES),
+    "plateau/plateau_runs.json": ("f2bc4c4ecb0686fd16c5b2fd9fd556599f2f1cabf4e62b8d906c86422481aaec", N400_ADAMW),
+    "plateau/gradient_rms.json": ("9545da87123ca5be285b7b0492084f9119740ff8c1b29327bef16f45faede4f5", PLATEAU_LAW),
+    "plateau/prediction_n400.json": ("d07f6ebc40f13e692384ac87424b4378210247e13a735ecc2e1378407d1773e5",
+                                     PREDICTION_400),
+}
+"""The content of every committed evidence file a verdict reads, as recorded (sha256): verify gives
+ERROR, naming the file and this entry's commit, for a file that differs or that a check read without
+an entry here (:func:`spt_theory.claims.registry.check_read_evidence`).  Updated by hand in the
+commit that promotes new evidence, like the record it supports."""
+DOCUMENTS: dict[str, str] = {
+    "docs/preregistration/2026-12-02-lra-verdicts-and-escape-race.md":
+        "c66e6eeed2c6098e0776a1a506c23f29a5de4ba25921bd6fe5608f2e4eaf5474",
+    "docs/preregistration/2026-12-02-lra-decide.md": "f28c0314bddcef02303a8e3d8be9859c46f65dee24387e59f113adc88f686ea6",
+    "docs/preregistration/2026-12-04-lra-short-contour.md":
+        "e8bc8d84ada39643778989c0ad26673496fc4ad21a6eaa906cf79c92d7690f44",
+}
+"""The pre-registration documents (path in a checkout: sha256 as committed).  They are not package
+data: verify checks each where a checkout holds it, and the test suite always
+(``tests/claims/test_registration_hashes.py``)."""
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
                 "SPT-learned gate (50% of the marginal-to-neighbour gap) was written with the ListOps "
@@ -325,7 +354,8 @@ TABLE: dict[str, Row] = _table(
         Registration("pre", DECIDE, DECIDE, note="registered to run only if L1b is PASS; L1b is FAIL "
                                                  f"({L1B_RESULT}), so L4b is not run"),
         Record("inconclusive", "2026-12-03", f"not run: L1b found no gain to recover ({L1B_RESULT}), and the "
-                                             "pre-registration runs L4b only after an L1b PASS")),
+                                             "pre-registration runs L4b only after an L1b PASS; the verdict rests on "
+                                             "L1b's evidence", ran=False)),
     Row("L3b",
         "ListOps: attention frozen at random init is about as good as trained",
         "|frozen - scratch| <= 3 at 1,570 and 3,140 steps, 95%, 6 seeds; chance gate",

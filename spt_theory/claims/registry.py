@@ -152,6 +152,52 @@ def all_claims() -> list[Claim]:
     return sorted(REGISTRY.values(), key=lambda c: _order(c.id))
 
 
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def check_read_evidence(read: set[Path], root: Path) -> None:
+    """EvidenceError naming the file and the commit that recorded it when an evidence file under the
+    evidence folder ``root`` that a check read (``read``, resolved paths) differs from its recorded
+    content (:data:`~spt_theory.claims.records.EVIDENCE_HASHES`), or has no recorded content at all.
+    Files outside ``root`` (``--lra-evidence DIR`` of the user's own) are the user's and not held."""
+    base = Path(root).resolve()
+    for path in sorted(read):
+        try:
+            name = path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+        entry = records.EVIDENCE_HASHES.get(name)
+        if entry is None:
+            raise evidence.EvidenceError(f"{path}: read by a verdict but its content is recorded nowhere "
+                                         "(records.EVIDENCE_HASHES): no recorded evidence, no verdict")
+        digest, commit = entry
+        found = _sha256(path)
+        if found != digest:
+            raise evidence.EvidenceError(f"{path}: differs from the content recorded in {commit} (sha256 "
+                                         f"{found[:12]}..., recorded {digest[:12]}...): restore it (git checkout "
+                                         f"{commit} -- spt_theory/evidence/{name}) or record the new content with "
+                                         "its verdicts")
+
+
+def check_documents(repo: Path | None = None) -> None:
+    """EvidenceError naming the document when a pre-registration document of a checkout differs
+    from its recorded content (:data:`~spt_theory.claims.records.DOCUMENTS`); from an install without
+    the documents there is nothing to compare (the test suite compares them)."""
+    repo = Path(__file__).resolve().parents[2] if repo is None else Path(repo)
+    for name, digest in records.DOCUMENTS.items():
+        path = repo / name
+        if not path.is_file():
+            continue
+        found = _sha256(path)
+        if found != digest:
+            raise evidence.EvidenceError(f"{path}: a pre-registration document changed after its commit (sha256 "
+                                         f"{found[:12]}..., recorded {digest[:12]}...): a registration cannot change; "
+                                         "write a dated rule change instead (docs/preregistration.md)")
+
+
 def check_registered_files(claim_id: str, root: Path) -> None:
     """EvidenceError naming the file and its registration commit when a file registered with
     ``claim_id``'s threshold (:attr:`~spt_theory.claims.row.Registration.files`, under the

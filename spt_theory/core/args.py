@@ -204,6 +204,12 @@ def add_model_settings(parser, help_text: str | None = None) -> None:
                              f"one of {', '.join(MODEL_SETTINGS)}, e.g. d_model=32 (default: none, ModelConfig's)")
 
 
+def registered_spelling(names: Sequence[str]) -> None:
+    """Old spellings a registration fixed (``lra decide``'s 2026-12-02 ``heads`` / ``ff``): read
+    without the deprecation line, which is for what a user types."""
+    _WARNED.update(names)
+
+
 def parse_settings(texts: Sequence[str], defaults, names: Sequence[str], what: str = "model") -> dict:
     """``--set FIELD=VALUE`` words as ``{field: value}``: the one parser of ``--set``.
 

@@ -80,6 +80,17 @@ class Run(Open):
         steps = [point.step for point in self.curve]
         if steps != sorted(set(steps)):
             raise ValueError("curve: steps must increase")
+        if self.steps_per_epoch is not None:  # every epoch evaluated, each at its own step
+            epochs = [point.epoch for point in self.curve]
+            if epochs != list(range(1, len(epochs) + 1)):
+                raise ValueError(f"curve: epochs {epochs[:6]}... are not 1, 2, ..., {len(epochs)} (an evaluation "
+                                 "missing or added)")
+            for i, point in enumerate(self.curve):
+                end = self.pretrain_steps + point.epoch * self.steps_per_epoch
+                last = i == len(self.curve) - 1  # a run cut by max_steps ends inside its last epoch
+                if not (point.step == end or (last and end - self.steps_per_epoch < point.step < end)):
+                    raise ValueError(f"curve[{i}]: step {point.step} is not pretrain_steps {self.pretrain_steps} + "
+                                     f"epoch {point.epoch} x steps_per_epoch {self.steps_per_epoch} = {end}")
         best = [point for point in self.curve if point.epoch == self.best_epoch]
         if len(best) != 1:
             raise ValueError(f"curve: no single evaluation at best_epoch {self.best_epoch}")
@@ -101,6 +112,9 @@ class Stat(Open):
     def _mean_of_seeds(self):
         if not close(self.mean, statistics.fmean(self.per_seed)):
             raise ValueError(f"mean {self.mean} is not the mean of per_seed ({statistics.fmean(self.per_seed):.6g})")
+        sd = statistics.stdev(self.per_seed) if len(self.per_seed) > 1 else 0.0
+        if self.std is not None and not close(self.std, sd):
+            raise ValueError(f"std {self.std} is not the sample sd of per_seed ({sd:.6g})")
         return self
 
 

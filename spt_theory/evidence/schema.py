@@ -272,6 +272,8 @@ def load(path: str | Path, model: type[BaseModel], settings: Mapping[str, Any] |
     unreadable, does not fit, or was made at other model settings."""
     path = Path(path)
     try:
+        if path.exists() and not path.is_file():  # a FIFO would hang the read, a folder cannot be read
+            raise EvidenceError(f"{path}: not a regular file (no evidence, no verdict)")
         text = path.read_bytes()
     except FileNotFoundError:
         raise EvidenceError(f"{path}: missing (no evidence, no verdict)") from None
@@ -279,5 +281,11 @@ def load(path: str | Path, model: type[BaseModel], settings: Mapping[str, Any] |
         raise EvidenceError(f"{path}: unreadable ({error.strerror or error})") from None
     data = parse(text, model, str(path))
     check_model_settings(data, str(path), settings)
+    READ.add(path.resolve())
     return data
+
+
+READ: set[Path] = set()
+"""Every evidence file :func:`load` has read in this process (resolved): what a verdict rests on,
+so a test can hold each one to a recorded hash (``tests/evidence/test_evidence_hashes.py``)."""
 

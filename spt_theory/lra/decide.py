@@ -34,6 +34,7 @@ from spt_theory.lra.runner import LRARun, RunOptions, versions
 from spt_theory.lra.sweep import RUN_MECHANICS, format_summary, spread, summary_path, sweep
 from spt_theory.lra.sweep_cells import cells as parse_cells
 from spt_theory.util.files import InputError, announce, write_json
+from spt_theory.util.locks import directory_lock
 
 REGISTERED = "docs/preregistration/2026-12-02-lra-decide.md"
 SHORT_REGISTERED = "docs/preregistration/2026-12-04-lra-short-contour.md"
@@ -208,6 +209,93 @@ def run(experiment: Experiment, seeds, data_dir: Path, out: Path, runtime, tiny:
     return summaries
 
 
+# ----------------------------------------------------------------------------------- conformance
+FINGERPRINTS = {"l1b": "d35786b9ce1cd0ef", "l4b": "d35786b9ce1cd0ef", "l6": "d35786b9ce1cd0ef",
+                "l3b": "b7b7152b7c61f7af", **dict.fromkeys(("l6s", "l1s", "l4s", "l3s", "l7s"), "09d407175fc401dd")}
+"""The content fingerprint of each experiment's registered data (where it was made before the runs;
+L3p's is fixed by its generator settings alone until its data are made)."""
+CONFIG = ("d_model", "n_heads", "d_ff", "lr_finetune", "lr_pretrain", "warmup_steps", "batch_size", "resolution",
+          "contour_length", "mask_ratio", "masking", "pretrain_loss", "pooling", "head")
+"""The config fields evidence is held to (the task's config with the experiment's ``--set`` pairs)."""
+
+
+def expected_config(experiment: Experiment) -> dict:
+    """The task config the experiment's runs must have been made at (its ``--set`` pairs applied)."""
+    from spt_theory.lra.runner import apply_overrides
+    from spt_theory.lra.tasks import config_for
+
+    cli_args.registered_spelling([name for name, _ in experiment.overrides])  # as registered: no warning
+    config = apply_overrides(config_for(experiment.task), experiment.overrides)
+    return {name: getattr(config, name) for name in CONFIG if hasattr(config, name)}
+
+
+def conform(experiment: Experiment, found: dict, where: str) -> None:
+    """EvidenceError naming the first field in which the evidence ``found`` differs from what the
+    registration of ``experiment`` fixes: experiment, task, registration document, not tiny, the
+    data (sizes, generator and settings, fingerprint), the options and config, the registered seeds
+    and cells (every registered cell of every seed present, no other), every run's steps, and one
+    per-seed sweep of the registered name."""
+    from spt_theory.evidence import EvidenceError
+
+    def need(ok: bool, field: str, what: str) -> None:
+        if not ok:
+            raise EvidenceError(f"{where}: field {field} must be {what} (the registration of {experiment.name}, "
+                                f"{experiment.registered})")
+
+    need(found.get("experiment") == experiment.name, "experiment", repr(experiment.name))
+    need(found.get("task") == experiment.task, "task", repr(experiment.task))
+    need(found.get("registered") == experiment.registered, "registered", repr(experiment.registered))
+    need(found.get("tiny") is False, "tiny", "false (tiny runs decide nothing)")
+    data = found.get("data", {})
+    for name, size in experiment.data_sizes.items():
+        need(data.get(name) == size, f"data.{name}", str(size))
+    if experiment.name in FINGERPRINTS:
+        need(data.get("fingerprint") == FINGERPRINTS[experiment.name], "data.fingerprint",
+             FINGERPRINTS[experiment.name])
+    if experiment.source is not None:
+        source = found.get("data_source") or {}
+        need(source.get("origin") == "generated", "data_source.origin", "'generated'")
+        for name in ("generator", "settings"):
+            need(_plain(source.get(name)) == _plain(experiment.source[name]), f"data_source.{name}",
+                 _short(experiment.source[name]))
+    opts = found.get("options", {})
+    need([list(p) for p in opts.get("overrides", [])] == [list(p) for p in experiment.overrides], "options.overrides",
+         _short([list(p) for p in experiment.overrides]))
+    for name, value in (("task", experiment.task), ("layers", 1), ("pretrain_epochs", experiment.pretrain_epochs),
+                        ("finetune_epochs", experiment.finetune_epochs or 1), ("tiny", False),
+                        ("model", "transformer"), ("pretrain_task", None), ("max_steps", None), ("freeze", []),
+                        ("keep", list(opts.get("keep", [])) if "keep" in opts else None)):
+        if name in opts or value is not None:
+            need(_plain(opts.get(name)) == _plain(value), f"options.{name}", repr(value))
+    config = found.get("config", {})
+    for name, value in expected_config(experiment).items():
+        made = config.get({"n_heads": "heads", "d_ff": "ff"}.get(name, name), config.get(name))
+        need(made == value, f"config.{name}", repr(value))
+    seeds = found.get("seeds", [])
+    stray = [s for s in seeds if s not in experiment.seeds]
+    need(not stray, "seeds", f"among the registered {list(experiment.seeds)} (found {stray})")
+    rows = {json.dumps(row["cell"], sort_keys=True): row for row in found.get("cells", [])}
+    wanted = {json.dumps(parse_cells([], [spec])[0], sort_keys=True): spec for spec in experiment.cells}
+    extra = [json.loads(key) for key in rows if key not in wanted]
+    need(not extra, "cells", f"the registered arms only (found {extra[:1]})")
+    for key, spec in wanted.items():
+        runs = {run["seed"]: run for run in rows[key]["runs"]} if key in rows else {}
+        for seed in seeds:
+            if spec in experiment.specs(seed):
+                need(seed in runs, f"cells ({spec}) seed {seed}", "present (every registered arm of every seed)")
+        for seed, run in runs.items():
+            need(seed in seeds and spec in experiment.specs(seed), f"cells ({spec}) seed {seed}",
+                 "a seed registered for that arm")
+            need(run["curve"][-1]["step"] == experiment.cells[spec], f"cells ({spec}) seed {seed} curve",
+                 f"a run of the registered {experiment.cells[spec]} steps")
+            need(run.get("steps_per_epoch") is not None, f"cells ({spec}) seed {seed} steps_per_epoch", "present")
+    sweeps = found.get("sweeps", {})
+    for seed in seeds:
+        entry = sweeps.get(str(seed), {})
+        need(entry.get("name") == sweep_name(experiment.name, seed), f"sweeps.{seed}.name",
+             repr(sweep_name(experiment.name, seed)))
+
+
 # ----------------------------------------------------------------------------------- collect
 SAME = ("experiment", "task", "registered", "tiny", "options", "config", "data", "controls")
 """The fields two pieces of evidence of one experiment must share (every seed's, and a merge's)."""
@@ -220,11 +308,19 @@ def _plain(value):
 def collect(experiment: Experiment, out: Path) -> dict:
     """The evidence of the finished per-seed sweeps of ``experiment`` under ``out`` (module doc);
     InputError if there is none or two seeds' sweeps differ in a field of :data:`SAME`."""
-    found = []
+    found, by_seed = [], {}
     for path in sorted((Path(out) / "sweeps").glob(f"{experiment.task}-decide-{experiment.name}-s*.json")):
+        if not path.is_file():  # a FIFO would hang the read
+            raise InputError(f"{path}: not a regular file (a sweep summary is one)")
         summary = _read_summary(path)
-        if summary.get("name") != sweep_name(experiment.name, summary["seeds"][0]) or len(summary["seeds"]) != 1:
-            raise InputError(f"{path}: not a one-seed sweep of decide {experiment.name}")
+        seed = summary["seeds"][0]
+        if (summary.get("name") != sweep_name(experiment.name, seed) or len(summary["seeds"]) != 1
+                or path.name != f"{experiment.task}-{sweep_name(experiment.name, seed)}.json"):
+            raise InputError(f"{path}: not the one-seed sweep of decide {experiment.name} its name says "
+                             f"(a copy under another name?)")
+        if seed in by_seed:
+            raise InputError(f"{path}: seed {seed} again (also {by_seed[seed]}): nothing was collected")
+        by_seed[seed] = path
         found.append(summary)
     if not found:
         raise InputError(f"{Path(out) / 'sweeps'}: no finished sweep of decide {experiment.name} "
@@ -233,6 +329,8 @@ def collect(experiment: Experiment, out: Path) -> dict:
     merged = pieces[0]
     for piece in pieces[1:]:
         merged = merge(piece, merged)
+    if not merged["tiny"]:
+        conform(experiment, merged, f"{Path(out) / 'sweeps'} (decide {experiment.name})")
     return merged
 
 
@@ -310,12 +408,24 @@ def promote(found: dict, out: Path) -> Path:
     committed there; refused for ``--tiny`` evidence."""
     if found["tiny"]:
         raise InputError("--tiny evidence is never promoted")
+    experiment = EXPERIMENTS[found["experiment"]]
     name = f"{found['experiment']}.json"
     committed = evidence.path(evidence.LRA, "decide", name)
-    if committed.is_file():
-        found = merge(found, schema.load(committed, lra_schema.DecideEvidence))
-    staged = write_json(Path(out) / "decide" / f"promoted-{name}", found)
-    return evidence.promote(staged, evidence.LRA, "decide", name)
+    with directory_lock(_promote_lock(committed), wait_message=False):  # read, merge and write as one
+        if committed.exists():  # a committed file of another experiment or a broken one refuses the promotion
+            found = merge(found, schema.load(committed, lra_schema.DecideEvidence))
+        conform(experiment, found, f"decide {experiment.name} (merged with {committed})")
+        staged = write_json(Path(out) / "decide" / f"promoted-{name}", found)
+        return evidence.promote(staged, evidence.LRA, "decide", name)
+
+
+def _promote_lock(target: Path) -> Path:
+    """The lock of promotions into ``target``: one per file, outside the package (lanes promote at once)."""
+    import hashlib
+    import tempfile
+
+    digest = hashlib.sha256(str(Path(target).resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"spt-promote-{digest}"
 
 
 # ----------------------------------------------------------------------------------- command line
@@ -347,6 +457,7 @@ def execute(args: argparse.Namespace) -> None:
     from spt_theory.lra.runtime import runtime_from_env, shutdown
 
     experiment = EXPERIMENTS[args.experiment]
+    cli_args.registered_spelling([name for name, _ in experiment.overrides])
     if args.decide_command == "collect":
         found = collect(experiment, args.out)
         announce(write(found, args.out))

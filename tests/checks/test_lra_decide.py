@@ -3,6 +3,7 @@ L4b, L3b, L6 can PASS, FAIL and be INCONCLUSIVE on synthetic evidence; a look wa
 the sequential design stops at the first look that decides; no evidence is "no run yet", malformed
 evidence an error; and ``lra decide run / collect`` work end to end on tiny data."""
 
+import copy
 import json
 
 import numpy as np
@@ -32,7 +33,19 @@ def _run(seed, right, steps, per_epoch, pretrain=0):
     curve = [{"epoch": e, "step": pretrain + e * per_epoch, "val_accuracy": 0.5 + e / 1000, "test_accuracy": acc,
               "test_correct": value} for e in range(1, (steps - pretrain) // per_epoch + 1)]
     return {"seed": seed, "test_accuracy": acc, "val_accuracy": curve[-1]["val_accuracy"], "best_epoch": len(curve),
-            "curve": curve, "pretrain_steps": pretrain}
+            "curve": curve, "pretrain_steps": pretrain, "steps_per_epoch": per_epoch}
+
+
+def registered_fields(experiment: str) -> dict:
+    """The fields of evidence of ``experiment`` that its registration fixes (as a collect makes them)."""
+    spec = decide.EXPERIMENTS[experiment]
+    config = {{"n_heads": "heads", "d_ff": "ff"}.get(k, k): v for k, v in decide.expected_config(spec).items()}
+    options = {"task": spec.task, "layers": 1, "pretrain_epochs": spec.pretrain_epochs,
+               "finetune_epochs": spec.finetune_epochs or 1, "tiny": False, "model": "transformer",
+               "pretrain_task": None, "max_steps": None, "freeze": [], "overrides": [list(p) for p in spec.overrides]}
+    data = {"fingerprint": decide.FINGERPRINTS.get(experiment, "f"), "width": 256, **spec.data_sizes}
+    return {"registered": spec.registered, "options": options, "config": {"task": spec.task, **config},
+            "data": data, "data_source": {"origin": "generated", **copy.deepcopy(spec.source)}}
 
 
 def _evidence(experiment, arms, task="pathfinder", majority=0.5):
@@ -40,6 +53,7 @@ def _evidence(experiment, arms, task="pathfinder", majority=0.5):
     seed share their errors (each arm's correct examples include those of every lower-accuracy arm)."""
     per_epoch = 157 if task == "listops" else 500
     spec = decide.EXPERIMENTS[experiment]
+    N = spec.data_sizes["n_test"]  # noqa: N806
     seeds = sorted({s for values in arms.values() for s in values})
     rows = {text: [] for text in arms}
     for seed in seeds:
@@ -54,10 +68,11 @@ def _evidence(experiment, arms, task="pathfinder", majority=0.5):
               "test_accuracy": {"per_seed": [r["test_accuracy"] for r in runs],
                                 "mean": float(np.mean([r["test_accuracy"] for r in runs]))}}
              for text, runs in rows.items() if runs]
-    found = {"schema_version": 1, "experiment": experiment, "task": task, "registered": decide.REGISTERED,
-             "tiny": False, "seeds": seeds, "options": {}, "config": {"task": task, "masking": "pixel",
-                                                                      "num_classes": 2},
-             "data": {"fingerprint": "f", "width": 256, "n_train": 16000, "n_val": 2000, "n_test": N},
+    fields = registered_fields(experiment)
+    fields["config"].update(masking="pixel" if task == "pathfinder" else "token",
+                            num_classes=2 if task == "pathfinder" else 10)
+    found = {"schema_version": 1, "experiment": experiment, "task": task, **fields,
+             "tiny": False, "seeds": seeds,
              "controls": {"majority": {"test_accuracy": majority}}, "cells": cells,
              "sweeps": {str(s): {"name": decide.sweep_name(experiment, s)} for s in seeds},
              "model_defaults": schema.model_defaults()}
@@ -77,10 +92,12 @@ def _l1b(gains, seeds=None, scratch=55.0):
             "recipe=spt": {s: scratch + g for s, g in zip(seeds, gains)}}
 
 
-def test_no_evidence_is_no_run_yet_and_malformed_evidence_an_error(tmp_path):
-    for experiment in decide.EXPERIMENTS:
-        m = rules.check(Context(lra_evidence=tmp_path), experiment)
-        assert m.verdict == "INCONCLUSIVE" and m.inconclusive.startswith("no run yet: python -m spt_theory.lra decide")
+def test_absent_evidence_is_an_error_where_a_record_rests_on_it_and_malformed_evidence_too(tmp_path):
+    """L1b, L3b, L6 ran: their evidence missing is an ERROR, not 'no run yet'; L4b never ran, but its
+    verdict rests on L1b's evidence, so with that gone it is an ERROR too (issue 50, item 5)."""
+    for experiment in ("l1b", "l3b", "l6", "l4b"):
+        with pytest.raises(EvidenceError, match="l1b.json: missing" if experiment == "l4b" else f"{experiment}.json"):
+            rules.check(Context(lra_evidence=tmp_path), experiment)
     (tmp_path / "decide").mkdir()
     (tmp_path / "decide" / "l6.json").write_text("{}")
     with pytest.raises(EvidenceError, match="l6.json"):
@@ -157,8 +174,11 @@ def test_l3b_passes_fails_and_is_inconclusive(tmp_path):
     m = _check(tmp_path, _evidence("l3b", _l3b(23.0, 23.0), "listops", majority=0.2))  # near chance
     assert m.verdict == "INCONCLUSIVE" and all(b["near_chance"] for b in m.details["budgets"].values())
     arms = _l3b(40.0, 40.0)
-    del arms["recipe=scratch,freeze=qk,finetune_epochs=20"][105]
-    m = _check(tmp_path, _evidence("l3b", arms, "listops", majority=0.2))
+    del arms["recipe=scratch,freeze=qk,finetune_epochs=20"][105]  # a registered arm missing at a seed: ERROR
+    with pytest.raises(EvidenceError, match=r"freeze=qk,finetune_epochs=20\) seed 105 must be present"):
+        _check(tmp_path, _evidence("l3b", arms, "listops", majority=0.2))
+    arms = {cell: {s: v for s, v in values.items() if s != 105} for cell, values in _l3b(40.0, 40.0).items()}
+    m = _check(tmp_path, _evidence("l3b", arms, "listops", majority=0.2))  # a seed not in yet: the look waits
     assert m.verdict == "INCONCLUSIVE" and "105" in m.inconclusive
 
 
