@@ -87,7 +87,15 @@ def t_quantile(level: float, df: float) -> float:
     >>> round(t_quantile(0.95, 2), 3), round(t_quantile(0.95, 1e9), 3)
     (4.303, 1.96)
     """
+    _check_level(level)
+    if not df > 0:
+        raise ValueError(f"degrees of freedom must be > 0, got {df}")
     return float(sps.t.ppf(0.5 + level / 2, df))
+
+
+def _check_level(level: float) -> None:
+    if not 0 < level < 1:
+        raise ValueError(f"a confidence level lies strictly between 0 and 1, got {level}")
 
 
 def _interval(value: float, se: float, df: float, level: float, method: str, per_seed: dict, parts: dict) -> Interval:
@@ -135,6 +143,9 @@ def t_interval(per_seed: Mapping[int, float], level: float = LEVEL) -> Interval:
     k = len(values)
     if k == 0:
         raise ValueError("no seed to take an interval over")
+    if not np.isfinite(values).all():
+        raise ValueError(f"per-seed values must be finite, got {values.tolist()}")
+    _check_level(level)
     mean = float(values.mean())
     se = float(values.std(ddof=1) / math.sqrt(k)) if k > 1 else math.inf
     return _interval(mean, se, float(k - 1), level, f"paired t over {k} seeds ({k - 1} df)", dict(per_seed),
@@ -143,13 +154,23 @@ def t_interval(per_seed: Mapping[int, float], level: float = LEVEL) -> Interval:
 
 def _table(arms: Sequence[tuple[float, Mapping[int, np.ndarray]]], scale: float) -> tuple[list[int], np.ndarray]:
     """The seeds x examples table of per-example paired differences (module doc)."""
+    if not arms:
+        raise ValueError("no arm to take a difference of")
     seeds = sorted(arms[0][1])
+    if not seeds:
+        raise ValueError("no seed to take an interval over")
     n = None
     rows = np.zeros((len(seeds), 0))
     for w, by_seed in arms:
         if sorted(by_seed) != seeds:
             raise ValueError(f"arms measured at different seeds: {seeds} and {sorted(by_seed)}")
+        lengths = {np.asarray(by_seed[s]).shape for s in seeds}
+        if len(lengths) != 1 or len(next(iter(lengths))) != 1:
+            raise ValueError(f"every seed of an arm needs one correctness vector of the same length, got shapes "
+                             f"{sorted(lengths)}")
         block = np.array([np.asarray(by_seed[s], dtype=float) for s in seeds])
+        if not np.isfinite(block).all():
+            raise ValueError("per-example correctness must be finite (NaN or infinity found)")
         if block.ndim != 2 or (n is not None and block.shape[1] != n):
             raise ValueError("every arm and seed must be scored on the same test examples "
                              f"(got lengths {sorted({len(np.asarray(v)) for v in by_seed.values()})}, expected {n})")
@@ -336,6 +357,9 @@ def power(separation: float, sd: float, k: int, level: float = LEVEL) -> float:
     >>> round(power(0.0, 1.0, 8), 4)
     0.025
     """
+    if not (math.isfinite(sd) and sd > 0) or not math.isfinite(separation):
+        raise ValueError(f"power needs a finite separation and a positive, finite sd, got separation {separation}, "
+                         f"sd {sd}")
     if k < 2:
         return 0.0
     return float(sps.nct.sf(t_quantile(level, k - 1), k - 1, separation * math.sqrt(k) / sd))

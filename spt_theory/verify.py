@@ -335,7 +335,7 @@ def _run(args: argparse.Namespace, claims: list[Claim]) -> int:
                 "claims": rows, "seconds": round(seconds, 3), "mode": mode, "seeds": list(seeds),
                 "strict": args.strict, "exit_code": code, "model_settings": args.model_settings,
                 "versions": {"python": platform.python_version(), "torch": torch.__version__},
-            })
+            }, strict=True)  # standard JSON: an infinite window bound is "inf" / "-inf", NaN null
             written = True
         except StorageError as err:
             print(f"error: {err}", file=sys.stderr)

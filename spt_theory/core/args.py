@@ -105,12 +105,24 @@ def at_least(low: int) -> Callable[[str], int]:
     return check
 
 
+MAX_SEED = 2 ** 32 - 1
+"""The largest seed: stage seeds (``seed * 1000 + k``) and every generator seeded from it stay in range."""
+
+
+def seed_value(text) -> int:
+    """One seed: an integer in [0, :data:`MAX_SEED`]; :class:`argparse.ArgumentTypeError` otherwise."""
+    value = integer(text, 0)
+    if value > MAX_SEED:
+        raise argparse.ArgumentTypeError(f"a seed is at most {MAX_SEED}, got {text!r}")
+    return value
+
+
 def seed(text) -> int:
     """``--seed``'s ``type=``: one non-negative seed (several are ``--seeds`` where a command takes them)."""
     if "," in str(text):
         raise argparse.ArgumentTypeError(f"one seed per run, got {str(text)!r} (where a command takes several: "
                                          f"--seeds {' '.join(str(text).replace(',', ' ').split())})")
-    return integer(text, 0)
+    return seed_value(text)
 
 
 def threads(text) -> int:
@@ -124,7 +136,7 @@ def seeds(texts: Sequence, option: str = "--seeds") -> tuple[int, ...]:
     if any("," in w for w in words):
         right = " ".join(" ".join(words).replace(",", " ").split())
         raise argparse.ArgumentTypeError(f"write the seeds as separate words: {option} {right}")
-    found = tuple(integer(w, 0) for w in words)
+    found = tuple(seed_value(w) for w in words)
     if len(set(found)) != len(found):
         raise argparse.ArgumentTypeError(f"each seed once (distinct seeds), got {' '.join(words)}")
     return found

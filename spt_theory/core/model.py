@@ -61,6 +61,11 @@ POSITIONALS = ("sinusoidal", "none")
 ATTENTION_BIASES = ("none", "alibi")
 
 
+MAX_PARAMETERS = 200_000_000
+"""The largest model a config may describe: 4 float32 copies (weights, gradients, AdamW's moments)
+of 2e8 parameters are 3.2 GB; larger sizes are typos (``--set d_ff=1000000000``), refused in one line."""
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     """Sizes and choices of the encoder.
@@ -105,6 +110,19 @@ class ModelConfig:
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
+        if self.parameter_count() > MAX_PARAMETERS:
+            raise ConfigError(f"{self.parameter_count():,} parameters (d_model {self.d_model}, d_ff {self.d_ff}, "
+                              f"n_layers {self.n_layers}): more than this toolkit trains ({MAX_PARAMETERS:,}; with "
+                              "gradients and AdamW's two moments that is 4 copies in memory)")
+
+    def parameter_count(self) -> int:
+        """About how many parameters the encoder has (embedding, layers, heads; exact to the norms'
+        and biases' small terms), computed without building it."""
+        d, f = self.d_model, self.d_ff
+        embed = (self.vocab_size or self.in_channels) * d + self.max_len * d
+        layer = 4 * d * d + 2 * d * f + 9 * d + f
+        heads = d * self.n_classes + d * max(self.recon_classes, 1) + d * d
+        return embed + self.n_layers * layer + heads
 
     @property
     def d_head(self) -> int:

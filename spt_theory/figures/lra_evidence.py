@@ -9,7 +9,7 @@ from spt_theory.evidence import schema
 from spt_theory.figures.context import FigureContext, FigureSkipped
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import drawable_text
-from spt_theory.util.files import is_number, prepare_output, read_json, require
+from spt_theory.util.files import is_number, prepare_output, read_json, require, write_json
 
 PLAIN_AXES = ("freeze", "keep", "pretrain_task", "layers", "pretrain_epochs")
 """The axes of a cell the steps figure reads to tell plain scratch / SPT cells from ablations."""
@@ -101,4 +101,31 @@ def lra_evidence(ctx: FigureContext) -> list[Path]:
         paths += draw(summary, ctx.out / "lra" / path.stem)
     if with_curves:
         paths += curves.draw(with_curves, ctx.out / "lra" / "steps")
+    paths.append(write_json(ctx.out / "lra" / "lra_evidence.json", plotted(summaries)))
     return paths
+
+
+def plotted(summaries: dict[Path, dict]) -> dict:
+    """Every number the figures draw, by sweep: per cell its per-seed test accuracy and attention
+    proximity (the sweep figure), per run its curve of (step, test accuracy) and its proximity
+    points (the steps figure), and the sha256 of the file drawn (``figures/lra/lra_evidence.json``;
+    a test holds the committed one equal to a redraw from the committed evidence)."""
+    import hashlib
+
+    from spt_theory.lra.sweep import proximity_of
+
+    out = {}
+    for path, summary in summaries.items():
+        metric = proximity_of(summary["cells"])
+        cells = {}
+        for row in summary["cells"]:
+            runs = row["runs"]
+            cells[row["label"]] = {
+                "test_accuracy": [run["test_accuracy"] for run in runs],
+                metric: [run.get(metric) for run in runs],
+                "curves": {str(run["seed"]): [[p["step"], p["test_accuracy"]] for p in run.get("curve", [])]
+                           for run in runs},
+                "proximity": {str(run["seed"]): [[p["step"], p.get(metric)] for p in run.get("proximity", [])]
+                              for run in runs}}
+        out[path.stem] = {"sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "metric": metric, "cells": cells}
+    return {"figure": "lra_evidence", "sweeps": out}

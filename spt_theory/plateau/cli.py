@@ -94,9 +94,9 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"where runs are trained and cached (default {RUNS})")
     p.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
     p.add_argument("--only", choices=("adamw", "sgd", "spt"), nargs="+")
-    p.add_argument("--seeds", type=int, nargs="+", choices=SEEDS, metavar="SEED",
-                   help=f"train only these seeds of the grid (of {' '.join(map(str, SEEDS))}; default all): a "
-                        "registered rule that one seed can refute is decided seed by seed")
+    p.add_argument("--seeds", nargs="+", action=cli_args.Seeds, metavar="SEED",
+                   help=f"train only these seeds of the grid (of {' '.join(map(str, SEEDS))}, each once; default "
+                        "all): a registered rule that one seed can refute is decided seed by seed")
     p.add_argument("--no-progress", action="store_true", help="no line per evaluation on stderr")
     cli_args.add_threads(p)
     cli_args.add_model_settings(p)
@@ -109,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gradient-rms", action="store_true",
                    help=f"measure the noise scales into CACHE_DIR/{GRADIENT_RMS.name}")
     args = p.parse_args(argv)
+    stray = [s for s in args.seeds or () if s not in SEEDS]
+    if stray:
+        p.error(f"argument --seeds: seeds of the grid are {' '.join(map(str, SEEDS))}, got {' '.join(map(str, stray))}")
     args.summary = args.summary or args.cache_dir / SUMMARY.name
     try:
         runs = check_arguments(args)

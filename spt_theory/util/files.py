@@ -228,10 +228,28 @@ def require(ok, path: str | os.PathLike, field: str, what: str) -> None:
         raise InputError(f"{path}: field {field} must be {what}")
 
 
-def write_json(path: str | os.PathLike, obj) -> Path:
-    """Write ``obj`` as indented JSON, atomically."""
-    text = json.dumps(obj, indent=2, sort_keys=False, default=_jsonable)
+def write_json(path: str | os.PathLike, obj, strict: bool = False) -> Path:
+    """Write ``obj`` as indented JSON, atomically.  ``strict``: standard JSON only, an infinity
+    written as the string ``"inf"`` / ``"-inf"`` and NaN as ``null`` (:func:`strict_json`)."""
+    if strict:
+        obj = strict_json(json.loads(json.dumps(obj, default=_jsonable)))
+    text = json.dumps(obj, indent=2, sort_keys=False, default=_jsonable, allow_nan=not strict)
     return atomic_write(path, lambda tmp: tmp.write_text(text + "\n"))
+
+
+def strict_json(obj):
+    """``obj`` with every non-finite float replaced: +-infinity by ``"inf"`` / ``"-inf"``, NaN by None.
+
+    >>> strict_json({"window": [float("-inf"), 2.0, float("nan")]})
+    {'window': ['-inf', 2.0, None]}
+    """
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, dict):
+        return {k: strict_json(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [strict_json(v) for v in obj]
+    return obj
 
 
 def _jsonable(obj):
