@@ -51,13 +51,17 @@ def main(argv: list[str] | None = None) -> int:
         seeds, threads = args.seeds, args.threads
         settings = cli_args.parse_model_settings(args.model_settings)
         cli_args.refuse_evidence_outputs(args)
+        made = not args.out.exists()
         prepare_output(args.out, folder=True)
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if threads is not None:
         set_intra_op_threads(threads)
-    return _draw(args, seeds, settings)
+    code = _draw(args, seeds, settings)
+    if made and args.out.is_dir() and not any(args.out.iterdir()):  # nothing drawn: leave no folder behind
+        args.out.rmdir()
+    return code
 
 
 def _draw(args: argparse.Namespace, seeds: tuple[int, ...] | None, settings: dict) -> int:

@@ -7,6 +7,8 @@ study's 1-layer ablations) and ``tiny(cfg)`` a CPU-sized variant for tests (tiny
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, replace
 
 from spt_theory.core.model import HEADS
@@ -73,6 +75,9 @@ class LRAConfig:
                      "pretrain_epochs", "batch_size", "max_length", "vocab_size", "resolution",
                      "contour_length"):
             _positive(self, name)
+        for name in ("lr_finetune", "lr_pretrain"):
+            if not math.isfinite(getattr(self, name)):
+                _fail(self, name, "must be a finite number")
         if self.d_model % self.n_heads:
             _fail(self, "d_model", f"must be divisible by n_heads ({self.n_heads})")
         if not 0.0 <= self.mask_ratio < 1.0:

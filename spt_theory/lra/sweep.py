@@ -126,16 +126,17 @@ def check_summary(path: Path, base: RunOptions, grid_cells: list[dict], seeds, c
                              old["config"], old["data"]["fingerprint"])
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as err:
             raise InputError(f"{path}: exists and is not a sweep summary ({type(err).__name__}); "
-                             f"give another --name") from None
+                             f"give the sweep another name (lra sweep --name) or folder (--out)") from None
         if before != grid_of(base.task, grid_cells, seeds, options_json(base), config, fingerprint):
             raise InputError(f"{path} holds another sweep ({len(before['cells'])} cells, seeds "
-                             f"{' '.join(map(str, before['seeds']))}): give another --name to keep both")
+                             f"{' '.join(map(str, before['seeds']))}): give the sweep another name (lra sweep --name) or "
+                             "folder (--out) to keep both")
 
 
 def summary_lock(path: Path):
     """The lock of the summary ``path``, held for a whole sweep; InputError if another process holds it."""
     return directory_lock(path, busy=f"{path}: another sweep of this name is running: wait for it to end, "
-                                     f"or give another --name")
+                                     "or run under another name (lra sweep --name) or folder (--out)")
 
 
 def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, name: str,
