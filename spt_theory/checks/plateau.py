@@ -145,10 +145,27 @@ def exponent_check(by_n: dict[int, dict], predicted: float, details: dict) -> Me
     details = {**details, "geometric_mean_steps": means, "per_seed_fit": slope_with_error(xs, ys),
                "per_seed": {n: c["values"] for n, c in by_n.items()},
                "capped": [n for n, c in by_n.items() if c["capped"]]}
-    threshold = f"{predicted:.2f} ± {EXPONENT_TOL}"
+    threshold = f"{predicted:.2f} ± {EXPONENT_TOL}"  # the window; its 95% interval is judged against it
     if details["capped"]:
         return undecided(fitted, threshold, "capped runs: the fit is of lower bounds", **details)
-    return Measurement(fitted, threshold, abs(fitted - predicted) <= EXPONENT_TOL, details)
+    return interval_verdict(fitted, threshold, details["per_seed_fit"], exponent_window(predicted), details)
+
+
+def interval_verdict(value: float, threshold: str, fit: dict, window: tuple[float, float], details: dict
+                     ) -> Measurement:
+    """The verdict of an interval against its window, as every L claim reads one (DESIGN.md): PASS
+    when the 95% interval lies inside ``window``, FAIL when wholly outside, else INCONCLUSIVE;
+    without an interval (fewer than 3 points), INCONCLUSIVE."""
+    low, high = window
+    if "interval" not in fit:
+        return undecided(value, threshold, "no interval (fewer than 3 runs)", **details)
+    lo, hi = fit["interval"]
+    if low <= lo and hi <= high:
+        return Measurement(value, threshold, True, details)
+    if hi < low or lo > high:
+        return Measurement(value, threshold, False, details)
+    return undecided(value, threshold, f"the interval [{lo:.2f}, {hi:.2f}] straddles the window "
+                                       f"[{low:.2f}, {high:.2f}]", **details)
 
 
 LRA_LENGTHS = (500, 1000, 2000, 4000, 8000, 16000)
@@ -196,7 +213,7 @@ def explained(m: Measurement, alternatives: list[dict], standard_error: str, **d
     INCONCLUSIVE reason stays the first line."""
     fit = m.details.get("per_seed_fit", {})
     fitted = ((f"fitted exponent over the runs {fit['slope']:.2f} [{fit['interval'][0]:.2f}, {fit['interval'][1]:.2f}] "
-               f"(95% t, {fit['df']:.0f} df; the verdict reads the point estimate against the registered window)",)
+               f"(95% t, {fit['df']:.0f} df; the verdict reads this interval against the registered window)",)
               if "interval" in fit else ())
     lines = ((f"INCONCLUSIVE: {m.inconclusive}",) if m.inconclusive else ()) + fitted + tuple(
         alternative_line(a) for a in alternatives) + (f"prediction's standard error from the seeds: {standard_error}",)
@@ -279,13 +296,29 @@ def init_check(summary: dict, predict, alternatives: dict) -> Measurement:
             ok = abs(ratio / (predicted / t) - 1) <= INIT_TOL
             (inside if ok else excluded)[name].append(n)
         worst = max(worst, abs(measured / predicted - 1))
-    threshold = f"|measured/predicted - 1| <= {INIT_TOL} at every n"
+    threshold = f"|measured/predicted - 1| <= {INIT_TOL} at every n"  # the window; each n's 95% t interval is judged
     if not rows:
         return undecided(math.nan, threshold, "no length with both init scales", per_n=rows)
-    if capped and worst <= INIT_TOL:
-        m = undecided(worst, threshold, "capped runs (lower bounds within the tolerance)", per_n=rows)
+    window = (math.log(1 - INIT_TOL), math.log(1 + INIT_TOL))
+    verdicts = {}
+    for n in rows:  # each seed's init / 10 run against the prediction from its own default run
+        ratios = {i: math.log(b / predict(a)) for i, (a, b) in enumerate(zip(default[n]["values"], small[n]["values"]))}
+        iv = stats.t_interval(ratios)
+        rows[n]["ratio_interval"] = [math.exp(iv.low), math.exp(iv.high)]
+        verdicts[n] = ("PASS" if window[0] <= iv.low and iv.high <= window[1] else
+                       "FAIL" if iv.high < window[0] or iv.low > window[1] else "INCONCLUSIVE")
+    details = {"per_n": rows, "capped": capped, "verdicts": verdicts}
+    straddle = [n for n, v in verdicts.items() if v == "INCONCLUSIVE"]
+    if "FAIL" in verdicts.values() and not capped:
+        m = Measurement(worst, threshold, False, details)
+    elif capped:
+        m = undecided(worst, threshold, "capped runs (lower bounds)", **details)
+    elif straddle:
+        m = undecided(worst, threshold, "the interval of measured/predicted straddles the window at n = "
+                                        + ", ".join(f"{n} [{rows[n]['ratio_interval'][0]:.2f}, "
+                                                    f"{rows[n]['ratio_interval'][1]:.2f}]" for n in straddle), **details)
     else:
-        m = Measurement(worst, threshold, worst <= INIT_TOL, {"per_n": rows, "capped": capped})
+        m = Measurement(worst, threshold, True, details)
     lines = []
     for name in alternatives:
         ratios = " / ".join(f"{rows[n]['alternative_ratios'][name]:.2f}" for n in rows)
