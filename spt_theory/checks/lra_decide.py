@@ -134,6 +134,26 @@ def sequential(have: set[int], interval, verdict, looks=LOOKS) -> tuple[str, lis
     return "INCONCLUSIVE", lines, {"looks": taken}, "design complete, no look decided (the interval spans both regions)"
 
 
+WINDOWS = {"l1b": (0.0, SUPPORT), "l4b": (0.0, 0.0), "l3b": (-L3B_BOUND, L3B_BOUND)}
+"""The window each interval claim is drawn against (``figures --only verdicts``): its refutation
+and support boundaries (L1b: refuted D <= 0, supported D >= 3.5; L3b: inside ±3)."""
+
+
+def drawn_interval(details: dict, window: tuple[float, float]) -> dict:
+    """``details`` with the interval the verdict read (the last look taken, or the last budget)
+    and the claim's window, for the verdicts figure."""
+    if details.get("looks"):
+        iv = details["looks"][-1]["interval"]
+    elif details.get("budgets"):  # the budget that decided (a FAIL decides the claim), else the last
+        budgets = list(details["budgets"].values())
+        iv = next((b for b in budgets if b["verdict"] == "FAIL"), budgets[-1])["difference"]
+    elif details.get("difference"):
+        iv = details["difference"]
+    else:
+        return details
+    return {**details, "interval": list(iv["interval"]), "window": list(window)}
+
+
 def _result(measured: str, threshold: str, verdict: str, details: dict, lines, reason) -> Measurement:
     return Measurement(measured, threshold, verdict == "PASS", details, lines=tuple(lines),
                        inconclusive=(reason or "undecided") if verdict == "INCONCLUSIVE" else None)
@@ -267,6 +287,8 @@ def check(ctx: Context, experiment: str) -> Measurement:
         return undecided("no run yet", threshold, f"no run yet: {command(experiment)}", evidence=str(path))
     result, lines, details, why = JUDGES[experiment](found, path)
     details.update(evidence=str(path), seeds=found["seeds"], fingerprint=found["data"]["fingerprint"])
+    if experiment in WINDOWS:
+        details = drawn_interval(details, WINDOWS[experiment])
     measured = f"{result} on seeds {' '.join(map(str, found['seeds']))}"
     return _result(measured, threshold, result, details, lines, why)
 

@@ -209,6 +209,10 @@ def judge_l3p(found: dict, path: Path):
                    100 * majority["test_accuracy"])
 
 
+WINDOWS = {"l1s": (0.0, SUPPORT), "l7s": (0.0, SUPPORT), "l4s": (0.0, 0.0), "l3s": (-BOUND, BOUND),
+           "l3p": (-BOUND, BOUND), "l2s": (NOT_PROXIMAL, PROXIMAL), "l2b": (NOT_PROXIMAL, PROXIMAL)}
+"""The window each interval claim is drawn against (the verdicts figure): refutation and support
+boundaries, or the band an equivalence claim must lie in."""
 JUDGES = {"l6s": judge_l6s, "l1s": judge_l1s, "l4s": judge_l4s, "l3s": judge_l3s, "l7s": judge_l7s,
           "l3p": judge_l3p}
 READS = {"l2s": ("l1s", judge_l2s), "l2b": ("l1b", judge_l2b)}
@@ -265,6 +269,10 @@ def check(ctx: Context, experiment: str) -> Measurement:
         return undecided("not run", threshold, closed or f"not run yet: {base.command(source)}", evidence=str(path))
     result, lines, details, why = judged
     details.update(evidence=str(path))
+    if experiment in WINDOWS:
+        details = base.drawn_interval(details, WINDOWS[experiment])
+        if "ratio" in details:
+            details.update(interval=list(details["ratio"]["interval"]), window=list(WINDOWS[experiment]))
     return Measurement(f"{result}", threshold, result == "PASS", details, lines=tuple(lines),
                        inconclusive=(why or "undecided") if result == "INCONCLUSIVE" else None)
 

@@ -160,6 +160,7 @@ def interval_verdict(value: float, threshold: str, fit: dict, window: tuple[floa
     if "interval" not in fit:
         return undecided(value, threshold, "no interval (fewer than 3 runs)", **details)
     lo, hi = fit["interval"]
+    details = {**details, "interval": [lo, hi], "window": [low, high]}
     if low <= lo and hi <= high:
         return Measurement(value, threshold, True, details)
     if hi < low or lo > high:
@@ -316,7 +317,8 @@ def init_check(summary: dict, predict, alternatives: dict) -> Measurement:
     elif straddle:
         m = undecided(worst, threshold, "the interval of measured/predicted straddles the window at n = "
                                         + ", ".join(f"{n} [{rows[n]['ratio_interval'][0]:.2f}, "
-                                                    f"{rows[n]['ratio_interval'][1]:.2f}]" for n in straddle), **details)
+                                                    f"{rows[n]['ratio_interval'][1]:.2f}]" for n in straddle),
+                     **details)
     else:
         m = Measurement(worst, threshold, True, details)
     lines = []

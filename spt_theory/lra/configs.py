@@ -8,7 +8,6 @@ study's 1-layer ablations) and ``tiny(cfg)`` a CPU-sized variant for tests (tiny
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, replace
 
 from spt_theory.core.model import HEADS

@@ -211,7 +211,8 @@ def run(experiment: Experiment, seeds, data_dir: Path, out: Path, runtime, tiny:
 
 # ----------------------------------------------------------------------------------- conformance
 FINGERPRINTS = {"l1b": "d35786b9ce1cd0ef", "l4b": "d35786b9ce1cd0ef", "l6": "d35786b9ce1cd0ef",
-                "l3b": "b7b7152b7c61f7af", "l3p": "9379b5a7c8e90350", **dict.fromkeys(("l6s", "l1s", "l4s", "l3s", "l7s"), "09d407175fc401dd")}
+                "l3b": "b7b7152b7c61f7af", "l3p": "9379b5a7c8e90350",
+                **dict.fromkeys(("l6s", "l1s", "l4s", "l3s", "l7s"), "09d407175fc401dd")}
 """The content fingerprint of each experiment's registered data (where it was made before the runs;
 L3p's is fixed by its generator settings alone until its data are made)."""
 CONFIG = ("d_model", "n_heads", "d_ff", "lr_finetune", "lr_pretrain", "warmup_steps", "batch_size", "resolution",

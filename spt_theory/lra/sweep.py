@@ -129,8 +129,8 @@ def check_summary(path: Path, base: RunOptions, grid_cells: list[dict], seeds, c
                              f"give the sweep another name (lra sweep --name) or folder (--out)") from None
         if before != grid_of(base.task, grid_cells, seeds, options_json(base), config, fingerprint):
             raise InputError(f"{path} holds another sweep ({len(before['cells'])} cells, seeds "
-                             f"{' '.join(map(str, before['seeds']))}): give the sweep another name (lra sweep --name) or "
-                             "folder (--out) to keep both")
+                             f"{' '.join(map(str, before['seeds']))}): give the sweep another name "
+                             "(lra sweep --name) or folder (--out) to keep both")
 
 
 def summary_lock(path: Path):

@@ -10,7 +10,7 @@ import pytest
 from spt_theory.figures.cli import main as figures_main
 
 REPO = Path(__file__).resolve().parents[2]
-FIGURES = {"lra_evidence": "lra/lra_evidence.json", "escape_race": "escape_race.json"}
+FIGURES = {"lra_evidence": "lra/lra_evidence.json", "escape_race": "escape_race.json", "verdicts": "verdicts.json"}
 """The figures drawn from committed evidence alone, and their JSON under figures/."""
 
 
@@ -38,3 +38,18 @@ def test_a_committed_figure_is_its_redraw(name, tmp_path):
         committed.pop(volatile, None)
         redrawn.pop(volatile, None)
     _same(committed, redrawn, name)
+
+
+def test_the_verdicts_figure_draws_each_interval_claim_with_verify_s_verdict():
+    from spt_theory.claims.registry import REGISTRY, Context
+    from spt_theory.figures.verdicts import interval_claims
+
+    rows = interval_claims(Context())
+    assert {"L1b", "L3b", "L2b", "P1", "P5"} <= {r["id"] for r in rows}
+    for row in rows:
+        assert REGISTRY[row["id"]].check(Context()).verdict == row["verdict"]
+        lo, hi = row["interval"]
+        low, high = row["window"]
+        inside, outside = low <= lo and hi <= high, hi < low or lo > high
+        if row["id"] not in ("L1b", "L3b", "L2b"):  # gain claims: two boundaries, not a band (their own rules)
+            assert row["verdict"] == ("PASS" if inside else "FAIL" if outside else "INCONCLUSIVE")

@@ -33,3 +33,19 @@ def test_df_never_exceed_the_seeds():
     rng = np.random.default_rng(1)
     arms = [{s: rng.random(500) < p for s in range(4)} for p in (0.6, 0.7)]
     assert paired_difference([(1, arms[1]), (-1, arms[0])]).df <= 3
+
+
+def test_degenerate_input_is_refused_in_one_line():
+    import pytest
+
+    from spt_theory import stats
+
+    cases = [(lambda: stats.power(1.0, 0.0, 8), "sd"),
+             (lambda: stats.paired_difference([]), "no arm"),
+             (lambda: stats.paired_difference([(1, {0: [1, 0], 1: [1]})]), "same length"),
+             (lambda: stats.paired_difference([(1, {0: [1.0, float("nan")], 1: [1.0, 0.0]})]), "finite"),
+             (lambda: stats.t_interval({0: float("nan"), 1: 1.0}), "finite"),
+             (lambda: stats.t_quantile(1.5, 3), "between 0 and 1")]
+    for call, words in cases:
+        with pytest.raises(ValueError, match=words):
+            call()
