@@ -144,6 +144,11 @@ class Stacked:
         self.epoch_masks: torch.Tensor | None = None
 
     @property
+    def loss_dtype(self) -> torch.dtype:
+        """The losses' dtype: float32 from bfloat16 logits under autocast, else ``theta``'s."""
+        return torch.float32 if self.autocast else self.dtype
+
+    @property
     def members(self) -> int:
         return self.theta.shape[0]
 
@@ -163,6 +168,10 @@ class Stacked:
             out[name] = theta[:, offset:offset + size].view(theta.shape[0], *shape)
             offset += size
         return out
+
+    def parameters_of(self, i: int) -> dict[str, torch.Tensor]:
+        """Member ``i``'s parameters (``named_parameters`` names), copies on their device and dtype."""
+        return {name: value[i].clone() for name, value in self.parameters().items()}
 
     def member_state(self, i: int) -> dict[str, torch.Tensor]:
         """Member ``i``'s parameters as an Encoder's state (names of ``named_parameters``), on the CPU."""
@@ -268,9 +277,9 @@ class Stacked:
         p = self.views()
         with torch.autocast(self.device.type, torch.bfloat16, enabled=self.autocast):
             if self.objective == "supervised":
-                out = self.logits(pixels(x, dtype=self.dtype), p).float()
+                out = self.logits(pixels(x, dtype=self.dtype), p).to(self.loss_dtype)
                 return F.cross_entropy(out.flatten(0, 1), y.flatten(), reduction="none").view(y.shape).mean(1)
-            out = self.reconstruction(pixels(x, mask, self.dtype), p).float()
+            out = self.reconstruction(pixels(x, mask, self.dtype), p).to(self.loss_dtype)
             each = F.cross_entropy(out.flatten(0, 2), x.long().flatten(), reduction="none").view(mask.shape)
             weights = mask.to(each.dtype)
             return (each * weights).sum((1, 2)) / weights.sum((1, 2)).clamp(min=1.0)
@@ -317,7 +326,7 @@ class Stacked:
         mask = torch.rand(x.shape, generator=torch.Generator().manual_seed(seed)).to(x.device) < self.mask_ratio
         p = self.views()
         with torch.autocast(self.device.type, torch.bfloat16, enabled=self.autocast):
-            out = self.reconstruction(pixels(x, mask, self.dtype), p).float()
+            out = self.reconstruction(pixels(x, mask, self.dtype), p).to(self.loss_dtype)
             each = F.cross_entropy(out.flatten(0, 2), x.long().expand(self.members, *x.shape).flatten(),
                                    reduction="none").view(self.members, *x.shape)
         weights = mask.to(each.dtype)

@@ -73,12 +73,13 @@ def spt_ensemble(sizes: Sizes, seeds: list[int], device: str, attention: str = "
                    autocast=device == "cuda", attention=attention)
 
 
-def members(sizes: Sizes, arms: list[str], seeds: list[int], spt_states: dict[int, dict]) -> tuple:
+def members(sizes: Sizes, arms: list[str], seeds: list[int], spt_states: dict[int, dict],
+            dtype: torch.dtype = torch.float32) -> tuple:
     """The supervised ensemble's members, arm by arm, seed by seed: (models, streams, fixed, runs)."""
     models, streams, fixed, runs = [], [], [], []
     for arm in arms:
         for k, s in enumerate(seeds):
-            model = seeded(sizes, s)
+            model = seeded(sizes, s).to(dtype)
             if arm in PRETRAINED:
                 groups = ENCODER_GROUPS if arm == "spt" else ("qk",)
                 with torch.no_grad():
@@ -96,7 +97,7 @@ def members(sizes: Sizes, arms: list[str], seeds: list[int], spt_states: dict[in
 
 def supervised_ensemble(sizes: Sizes, arms: list[str], seeds: list[int], spt_states: dict[int, dict], device: str,
                         attention: str = "default", dtype: torch.dtype = torch.float32) -> tuple[Stacked, list[dict]]:
-    models, streams, fixed, runs = members(sizes, arms, seeds, spt_states)
+    models, streams, fixed, runs = members(sizes, arms, seeds, spt_states, dtype)
     ens = Stacked(models, streams, "supervised", sizes.lr, fixed=fixed, warmup_steps=sizes.warmup_steps,
                   n_train=sizes.n_train, batch=sizes.batch, seed=1, device=device, dtype=dtype,
                   autocast=device == "cuda", attention=attention)
@@ -164,9 +165,10 @@ def bench(sizes: Sizes, data: dict, device: str) -> dict:
 
 def train_group(sizes: Sizes, p: dict, data: dict, device: str, stream: Callable[[list[dict], dict | None], None],
                 say: Callable[[str], None], deadline: Deadline, attention: str = "default",
-                dtype: torch.dtype = torch.float32) -> dict | None:
+                dtype: torch.dtype = torch.float32, finished: dict | None = None) -> dict | None:
     """Pretrain (if an SPT arm is planned) and train every arm of the plan's seeds; ``stream(runs,
-    cut)`` at every evaluation and at the end (module doc).  Returns the cut (None: complete)."""
+    cut)`` at every evaluation and at the end (module doc).  Returns the cut (None: complete).
+    ``finished``: receives every member's parameters as it finishes, by ``(arm, seed)`` (the tests')."""
     seeds, arms = p["seeds"], list(p["arms"])
     spt_steps, steps, evals = p["spt_steps"], p["steps"], p["eval_steps"]
     spt_states: dict[int, dict] = {}
@@ -189,7 +191,7 @@ def train_group(sizes: Sizes, p: dict, data: dict, device: str, stream: Callable
                     stream([], cut)
                     return cut
         losses = spt.masked_loss(data["x_val"][:1000])
-        spt_states = {s: spt.member_state(i) for i, s in enumerate(seeds)}
+        spt_states = {s: spt.parameters_of(i) for i, s in enumerate(seeds)}
         say(f"seeds {seeds}: SPT {spt_steps} steps in {time.perf_counter() - start:.1f} s, masked val loss "
             + ", ".join(f"{v:.3f}" for v in losses))
         del spt
@@ -222,6 +224,9 @@ def train_group(sizes: Sizes, p: dict, data: dict, device: str, stream: Callable
                 done = [position for position, i in enumerate(active) if runs[i]["offset"]]
                 for position in done:
                     _close(runs[active[position]])
+                    if finished is not None:
+                        finished[runs[active[position]]["arm"], runs[active[position]]["seed"]] = \
+                            ens.parameters_of(position)
                 kept = [position for position in range(len(active)) if position not in done]
                 if kept:
                     ens.keep(kept)
@@ -235,8 +240,10 @@ def train_group(sizes: Sizes, p: dict, data: dict, device: str, stream: Callable
                 stream(runs, cut)
                 return cut
             stream(runs, None)
-    for i in active:
+    for position, i in enumerate(active):
         _close(runs[i])
+        if finished is not None:
+            finished[runs[i]["arm"], runs[i]["seed"]] = ens.parameters_of(position)
     stream(runs, None)
     return None
 
