@@ -396,3 +396,11 @@ def test_the_folders_are_checked_before_anything_is_made_or_wiped(case, tmp_path
     assert twin.main(["--tiny", str(target), "--restart", "--export", str(export)]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert sorted(p.name for p in run.iterdir()) == before and (run / "summary.json").read_bytes() == stamp
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "0"])
+def test_the_sweeps_budget_must_be_finite_and_positive(value, capsys):
+    from spt_theory.lra.gpu.confirm import main as confirm_main
+
+    assert confirm_main(["--dry-run", "--budget", value]) == 2
+    assert "--budget must be a finite number of seconds > 0" in capsys.readouterr().err
