@@ -176,8 +176,8 @@ def group_seconds(sizes: Sizes, rates: Rates, arms: tuple[str, ...], steps: int)
 
 
 def seeds(sizes: Sizes) -> list[int]:
-    """The seeds (fresh: 100 on, never run in the CPU lanes of this setting's claims)."""
-    return list(range(100, 100 + sizes.seeds))
+    """The seeds: 500 on, fresh (no CPU design has run them: docs/preregistration/2026-12-04-gpu-twin.md)."""
+    return list(range(500, 500 + sizes.seeds))
 
 
 def plan(sizes: Sizes, rates: Rates, budget: float) -> dict:
