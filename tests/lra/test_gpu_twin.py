@@ -404,3 +404,15 @@ def test_the_sweeps_budget_must_be_finite_and_positive(value, capsys):
 
     assert confirm_main(["--dry-run", "--budget", value]) == 2
     assert "--budget must be a finite number of seconds > 0" in capsys.readouterr().err
+
+
+def test_the_cpu_bench_times_the_stacked_the_separate_and_the_vmap_ensembles(tmp_path, capsys):
+    from spt_theory.lra.gpu import bench_ensembles
+
+    out = tmp_path / "bench.json"
+    assert bench_ensembles.main(["--members", "2", "--steps", "1", "--width", "8", "--batch", "4",
+                                 "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())["figures"]
+    assert set(figures) == {"stacked", "separate", "vmap"}
+    assert all(f["model_steps_per_second"] > 0 for f in figures.values())
+    assert capsys.readouterr().out.count("model-steps/s") == 3

@@ -104,7 +104,7 @@ FULL = Sizes(setting="contour6", n_train=16000, n_val=2000, n_test=10000, side=1
 heads, FF 128, batch 32, lr 1e-3 (SPT 2e-3), warm-up 100, mask ratio 0.5; contour 6; 16,000
 training and 2,000 validation images and 10,000 test images."""
 SHORT = replace(FULL, setting="short", steps=20000, spt_share=3 / 20, contour_length=3, balanced=True,
-                seconds_per_image=0.002)
+                seconds_per_image=0.003)
 """The short-contour setting (docs/preregistration/2026-12-04-lra-short-contour.md; ``lra.decide.SHORT``):
 the same model and optimiser, contour 3, ``--balanced``, 20,000 steps an arm, SPT 3,000 of them."""
 SETTINGS = {"contour6": FULL, "short": SHORT}
