@@ -343,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if started > time.time() + 5:
             raise InputError(f"--started {started:.0f} is in the future")
+        if args.data is not None and args.reuse_data:
+            raise InputError("--data and --reuse-data: give one data set (nothing was changed)")
         if args.workers is not None and args.workers < 1:
             raise InputError(f"--workers must be >= 1, got {args.workers}")
         if args.dry_run:
