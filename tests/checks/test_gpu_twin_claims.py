@@ -101,9 +101,10 @@ def test_without_a_gpu_result_every_g_claim_is_inconclusive_not_run_yet_as_recor
         assert m.threshold == records.TABLE[claim_id].threshold  # the table states what the check prints
 
 
-def test_the_committed_evidence_holds_no_gpu_result_yet():
-    for setting in SETTINGS:
-        assert not evidence.path(evidence.LRA, "gpu", f"{setting}.json").exists()
+def test_a_g_record_rests_on_evidence_exactly_when_its_settings_result_is_committed():
+    for claim_id in G:
+        committed = evidence.path(evidence.LRA, "gpu", f"{gpu_twin.CLAIMS[claim_id].setting}.json").exists()
+        assert records.RECORDS[claim_id].ran == committed, claim_id
 
 
 def test_a_full_size_result_gives_verdicts_by_the_registered_rules(tmp_path):

@@ -416,3 +416,14 @@ def test_the_cpu_bench_times_the_stacked_the_separate_and_the_vmap_ensembles(tmp
     assert set(figures) == {"stacked", "separate", "vmap"}
     assert all(f["model_steps_per_second"] > 0 for f in figures.values())
     assert capsys.readouterr().out.count("model-steps/s") == 3
+
+
+def test_the_short_settings_data_are_balanced_contour_3_and_not_taken_for_contour_6(tmp_path, capsys):
+    path = tmp_path / "short.npz"
+    assert twin.main(["--tiny", "--setting", "short", "--make-data", str(path), "--workers", "1"]) == 0
+    with np.load(path) as arrays:
+        settings = json.loads(str(arrays["settings"]))
+    assert settings["style"]["contour_length"] == 3 and settings["style"]["balanced"] is True
+    capsys.readouterr()
+    assert twin.main(["--tiny", str(tmp_path / "run"), "--data", str(path)]) == 2  # contour6 is the default
+    assert "made for" in capsys.readouterr().err and not (tmp_path / "run").exists()
