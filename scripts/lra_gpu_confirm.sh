@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# The GPU twin of the CPU design (issue 42, item 4; spt_theory/lra/gpu/twin.py, docs/gpu.md):
-# 1-layer Pathfinder-16, >= 8 seeds x {scratch, SPT then finetune, W_Q W_K hybrid, frozen W_Q W_K,
-# proximity init}, one batched ensemble, data generated on the device (or --data FILE.npz), the
-# plan benched and shrunk in its registered order to fit 420 s of training, results streamed to $OUT.
+# The GPU twin of the CPU designs (issues 42 and 51; spt_theory/lra/gpu/twin.py, docs/gpu.md):
+# 1-layer Pathfinder-16, 8 seeds x {scratch, SPT then finetune, W_Q W_K hybrid, frozen W_Q W_K,
+# proximity init}, one stacked ensemble, in the setting --setting contour6 (default) or short;
+# everything (start, data, bench, plan, training) ends inside --wall S (540) from this script's start.
 #
-#   bash scripts/lra_gpu_confirm.sh [RUN]              the twin (needs CUDA; RUN: runs/gpu-twin)
-#   bash scripts/lra_gpu_confirm.sh --dry-run          its plan at the assumed throughput
-#   bash scripts/lra_gpu_confirm.sh --tiny RUN         the twin at tiny sizes on the CPU (tests)
-#   bash scripts/lra_gpu_confirm.sh --sweeps ...       the earlier confirmation, below (its options)
+#   bash scripts/lra_gpu_confirm.sh [RUN] [--data FILE.npz]   the twin (needs CUDA; RUN: runs/gpu-twin)
+#   bash scripts/lra_gpu_confirm.sh --dry-run [--wall S]      its plan at the assumed throughput, setup counted
+#   bash scripts/lra_gpu_confirm.sh --tiny RUN                the twin at tiny sizes on the CPU (tests)
+#   bash scripts/lra_gpu_confirm.sh --make-data FILE.npz      the setting's data, made here to carry
+#   bash scripts/lra_gpu_confirm.sh --sweeps ...              the earlier confirmation, below (its options)
+#
+# Before the twin, a preflight (python -m spt_theory.lra.gpu.preflight, about a second) imports
+# everything the run imports and names what is missing in one line (exit 2).  Exit status of the
+# twin: 0 complete, 3 cut by the deadline (every evaluation done is written), 2 refused or failed,
+# 130 / 143 stopped by SIGINT / SIGTERM.
 #
 # --sweeps: budgeted SPT-on-LRA confirmation on one GPU: generated ListOps (lengths 500-2000) and
 # Pathfinder-32, 1-layer models, one seed: scratch, SPT then finetune (and keep=qk for ListOps),
@@ -59,12 +65,17 @@ if [[ ${1:-} == --sweeps ]]; then
     shift
     module=spt_theory.lra.gpu.confirm
     "$PY" -m $module --python "$PY" --started "$started" "$@"
-else
-    module=spt_theory.lra.gpu.twin
-    "$PY" -m $module --started "$started" "$@"
+    status=$?
+    if (( status != 0 && status != 2 )); then
+        echo "error: $PY -m $module stopped with exit status $status" >&2
+    fi
+    (( status == 0 )) || exit 2
+    exit 0
 fi
+"$PY" -m spt_theory.lra.gpu.preflight || exit 2
+"$PY" -m spt_theory.lra.gpu.twin --started "$started" "$@"
 status=$?
-if (( status != 0 && status != 2 )); then
-    echo "error: $PY -m $module stopped with exit status $status" >&2
-fi
-(( status == 0 )) || exit 2
+case $status in
+    0|2|3|130|143) exit $status ;;
+    *) echo "error: $PY -m spt_theory.lra.gpu.twin stopped with exit status $status" >&2; exit 2 ;;
+esac

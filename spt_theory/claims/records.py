@@ -71,6 +71,7 @@ DOCUMENTS: dict[str, str] = {
     "docs/preregistration/2026-12-02-lra-decide.md": "f28c0314bddcef02303a8e3d8be9859c46f65dee24387e59f113adc88f686ea6",
     "docs/preregistration/2026-12-04-lra-short-contour.md":
         "e8bc8d84ada39643778989c0ad26673496fc4ad21a6eaa906cf79c92d7690f44",
+    "docs/preregistration/2026-12-04-gpu-twin.md": "74ae16b647b1d0586fe91374c48a72328036b45d4b9c1c63dde02b9852db0d63",
 }
 """The pre-registration documents (path in a checkout: sha256 as committed).  They are not package
 data: verify checks each where a checkout holds it, and the test suite always
@@ -475,6 +476,60 @@ TABLE: dict[str, Row] = _table(
                f"{PLATEAU}: from n = 25-100 the procedure predicts 1537 SPT steps at n = "
                "200, single-seed interval [1109, 2130]; measured 707 / 707 / 707, all "
                "outside", source="hypothesis")),
+    # The GPU twin (issue 51): registered in 859c15b (docs/preregistration/2026-12-04-gpu-twin.md), before any
+    # GPU run; not run yet, so each record rests on no evidence (ran=False) until a promoted result replaces it.
+    Row("G1",
+        "GPU twin, contour 6: SPT beats scratch at the steps the plan reached",
+        "SPT - scratch: PASS lo > 0, FAIL hi < 3.5 pts at the plan's steps; 8 seeds, 95%",
+        Registration("pre", "859c15b", "859c15b"),
+        Record("inconclusive", "2026-12-04", "not run yet: registered 859c15b, seeds 500-507", ran=False)),
+    Row("G2",
+        "GPU twin, contour 6: attention frozen at random init is about as good as trained",
+        "|frozen - scratch| <= 3 at the plan's steps, both at plateau, scratch >= 55%; 8 seeds, 95%",
+        Registration("pre", "859c15b", "859c15b"),
+        Record("inconclusive", "2026-12-04", "not run yet: registered 859c15b, seeds 500-507", ran=False)),
+    Row("G3",
+        "GPU twin, contour 6: W_Q, W_K alone recover at least half of SPT's gain",
+        "(hybrid - scratch) - 0.5 (SPT - scratch): PASS lo > 0, FAIL hi < 0; after a G1 PASS",
+        Registration("pre", "859c15b", "859c15b"),
+        Record("inconclusive", "2026-12-04", "not run yet: registered 859c15b, read only after a G1 PASS",
+               ran=False)),
+    Row("G4",
+        "GPU twin, contour 6: attention initialised to the grid neighbours beats scratch",
+        "proximity - scratch: PASS lo > 0, FAIL hi < 3.5 pts at the plan's steps; 8 seeds, 95%",
+        Registration("pre", "859c15b", "859c15b"),
+        Record("inconclusive", "2026-12-04", "not run yet: registered 859c15b, seeds 500-507", source="hypothesis",
+               ran=False)),
+    Row("G6s",
+        "GPU twin, short contour (gate): the proximity init learns the setting at one layer",
+        "proximity init >= 88%: PASS on >= 6 of 8 seeds, FAIL on <= 2",
+        Registration("pre", "859c15b", "859c15b"),
+        Record("inconclusive", "2026-12-04", "not run yet: registered 859c15b, seeds 500-507", source="gate",
+               ran=False)),
+    Row("G1s",
+        "GPU twin, short contour: SPT beats scratch at the steps the plan reached",
+        "SPT - scratch: PASS lo > 0, FAIL hi < 3.5 pts at the plan's steps; 8 seeds, 95%; after a G6s PASS",
+        Registration("pre", "859c15b", "859c15b"),
+        Record("inconclusive", "2026-12-04", "not run yet: registered 859c15b, read only after a G6s PASS",
+               ran=False)),
+    Row("G2s",
+        "GPU twin, short contour: attention frozen at random init is about as good as trained",
+        "|frozen - scratch| <= 3 at the plan's steps, both at plateau, scratch >= 55%; 8 seeds, 95%; after a G6s PASS",
+        Registration("pre", "859c15b", "859c15b"),
+        Record("inconclusive", "2026-12-04", "not run yet: registered 859c15b, read only after a G6s PASS",
+               ran=False)),
+    Row("G3s",
+        "GPU twin, short contour: W_Q, W_K alone recover at least half of SPT's gain",
+        "(hybrid - scratch) - 0.5 (SPT - scratch): PASS lo > 0, FAIL hi < 0; after a G6s and G1s PASS",
+        Registration("pre", "859c15b", "859c15b"),
+        Record("inconclusive", "2026-12-04", "not run yet: registered 859c15b, read only after G6s and G1s PASS",
+               ran=False)),
+    Row("G4s",
+        "GPU twin, short contour: attention initialised to the grid neighbours beats scratch",
+        "proximity - scratch: PASS lo > 0, FAIL hi < 3.5 pts at the plan's steps; 8 seeds, 95%; after a G6s PASS",
+        Registration("pre", "859c15b", "859c15b"),
+        Record("inconclusive", "2026-12-04", "not run yet: registered 859c15b, read only after a G6s PASS",
+               source="hypothesis", ran=False)),
 )
 """Every claim verify checks, in the order it prints them."""
 

@@ -9,7 +9,8 @@ figure and compares it with a threshold.  Layers register their claims with :fun
         return at_most(err, 1e-10)
 
 Claim ids start with a letter naming the family (:data:`FAMILIES`: ``T`` theory, ``E`` walk-task
-experiments, ``X`` mechanism controls beyond the paper, ``P`` plateau law, ``L`` LRA evidence).
+experiments, ``X`` mechanism controls beyond the paper, ``P`` plateau law, ``L`` LRA evidence, ``G``
+the GPU twin).
 A claim's statement, threshold, registration and record are its row in the one table of claims,
 :data:`spt_theory.claims.records.TABLE`.  Check modules live in
 :mod:`spt_theory.checks`; this module imports none of them (it is a plain registry):
@@ -137,7 +138,7 @@ def claim(id: str, statement: str | None = None, *, section: str, method: str, q
 
 
 FAMILIES = {"T": "theory", "E": "walk-task experiments", "X": "mechanism controls", "P": "plateau law",
-            "L": "LRA evidence"}
+            "L": "LRA evidence", "G": "GPU twin"}
 """Claim id families, in the order verify lists them (an id starts with its family's letter)."""
 
 

@@ -431,15 +431,42 @@ class TwinRun(Open):
     arm: str
     seed: Seed
     complete: bool
-    steps: PositiveCount
+    steps: Count
     offset: Count
     curve: list[TwinPoint]
     test_accuracy: Fraction | None = None
 
+    @model_validator(mode="after")
+    def _curve(self):
+        steps = [p.step for p in self.curve]
+        if steps != sorted(set(steps)):
+            raise ValueError(f"run ({self.arm}, {self.seed}): curve steps not increasing")
+        if self.test_accuracy is not None and (not self.curve or self.test_accuracy != self.curve[-1].test_accuracy):
+            raise ValueError(f"run ({self.arm}, {self.seed}): test_accuracy {self.test_accuracy} is not its curve's "
+                             "last point's")
+        if self.complete and (not self.curve or self.curve[-1].step != self.steps or self.test_accuracy is None):
+            raise ValueError(f"run ({self.arm}, {self.seed}): complete, but its curve does not end at its steps "
+                             f"{self.steps} with its test_accuracy")
+        return self
+
+
+class TwinCut(Open):
+    """Where a twin run stopped before its plan's end (the deadline, issue 51)."""
+
+    phase: Literal["pretraining", "supervised"]
+    step: Count
+    planned: PositiveCount
+    why: str
+
+    @model_validator(mode="after")
+    def _before(self):
+        if self.step >= self.planned:
+            raise ValueError(f"cut at step {self.step}, not before the planned {self.planned}")
+        return self
+
 
 class TwinGroup(Open):
-    """A GPU twin's ``group-<k>.json``: the runs of one group of seeds, streamed as they train
-    (``spt_theory.lra.gpu.twin``)."""
+    """A GPU twin's ``group-0.json``: the runs, streamed as they train (``spt_theory.lra.gpu.twin``)."""
 
     group: Count
     seeds: list[Seed]
@@ -447,6 +474,7 @@ class TwinGroup(Open):
     runs: list[TwinRun]
     data: str = Field(min_length=64, max_length=64)
     config: dict[str, Any]
+    cut: TwinCut | None = None
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -455,9 +483,6 @@ class TwinGroup(Open):
         for r in self.runs:
             if r.arm not in self.arms or r.seed not in self.seeds:
                 raise ValueError(f"run ({r.arm}, {r.seed}): not an arm and seed of the group")
-            steps = [p.step for p in r.curve]
-            if steps != sorted(set(steps)):
-                raise ValueError(f"run ({r.arm}, {r.seed}): curve steps not increasing")
         n = {p.test_correct["n"] for r in self.runs for p in r.curve}
         if len(n) > 1:
             raise ValueError(f"test_correct: runs of one group scored on test sets of sizes {sorted(n)}")
@@ -472,15 +497,122 @@ class TwinData(Open):
     n_test: PositiveCount
 
 
+class TwinPlan(Open):
+    """The plan the run made (``spt_theory.lra.gpu.twin_plan.plan``): what it trains and how it shrank."""
+
+    setting: Literal["contour6", "short"]
+    arms: list[str] = Field(min_length=2)
+    seeds: list[Seed] = Field(min_length=1)
+    steps: PositiveCount
+    spt_steps: Count
+    finetune_steps: Count
+    eval_steps: list[PositiveCount] = Field(min_length=1)
+    shrunk: list[str]
+    fits: bool
+    budget_seconds: Number
+    total_seconds: NonNegative
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        unique(self.seeds, "seed")
+        unique(self.arms, "arm")
+        if self.spt_steps + self.finetune_steps != self.steps:
+            raise ValueError(f"spt_steps {self.spt_steps} + finetune_steps {self.finetune_steps} != steps {self.steps}")
+        if self.eval_steps != sorted(set(self.eval_steps)) or self.eval_steps[-1] != self.steps:
+            raise ValueError(f"eval_steps {self.eval_steps}: not increasing to the steps {self.steps}")
+        return self
+
+
 class TwinSummary(Open):
-    """A GPU twin's ``summary.json``: versions, data, bench, plan and the groups done so far."""
+    """A GPU twin's ``summary.json``: versions, device, phases, data, bench, plan, cut, complete."""
 
     kind: Literal["gpu-twin"]
+    setting: Literal["contour6", "short"]
+    tiny: bool
     versions: dict[str, Any]
-    budget_seconds: Positive
-    groups_done: list[Count]
+    device: dict[str, Any]
+    wall_seconds: Positive
+    phases: dict[str, NonNegative]
     complete: bool
+    cut: TwinCut | None = None
     data: TwinData
     bench: dict[str, Any]
-    plan: dict[str, Any]
-    train_seconds: NonNegative | None = None
+    plan: TwinPlan
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.complete and self.cut is not None:
+            raise ValueError("complete, yet cut")
+        if self.plan.setting != self.setting:
+            raise ValueError(f"plan.setting {self.plan.setting!r} is not setting {self.setting!r}")
+        return self
+
+
+TWIN_PRETRAINED = ("spt", "hybrid_qk")
+"""The twin's arms that pretrain (their curve counts SPT's steps: ``offset``)."""
+TWIN_MIN_SEEDS = 8
+
+
+class TwinEvidence(Versioned):
+    """A GPU twin's result promoted into the package (``python -m spt_theory.lra gpu promote``,
+    ``evidence/lra/gpu/<setting>.json``), what the G claims read: strict.  A CUDA device, not tiny,
+    at least 8 seeds, every arm x seed of the plan, each run's curve at the plan's evaluation steps
+    (SPT's counted) up to where it stopped: at its steps when complete, at the cut when cut (only a
+    cut run has incomplete runs); ``test_accuracy`` its curve's last point's, and every point's
+    accuracy its per-example bits' over the data's ``n_test`` examples; the plan and its shrink
+    history as the run made them."""
+
+    kind: Literal["gpu-twin"]
+    setting: Literal["contour6", "short"]
+    registered: str
+    tiny: Literal[False]
+    device: dict[str, Any]
+    versions: dict[str, Any]
+    wall_seconds: Positive
+    phases: dict[str, NonNegative]
+    data: TwinData
+    bench: dict[str, Any]
+    plan: TwinPlan
+    config: dict[str, Any]
+    complete: bool
+    cut: TwinCut | None
+    runs: list[TwinRun] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.device.get("kind") != "cuda":
+            raise ValueError(f"device.kind {self.device.get('kind')!r}: the twin's evidence comes from a CUDA device")
+        plan = self.plan
+        if len(plan.seeds) < TWIN_MIN_SEEDS:
+            raise ValueError(f"plan.seeds: {len(plan.seeds)} seeds, at least {TWIN_MIN_SEEDS} needed")
+        if not plan.fits:
+            raise ValueError("plan.fits: false (a plan that does not fit never trains)")
+        if self.complete != (self.cut is None):
+            raise ValueError(f"complete {self.complete} with cut {self.cut is not None}: one or the other")
+        want = sorted((a, s) for a in plan.arms for s in plan.seeds)
+        have = sorted((r.arm, r.seed) for r in self.runs)
+        if have != want:
+            raise ValueError(f"runs: {len(have)} arm x seed runs, the plan has {len(want)} "
+                             f"(e.g. missing {next(iter(sorted(set(want) - set(have))), None)})")
+        cut = self.cut
+        if cut is not None and cut.planned != (plan.spt_steps if cut.phase == "pretraining" else plan.steps):
+            raise ValueError(f"cut.planned {cut.planned} is not the plan's {cut.phase} steps")
+        for r in self.runs:
+            where = f"run ({r.arm}, {r.seed})"
+            offset = plan.spt_steps if r.arm in TWIN_PRETRAINED else 0
+            last = plan.finetune_steps if r.arm in TWIN_PRETRAINED else plan.steps
+            if r.offset != offset or r.steps != plan.steps:
+                raise ValueError(f"{where}: offset {r.offset}, steps {r.steps}; the plan's are {offset}, {plan.steps}")
+            reached = last if cut is None or cut.phase == "pretraining" else min(last, cut.step)
+            expected = [e + offset for e in plan.eval_steps if e <= reached]
+            if cut is not None and cut.phase == "pretraining":
+                expected = []
+            if [p.step for p in r.curve] != expected:
+                raise ValueError(f"{where}: curve at steps {[p.step for p in r.curve]}, the plan's evaluations up to "
+                                 f"where it stopped are {expected}")
+            if r.complete != (cut is None or (cut.phase == "supervised" and last <= cut.step)):
+                raise ValueError(f"{where}: complete {r.complete}, but the run " + (
+                    "was cut before its last step" if r.complete else "reached its last step"))
+        correctness.check_counts([(f"runs[{j}].curve[{i}]", p) for j, r in enumerate(self.runs)
+                                  for i, p in enumerate(r.curve)], self.data.n_test)
+        return self

@@ -202,6 +202,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                            "the committed arms of seeds run elsewhere (an arm that ran further here replaces its own)")
     decide.add_parser(commands)
     audit.add_parser(commands)
+    gpu = commands.add_parser("gpu", help="the GPU twin's result into the package's evidence (issue 51)",
+                              description="The GPU twin's result (scripts/lra_gpu_confirm.sh, docs/gpu.md).")
+    gpu_steps = gpu.add_subparsers(dest="gpu_command", required=True, metavar="STEP")
+    gpu_promote = gpu_steps.add_parser("promote", help="check a twin run's files and write them as evidence "
+                                                       "lra/gpu/<setting>.json, what the G claims read")
+    gpu_promote.add_argument("folder", type=Path, metavar="RUN_OR_OUT_DIR",
+                             help="the twin's run folder, or the OUT folder that came back from the GPU machine")
+    gpu_promote.add_argument("--replace", action="store_true", help="replace the setting's evidence already there")
     report = commands.add_parser("report", help="table of result JSONs against the LRA reference numbers",
                                  description="Table of result JSONs against the LRA reference numbers.")
     report.add_argument("--results", type=Path, default=Path("runs/lra/results"),
@@ -239,6 +247,11 @@ def execute(args: argparse.Namespace) -> None:
         return
     if args.command == "audit":
         audit.execute(args)
+        return
+    if args.command == "gpu":
+        from spt_theory.lra.gpu import promote as gpu_promote
+
+        announce(gpu_promote.promote(args.folder, replace=args.replace))
         return
     if args.command == "race":
         found = race_collect(args.out, args.data_dir, checked=args.promote)

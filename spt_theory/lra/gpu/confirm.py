@@ -47,6 +47,7 @@ The caps are saved in ``OUT/plan.json``; a rerun reuses them, so cached stages r
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -86,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time() if args.started is None else args.started
     sizes = TINY if args.tiny else FULL
     try:
-        if not args.budget > 0:
-            raise InputError(f"--budget must be > 0, got {args.budget}")
+        if not (math.isfinite(args.budget) and args.budget > 0):
+            raise InputError(f"--budget must be a finite number of seconds > 0, got {args.budget}")
         if args.dry_run:
             if args.export is not None:
                 raise InputError("--export does nothing with --dry-run (it runs nothing)")

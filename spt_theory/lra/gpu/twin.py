@@ -1,31 +1,39 @@
 """``python -m spt_theory.lra.gpu.twin`` (``scripts/lra_gpu_confirm.sh``): the GPU twin of the
-CPU design of issue 42 on 1-layer Pathfinder-16: at least 8 seeds x {scratch, SPT then finetune,
-W_Q W_K hybrid, frozen W_Q W_K, proximity init}, about 40k steps an arm, fitted to about 420 s of
-training on one GPU.
+CPU designs on 1-layer Pathfinder-16 (docs/gpu.md, issue 51): 8 seeds x {scratch, SPT then
+finetune, W_Q W_K hybrid, frozen W_Q W_K, proximity init} as one stacked ensemble
+(:mod:`spt_theory.lra.gpu.stacked`), in the setting ``--setting`` (``contour6`` or ``short``), ended
+by itself inside ``--wall`` seconds counted from the script's start (``--started``).
 
-Order: data (generated on the device by ``workers`` processes, image ``i`` of a split drawn from
-the stream ``(seed, i)``, so the data do not depend on the number of processes; or ``--data
-FILE.npz``, carried), bench (a few steps of each ensemble on the device), plan
-(:mod:`spt_theory.lra.gpu.twin_plan`: shrunk in its registered order to fit ``--budget``), then
-the seed groups one after the other: SPT pretraining of the group's seeds as one ensemble, then
-every arm of them as one supervised ensemble (:mod:`spt_theory.lra.gpu.ensemble`).
+Order: the folders and the carried data are checked (one line, nothing made or changed when one is
+refused), the data (carried with ``--data FILE.npz``, made beforehand by ``--make-data FILE.npz``,
+or generated here by ``workers`` processes, image ``i`` of a split drawn from the stream ``(seed,
+i)``), the bench (:func:`~spt_theory.lra.gpu.twin_train.bench`: both attention paths, the faster
+runs), the plan (:mod:`spt_theory.lra.gpu.twin_plan`: what fits in the time left), the training
+(:func:`~spt_theory.lra.gpu.twin_train.train_group`, cut at an evaluation when the next would end
+past the deadline).
 
-Results stream: at every evaluation ``group-<k>.json`` (per arm and seed: the curve of validation
-and test accuracy with the per-example test correctness ``test_correct`` {"n", "bits"}, seed,
-``complete``) and ``summary.json`` (config, plan, bench, versions, data fingerprint, groups done)
-are rewritten atomically in the run folder and in the export folder (``$OUT`` or ``--export``),
-so a run cut off still returns every finished seed group and the curves so far.  The run folder
-and the export folder are refused (one line, nothing changed) when they hold files this script
-did not write.
+Results stream to the run folder and the export folder (``$OUT`` or ``--export``), each file
+rewritten atomically (never through a link): ``summary.json`` (versions, device, phases' seconds,
+data, bench, plan, ``cut``, ``complete``), ``group-0.json`` (per arm and seed the curve of
+validation and test accuracy with the per-example test correctness) and ``log.txt``.  This module
+and what it imports need nothing the GPU image lacks (no pydantic: ``preflight``); the formats are
+checked where pydantic is, when the result is promoted (``python -m spt_theory.lra gpu promote``).
+
+A run folder holding an earlier run of this script is refused unless ``--restart`` (start over) or
+``--reuse-data`` (start over with its data); one holding anything else, or a link, is refused.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
+import math
 import os
 import platform
+import re
+import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -33,51 +41,100 @@ from pathlib import Path
 
 import numpy as np
 
-from spt_theory.evidence import lra_schema, schema
 from spt_theory.lra.gpu.twin_plan import (
-    BUDGET_SECONDS,
-    FULL,
-    PRETRAINED,
-    TINY,
-    Rates,
+    FINISH_SECONDS,
+    SETTINGS,
+    WALL_SECONDS,
     Sizes,
-    assumed_rates,
+    dry_run,
     format_plan,
     plan,
+    sizes_of,
+    training_budget,
 )
-from spt_theory.util.files import InputError, write_json
-from spt_theory.util.provenance import make_owned
+from spt_theory.util.files import OWNED, InputError, atomic_write, links_between, make_dirs, write_json
+from spt_theory.util.interrupts import EXIT_STATUS, Interrupted
 
-RUN_FILES = ("summary.json", "data.npz", "log.txt")
-"""What the script writes besides ``group-<k>.json`` (and the ownership marker)."""
+OWN = re.compile(r"summary\.json|log\.txt|data\.npz|group-\d+\.json|" + re.escape(OWNED) + r"|\.[^/]+\.\d+\.[^/]+\.tmp")
+"""What this script writes into its run folder and its export folder (atomic writes' temporary
+files included)."""
+SPLITS = ("train", "val", "test")
+STREAMS = {"train": 0, "val": 0, "test": 1}
+"""The generator stream of each split: train and validation images from stream 0 (the first
+``n_train``, then ``n_val``), test images from stream 1."""
+
+
+def interrupted_line(signum: int) -> str:
+    """The line a twin stopped by ``signum`` prints: what is on disk, and that it cannot resume."""
+    return (f"interrupted by {signal.Signals(signum).name}: every file written is whole, with every evaluation "
+            "done so far; a twin run cannot resume: rerun with --restart to start over (or --reuse-data to start "
+            "over with the data it made)")
+
+
+def stoppable(main):
+    """``main`` with SIGINT and SIGTERM as a clean stop: :func:`interrupted_line`, status 130 / 143."""
+    @functools.wraps(main)
+    def command(*args, **kwargs) -> int:
+        handled = [s for s in EXIT_STATUS if signal.getsignal(s) is not signal.SIG_IGN]
+        previous = {s: signal.getsignal(s) or signal.SIG_DFL for s in handled}
+
+        def stop(signum, frame):
+            for s in handled:
+                signal.signal(s, signal.SIG_IGN)  # the unwinding is not itself interrupted
+            raise Interrupted(signum)
+
+        try:
+            for s in handled:
+                signal.signal(s, stop)
+            return main(*args, **kwargs)
+        except KeyboardInterrupt as error:
+            signum = getattr(error, "signum", signal.SIGINT)
+            print(interrupted_line(signum), file=sys.stderr, flush=True)
+            return EXIT_STATUS[signum]
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+    return command
 
 
 # ------------------------------------------------------------------------------ data
-def _images(args: tuple) -> np.ndarray:
+def style(sizes: Sizes) -> dict:
+    return {"size": sizes.side, "contour_length": sizes.contour_length, "distractors": sizes.distractors,
+            "distractor_length": sizes.distractor_length, "match_distances": True, "balanced": sizes.balanced}
+
+
+def data_settings(sizes: Sizes) -> dict:
+    """What a data set of ``sizes`` is: the generator's style, the split sizes and streams."""
+    return {"generator": "spt_theory.lra.gpu.twin", "style": style(sizes), "n_train": sizes.n_train,
+            "n_val": sizes.n_val, "n_test": sizes.n_test, "streams": STREAMS}
+
+
+def _images(job: tuple) -> np.ndarray:
     from synthetic.pathfinder import PathfinderStyle, balanced_labels, generate_sample
 
-    n, seed, start, stop, style = args
+    n, seed, start, stop, image_style = job
     labels = balanced_labels(n, seed)
-    out = np.zeros((stop - start, style["size"] ** 2 + 1), dtype=np.uint8)
+    out = np.zeros((stop - start, image_style["size"] ** 2 + 1), dtype=np.uint8)
     for row, i in enumerate(range(start, stop)):
-        sample = generate_sample(np.random.default_rng([seed, i]), int(labels[i]), PathfinderStyle(**style))
+        sample = generate_sample(np.random.default_rng([seed, i]), int(labels[i]), PathfinderStyle(**image_style))
         out[row, :-1], out[row, -1] = sample.image.reshape(-1), sample.label
     return out
 
 
 def generate(sizes: Sizes, workers: int) -> dict[str, np.ndarray]:
-    """Train and validation images from seed 0 (the first ``n_train``, the next ``n_val``), test
-    images from seed 1: x (uint8 pixels) and y per split."""
-    style = {"size": sizes.side, "contour_length": sizes.contour_length, "distractors": sizes.distractors,
-             "distractor_length": sizes.distractor_length, "match_distances": True}
+    """Train and validation images from stream 0, test images from stream 1 (:data:`STREAMS`)."""
     jobs = []
     for seed, n in ((0, sizes.n_train + sizes.n_val), (1, sizes.n_test)):
         chunk = max(1, -(-n // (4 * workers)))
-        jobs += [(n, seed, a, min(n, a + chunk), style) for a in range(0, n, chunk)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        parts = list(pool.map(_images, jobs))
-    first = np.concatenate(parts[:len(parts) - sum(1 for j in jobs if j[1] == 1)])
-    test = np.concatenate(parts[len(parts) - sum(1 for j in jobs if j[1] == 1):])
+        jobs += [(n, seed, a, min(n, a + chunk), style(sizes)) for a in range(0, n, chunk)]
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            parts = list(pool.map(_images, jobs))
+    else:
+        parts = [_images(job) for job in jobs]
+    n_test_parts = sum(1 for j in jobs if j[1] == 1)
+    first, test = np.concatenate(parts[:len(parts) - n_test_parts]), np.concatenate(parts[len(parts) - n_test_parts:])
     return {"x_train": first[:sizes.n_train, :-1], "y_train": first[:sizes.n_train, -1],
             "x_val": first[sizes.n_train:, :-1], "y_val": first[sizes.n_train:, -1],
             "x_test": test[:, :-1], "y_test": test[:, -1]}
@@ -85,142 +142,309 @@ def generate(sizes: Sizes, workers: int) -> dict[str, np.ndarray]:
 
 def fingerprint(data: dict[str, np.ndarray]) -> str:
     digest = hashlib.sha256()
-    for key in sorted(data):
+    for key in sorted(k for k in data if k != "settings"):
         digest.update(key.encode())
         digest.update(np.ascontiguousarray(data[key]).tobytes())
     return digest.hexdigest()
 
 
-def load_data(path: Path, sizes: Sizes) -> dict[str, np.ndarray]:
-    """A carried data set (``--data``): the six arrays of :func:`generate`; InputError naming the file."""
+def save_data(path: Path, data: dict[str, np.ndarray], sizes: Sizes) -> None:
+    """``data`` and its settings as one ``.npz``, written atomically."""
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as handle:
+            np.savez_compressed(handle, settings=np.array(json.dumps(data_settings(sizes), sort_keys=True)), **data)
+
+    atomic_write(path, write)
+
+
+def check_data(path: Path, sizes: Sizes) -> dict[str, np.ndarray]:
+    """A carried data set: every field checked (present, shape, dtype, label range, lengths, the
+    settings it was made for); InputError naming the file and every fault in one line."""
     try:
-        with np.load(path) as arrays:
-            data = {k: arrays[k] for k in ("x_train", "y_train", "x_val", "y_val", "x_test", "y_test")}
-    except (OSError, KeyError, ValueError) as error:
-        raise InputError(f"{path}: not a twin data set ({error})") from None
-    if data["x_train"].shape[1] != sizes.side ** 2:
-        raise InputError(f"{path}: images of {data['x_train'].shape[1]} pixels, expected {sizes.side ** 2}")
-    return data
+        with np.load(path, allow_pickle=False) as arrays:
+            found = {k: arrays[k] for k in arrays.files}
+    except FileNotFoundError:
+        raise InputError(f"--data {path}: no such file") from None
+    except (OSError, ValueError, EOFError) as error:
+        raise InputError(f"--data {path}: not a .npz data set ({str(error).splitlines()[0]})") from None
+    faults, expected = [], {"train": sizes.n_train, "val": sizes.n_val, "test": sizes.n_test}
+    pixels = sizes.side ** 2
+    for split in SPLITS:
+        x, y = found.get(f"x_{split}"), found.get(f"y_{split}")
+        if x is None or y is None:
+            faults.append(f"x_{split} or y_{split} missing")
+            continue
+        if x.ndim != 2 or x.shape[1:] != (pixels,) or x.dtype != np.uint8:
+            faults.append(f"x_{split} is {x.dtype} {x.shape}, expected uint8 (n, {pixels})")
+        if y.ndim != 1 or not np.issubdtype(y.dtype, np.integer):
+            faults.append(f"y_{split} is {y.dtype} {y.shape}, expected integers (n,)")
+        elif y.size and (y.min() < 0 or y.max() > 1):
+            faults.append(f"y_{split} holds labels {sorted(set(np.unique(y).tolist()) - {0, 1})[:3]} outside 0..1")
+        if len(x) != len(y):
+            faults.append(f"x_{split} has {len(x)} images, y_{split} {len(y)} labels")
+        elif len(y) != expected[split]:
+            faults.append(f"{len(y)} {split} images, the setting {sizes.setting} has {expected[split]}")
+    settings = found.get("settings")
+    want = data_settings(sizes)
+    if settings is None or settings.shape != () or settings.dtype.kind != "U":
+        faults.append("settings missing (make the data with --make-data)")
+    else:
+        try:
+            made = json.loads(str(settings))
+        except json.JSONDecodeError:
+            made = None
+        if made != want:
+            faults.append(f"made for {made}, this run needs {want}")
+    extra = sorted(set(found) - {f"{a}_{s}" for a in "xy" for s in SPLITS} - {"settings"})
+    if extra:
+        faults.append(f"unexpected fields {', '.join(extra)}")
+    if faults:
+        raise InputError(f"--data {path}: " + "; ".join(faults))
+    return {k: v for k, v in found.items() if k != "settings"}
 
 
-# ------------------------------------------------------------------------------ output
+# ------------------------------------------------------------------------------ folders
+def _folder_state(folder: Path, what: str) -> str:
+    """``absent``, ``empty`` or ``ours`` (only this script's files, its marker there); InputError,
+    nothing changed, for a link, a file, or a folder holding anything else."""
+    link = links_between(folder.parent, folder)
+    if link is not None:
+        raise InputError(f"{what} {folder}: {link} is a link: nothing was changed")
+    if not folder.exists():
+        for parent in folder.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise InputError(f"{what} {folder}: {parent} is not a folder: nothing was changed")
+                break
+        return "absent"
+    if not folder.is_dir():
+        raise InputError(f"{what} {folder}: not a folder: nothing was changed")
+    entries = sorted(folder.iterdir())
+    if not entries:
+        return "empty"
+    foreign = [p for p in entries if p.is_symlink() or not p.is_file() or not OWN.fullmatch(p.name)]
+    if foreign:
+        raise InputError(f"{what} {folder} holds {len(foreign)} entries this script did not write (e.g. "
+                         f"{foreign[0].name!r}): nothing was changed; give an empty folder")
+    if not (folder / OWNED).is_file():
+        raise InputError(f"{what} {folder} was not made by this script (no {OWNED} marker): nothing was changed")
+    return "ours"
+
+
+def check_folders(run: Path, export: Path | None, restart: bool, reuse_data: bool) -> dict:
+    """Every check of the run and export folders, before anything is made or removed."""
+    states = {"run": _folder_state(run, "run folder")}
+    if states["run"] == "ours" and not (restart or reuse_data):
+        raise InputError(f"run folder {run} holds an earlier run of this script: --restart to start over, or "
+                         "--reuse-data to start over with its data (nothing was changed)")
+    if reuse_data and not (run / "data.npz").is_file():
+        raise InputError(f"--reuse-data: run folder {run} holds no data.npz")
+    if export is not None:
+        a, b = Path(os.path.abspath(export)), Path(os.path.abspath(run))
+        if a == b or a.is_relative_to(b) or b.is_relative_to(a):
+            raise InputError(f"export folder {export} and run folder {run}: one may not hold the other")
+        states["export"] = _folder_state(export, "export folder")
+    return states
+
+
+def claim(folder: Path, state: str, keep: tuple[str, ...] = ()) -> None:
+    """Make ``folder`` ours and empty of this script's files (but ``keep``)."""
+    make_dirs(folder)
+    if state == "ours":
+        for path in folder.iterdir():
+            if path.name not in keep and path.name != OWNED:
+                path.unlink()
+    atomic_write(folder / OWNED, lambda tmp: tmp.write_text("made by spt-theory's GPU twin; may be replaced by it\n"))
+
+
 class Output:
-    """The run folder and the export folder, written atomically; each file names its writer."""
+    """The run folder and the export folder; every file written atomically (a link at its name is
+    replaced, never written through)."""
 
     def __init__(self, run: Path, export: Path | None):
-        self.run, self.export = run, export
+        self.folders = [f for f in (run, export) if f is not None]
         self.log_lines: list[str] = []
 
     def write(self, name: str, obj) -> None:
-        """``obj`` as ``name`` in both folders, after checking it against its format
-        (:class:`~spt_theory.evidence.lra_schema.TwinSummary`, ``TwinGroup``): a file that would
-        not read back is an error here, never written."""
-        model = lra_schema.TwinSummary if name == "summary.json" else lra_schema.TwinGroup
-        schema.parse(json.dumps(obj), model, name)
-        for folder in (self.run, self.export):
-            if folder is not None:
-                write_json(folder / name, obj)
+        for folder in self.folders:
+            write_json(folder / name, obj)
 
     def say(self, message: str) -> None:
-        line = f"[gpu-twin] {message}"
+        line = f"[gpu-twin {time.strftime('%H:%M:%S')}] {message}"
         print(line, file=sys.stderr, flush=True)
         self.log_lines.append(line)
-        for folder in (self.run, self.export):
-            if folder is not None:
-                (folder / "log.txt").write_text("\n".join(self.log_lines) + "\n")
-
-
-def prepare(run: Path, export: Path | None) -> Output:
-    """Claim the run folder (make_owned: refused, nothing changed, if it holds files not written
-    here) and check the export folder holds nothing but this script's files."""
-    make_owned(run, run.parent)
-    if export is not None:
-        if export.exists() and not export.is_dir():
-            raise InputError(f"export folder {export}: not a folder")
-        export.mkdir(parents=True, exist_ok=True)
-        foreign = sorted(p.name for p in export.iterdir()
-                         if p.name not in RUN_FILES and not (p.name.startswith("group-") and p.name.endswith(".json")))
-        if foreign:
-            raise InputError(f"export folder {export} holds {len(foreign)} entries this script did not write "
-                             f"(e.g. {foreign[0]!r}): nothing was changed; give an empty folder")
-    return Output(run, export)
+        text = "\n".join(self.log_lines) + "\n"
+        for folder in self.folders:
+            atomic_write(folder / "log.txt", lambda tmp: tmp.write_text(text))
 
 
 def versions() -> dict:
     import torch
 
     return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
-            "cuda": torch.version.cuda, "platform": platform.platform(),
-            "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"}
+            "cuda": torch.version.cuda, "platform": platform.platform()}
 
 
-# ------------------------------------------------------------------------------ the run
-def main(argv: list[str] | None = None) -> int:
+def device_info(device: str) -> dict:
+    import torch
+
+    if device != "cuda":
+        return {"kind": "cpu", "name": platform.processor() or platform.machine(), "count": os.cpu_count()}
+    properties = torch.cuda.get_device_properties(0)
+    return {"kind": "cuda", "name": torch.cuda.get_device_name(0), "count": torch.cuda.device_count(),
+            "capability": f"{properties.major}.{properties.minor}",
+            "memory_gib": round(properties.total_memory / 2**30, 1)}
+
+
+# ------------------------------------------------------------------------------ the command line
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text}")
+    return value
+
+
+def _epoch(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a time in seconds since the epoch, got {text}")
+    return value
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="scripts/lra_gpu_confirm.sh", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out", nargs="?", type=Path, default=Path("runs/gpu-twin"), help="run folder")
+    parser.add_argument("out", nargs="?", type=Path, default=Path("runs/gpu-twin"), help="run folder (runs/gpu-twin)")
+    parser.add_argument("--setting", choices=sorted(SETTINGS), default="contour6",
+                        help="contour6 (issue 42's Pathfinder-16) or short (contour 3, balanced); default contour6")
     parser.add_argument("--dry-run", action="store_true", help="print the plan at the assumed throughput")
     parser.add_argument("--tiny", action="store_true", help="tiny sizes on the CPU (tests)")
-    parser.add_argument("--budget", type=float, default=BUDGET_SECONDS, help="seconds of training (420)")
-    parser.add_argument("--data", type=Path, help="a carried data set (.npz) instead of generating one")
+    parser.add_argument("--wall", type=_seconds, default=WALL_SECONDS,
+                        help=f"seconds from the script's start by which everything is done ({WALL_SECONDS:.0f})")
+    parser.add_argument("--started", type=_epoch,
+                        help="when the script started (seconds since the epoch; default: now)")
+    parser.add_argument("--data", type=Path, help="a carried data set (.npz, made by --make-data)")
+    parser.add_argument("--make-data", type=Path, metavar="FILE",
+                        help="only make the setting's data set into FILE (.npz) on this machine, to carry")
+    parser.add_argument("--workers", type=int, help="processes generating the data (default: the setting's)")
     parser.add_argument("--export", type=Path, help="export folder (default $OUT)")
-    parser.add_argument("--started", type=float, help="when the script started (seconds since the epoch)")
-    args = parser.parse_args(argv)
-    sizes = TINY if args.tiny else FULL
+    g = parser.add_mutually_exclusive_group()
+    g.add_argument("--restart", action="store_true", help="start over in a run folder holding an earlier run")
+    g.add_argument("--reuse-data", action="store_true",
+                   help="start over in a run folder holding an earlier run, with its data.npz")
+    return parser.parse_args(argv)
+
+
+@stoppable
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    started = args.started if args.started is not None else time.time()
+    sizes = sizes_of(args.setting, args.tiny)
     try:
-        if not args.budget > 0:
-            raise InputError(f"--budget must be > 0, got {args.budget}")
+        if started > time.time() + 5:
+            raise InputError(f"--started {started:.0f} is in the future")
+        if args.data is not None and args.reuse_data:
+            raise InputError("--data and --reuse-data: give one data set (nothing was changed)")
+        if args.workers is not None and args.workers < 1:
+            raise InputError(f"--workers must be >= 1, got {args.workers}")
         if args.dry_run:
-            p = plan(sizes, assumed_rates(sizes), args.budget)
+            p = dry_run(sizes, args.wall, carried=args.data is not None)
             print(format_plan(p))
-            return 0 if p["fits"] else 2
+            return 0 if p["inside"] else 2
+        if args.make_data is not None:
+            return make_data(sizes, args.make_data, args.workers or sizes.workers)
         export = args.export or (Path(os.environ["OUT"]) if os.environ.get("OUT") else None)
-        return run(sizes, args.out, export, args.budget, args.data, args.started or time.time())
+        return run(args, sizes, export, started)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
 
-def run(sizes: Sizes, out: Path, export: Path | None, budget: float, data_path: Path | None, started: float) -> int:
+def make_data(sizes: Sizes, path: Path, workers: int) -> int:
+    if path.suffix != ".npz":
+        raise InputError(f"--make-data {path}: the name must end in .npz")
+    link = links_between(path.parent, path)
+    if link is not None or path.is_dir():
+        raise InputError(f"--make-data {path}: a link or a folder: nothing was written")
+    start = time.time()
+    data = generate(sizes, workers)
+    save_data(path, data, sizes)
+    print(f"wrote {path}: {sizes.setting} data, {sum(len(v) for k, v in data.items() if k.startswith('y'))} images "
+          f"in {time.time() - start:.1f} s, fingerprint {fingerprint(data)[:16]}", file=sys.stderr)
+    return 0
+
+
+def run(args: argparse.Namespace, sizes: Sizes, export: Path | None, started: float) -> int:
+    """The twin (module doc); 0 when complete, 3 when cut by the deadline, 2 when refused."""
+    out = args.out
+    states = check_folders(out, export, args.restart, args.reuse_data)
+    carried = check_data(args.data, sizes) if args.data is not None else None
+    if args.reuse_data:
+        carried = check_data(out / "data.npz", sizes)
+
     import torch
 
-    from spt_theory.lra.gpu.twin_train import bench, train_group
+    from spt_theory.lra.gpu.twin_train import Deadline, bench, train_group
 
     device = "cuda" if torch.cuda.is_available() and not sizes.tiny else "cpu"
     if not sizes.tiny and device != "cuda":
         raise InputError("no CUDA device visible to torch (--tiny: the pipeline on the CPU; --dry-run: the plan)")
-    output = prepare(out, export)
-    summary = {"kind": "gpu-twin", "design": "issue 42 item 4", "started": started, "versions": versions(),
-               "budget_seconds": budget, "groups_done": [], "complete": False}
+    claim(out, states["run"], keep=("data.npz",) if args.reuse_data else ())
+    if export is not None:
+        claim(export, states["export"])
+    output = Output(out, export)
+    wall, deadline = args.wall, Deadline(started + args.wall - FINISH_SECONDS)
+    summary = {"kind": "gpu-twin", "design": "issue 51", "setting": sizes.setting,
+               "registered": "docs/preregistration/2026-12-04-gpu-twin.md", "tiny": sizes.tiny, "started": started,
+               "wall_seconds": wall, "versions": versions(), "device": device_info(device),
+               "phases": {"start": round(time.time() - started, 2)}, "complete": False, "cut": None}
     t = time.time()
-    data = load_data(data_path, sizes) if data_path else generate(sizes, sizes.workers)
-    summary["data"] = {"fingerprint": fingerprint(data), "source": str(data_path) if data_path else "generated here",
-                       "n_train": len(data["y_train"]), "n_val": len(data["y_val"]), "n_test": len(data["y_test"]),
-                       "seconds": round(time.time() - t, 1)}
-    if data_path is None:
-        np.savez_compressed(out / "data.npz", **data)
-    output.say(f"data: {summary['data']}")
-    tensors = {k: torch.from_numpy(v.astype(np.uint8 if k.startswith("x") else np.int64)).to(device)
-               for k, v in data.items()}
-    rates: Rates = bench(sizes, tensors, device)
-    summary["bench"] = rates.__dict__
-    p = plan(sizes, rates, budget)
-    summary["plan"] = p
+    if carried is not None:
+        data, source = carried, "reused from the run folder" if args.reuse_data else f"carried: {args.data.name}"
+    else:
+        data, source = generate(sizes, args.workers or sizes.workers), "generated here"
+        save_data(out / "data.npz", data, sizes)
+    summary["data"] = {"fingerprint": fingerprint(data), "source": source, "settings": data_settings(sizes),
+                       **{f"n_{s}": len(data[f"y_{s}"]) for s in SPLITS}}
+    summary["phases"]["data"] = round(time.time() - t, 2)
+    output.say(f"data: {source}, {summary['data']['fingerprint'][:16]}, {summary['phases']['data']} s")
+    tensors = {k: torch.from_numpy(np.ascontiguousarray(v).astype(np.uint8 if k.startswith("x") else np.int64))
+               .to(device) for k, v in data.items()}
+    t = time.time()
+    measured = bench(sizes, tensors, device)
+    summary["phases"]["bench"] = round(time.time() - t, 2)
+    rates = measured.pop("rates")
+    summary["bench"] = {**measured, "rates": rates.__dict__}
+    output.say(f"bench: {measured['seconds_per_step']} s a step; {measured['attention']} attention runs "
+               f"({summary['phases']['bench']} s)")
+    elapsed = time.time() - started
+    p = plan(sizes, rates, training_budget(wall, elapsed))
+    summary["plan"], summary["phases"]["plan_at"] = p, round(elapsed, 2)
     output.say("plan:\n" + format_plan(p))
     output.write("summary.json", summary)
-    t = time.time()
-    for k, seeds in enumerate(p["groups"]):
-        def stream(runs: list[dict], k=k, seeds=seeds) -> None:
-            output.write(f"group-{k}.json", {"group": k, "seeds": seeds, "arms": p["arms"], "runs": runs,
-                                              "data": summary["data"]["fingerprint"], "config": p["sizes"]})
-        train_group(sizes, p, seeds, tensors, device, stream, output.say,
-                    pretrained=any(a in PRETRAINED for a in p["arms"]))
-        summary["groups_done"].append(k)
-        summary["train_seconds"] = round(time.time() - t, 1)
+    if not p["fits"]:
+        summary["refused"] = "the plan does not fit the time left even at the floor with scratch and SPT"
         output.write("summary.json", summary)
-    summary["complete"] = True
+        output.say(f"error: {summary['refused']}: nothing trained")
+        return 2
+    t = time.time()
+
+    def stream(runs: list[dict], cut: dict | None) -> None:
+        output.write("group-0.json", {"group": 0, "seeds": p["seeds"], "arms": p["arms"], "runs": runs, "cut": cut,
+                                      "data": summary["data"]["fingerprint"], "config": p["sizes"]})
+
+    cut = train_group(sizes, p, tensors, device, stream, output.say, deadline, measured["attention"])
+    summary["phases"]["train"] = round(time.time() - t, 2)
+    summary["cut"], summary["complete"] = cut, cut is None
+    summary["groups_done"] = [] if cut else [0]
+    summary["phases"]["end"] = round(time.time() - started, 2)
     output.write("summary.json", summary)
-    output.say(f"done: {len(p['seeds'])} seeds x {len(p['arms'])} arms in {summary['train_seconds']} s of training")
+    if cut:
+        output.say(f"cut at step {cut['step']} of {cut['planned']} ({cut['phase']}) at {summary['phases']['end']} s "
+                   f"of {wall:.0f} s: every evaluation done is written")
+        return 3
+    output.say(f"done: {len(p['seeds'])} seeds x {len(p['arms'])} arms x {p['steps']} steps, "
+               f"{summary['phases']['end']} s of {wall:.0f} s")
     return 0
 
 

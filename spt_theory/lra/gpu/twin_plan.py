@@ -1,32 +1,39 @@
-"""The plan of the GPU twin (:mod:`spt_theory.lra.gpu.twin`): sizes, arms, the throughput model,
-and the registered order in which a plan that does not fit its budget shrinks.
+"""The plan of the GPU twin (:mod:`spt_theory.lra.gpu.twin`): its settings and sizes, arms, the
+throughput model, the deadline, and the registered order in which a plan that does not fit shrinks.
 
-**Throughput model.**  A supervised ensemble step of ``m`` members takes ``overhead + m x
-per_member`` seconds (``per_member``: one model's training step, FLOPs over an achieved rate), an
-SPT step of ``g`` members the same with the decoder's FLOPs added, and an evaluation (validation
-and test of every member) its forward FLOPs at the same rate.  ``--dry-run`` assumes the rate
-(:data:`ASSUMED_TFLOPS`, :data:`ASSUMED_STEP_OVERHEAD`); a run measures it on the device first
-(the bench: a few steps of each ensemble) and plans with that.
+**Settings** (:data:`SETTINGS`, ``--setting``): ``contour6``, the committed 1-layer Pathfinder-16
+of issue 42 (contour 6, up to 40,000 steps an arm, SPT 3/8 of them); ``short``, the short-contour
+Pathfinder-16 registered in docs/preregistration/2026-12-04-lra-short-contour.md (contour 3,
+``--balanced``, 20,000 steps an arm, 3,000 of them SPT, as that registration's CPU design).
+
+**Deadline** (issue 51).  ``--wall S`` counts from the script's start (``--started``): the start
+(interpreter, torch, CUDA), the data (carried or generated, timed), the bench, then the training,
+planned into what is left less :data:`FINISH_SECONDS` at :data:`SAFETY` of it; a check at every
+evaluation ends the run early (``cut``) when the next evaluation would not be done in time.
+
+**Throughput model.**  A supervised step of ``m`` stacked members takes ``overhead + m x
+per_member`` seconds, an SPT step of ``g`` members ``overhead + g x per_member_spt``, an
+evaluation (validation and test of every member) ``members x eval_per_member``.  ``--dry-run``
+assumes them (:func:`assumed_rates`: :data:`ASSUMED_TFLOPS`, :data:`ASSUMED_STEP_OVERHEAD`); a run
+measures them on the device first (the bench) and plans with what it measured.
 
 **Shrinking (registered 2026-12-02, before any GPU run, in this order).**  The full design is
 :data:`ARMS` x ``seeds`` (never fewer than :data:`MIN_SEEDS`) x ``steps`` supervised steps per arm
-(SPT arms: ``SPT_SHARE`` of them pretraining, the rest finetuning, as the CPU design's 3,000 +
-5,000 against scratch's 8,000).  While the plan's training seconds exceed the budget:
+(SPT arms: ``spt_share`` of them pretraining, the rest finetuning).  While the plan's training
+seconds exceed what is left:
 
 1. fewer steps per arm, to the largest multiple of :data:`STEP_QUANTUM` that fits, never under
    ``floor_steps``;
 2. at the floor, drop one arm, in the order :data:`DROP_ORDER` (frozen W_Q W_K first, then the
    W_Q W_K hybrid, then the proximity init; scratch and SPT are never dropped), and go back to
    step 1 from the full steps;
-3. with only scratch and SPT left at the floor, the plan stays as it is and says it does not fit.
+3. with only scratch and SPT left at the floor, the plan does not fit, and the run does not train.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-
-from spt_theory.bench.cases import forward_flops
+from dataclasses import asdict, dataclass, replace
 
 ARMS = ("scratch", "spt", "hybrid_qk", "frozen_qk", "proximity")
 """scratch; SPT then finetune (the whole encoder from the SPT checkpoint); the W_Q W_K hybrid
@@ -36,20 +43,31 @@ DROP_ORDER = ("frozen_qk", "hybrid_qk", "proximity")
 PRETRAINED = ("spt", "hybrid_qk")
 MIN_SEEDS = 8
 STEP_QUANTUM = 1000
-SPT_SHARE = 3 / 8
-BUDGET_SECONDS = 420.0
+WALL_SECONDS = 540.0
+"""The default deadline: inside a 600-s command with its start-up and the machine's transfers."""
+FINISH_SECONDS = 15.0
+"""Kept at the end of the wall for the last writes (summary, log) and a late evaluation."""
+SAFETY = 0.9
+"""The share of the seconds left that the training is planned into."""
 ASSUMED_TFLOPS = 25.0
-"""Achieved TFLOP/s the dry run assumes for the vmapped ensembles (bf16 autocast; 2.5% of the
-H200's bf16 dense peak: width-64 matmuls and n = 256 attention are far from the peak)."""
+"""Achieved TFLOP/s the dry run assumes for the stacked model (bf16 autocast; 2.5% of the H200's
+bf16 dense peak: width-64 matmuls and n = 256 attention are far from the peak)."""
 ASSUMED_STEP_OVERHEAD = 0.005
-"""Seconds per ensemble step the dry run assumes on top of the FLOPs: kernel launches of a vmapped
-step and AdamW over the stacked tensors."""
+"""Seconds per ensemble step the dry run assumes on top of the FLOPs (kernel launches, AdamW)."""
+ASSUMED_START = 20.0
+"""Seconds the dry run assumes from the script's start to the first line of the twin: the
+interpreter, torch and CUDA's start (the preflight included)."""
+ASSUMED_LOAD = 2.0
+"""Seconds to read and check a carried data set (``--data``) and copy it to the device."""
+ASSUMED_BENCH_FIXED = 10.0
+"""Seconds of the bench beyond its timed steps: kernel selection, warm-up steps, allocations."""
 
 
 @dataclass(frozen=True)
 class Sizes:
-    """Data, model and design of one mode (full on a GPU, tiny on a CPU for the tests)."""
+    """Data, model and design of one setting (full on a GPU, tiny on a CPU for the tests)."""
 
+    setting: str
     n_train: int
     n_val: int
     n_test: int
@@ -62,8 +80,9 @@ class Sizes:
     floor_steps: int
     seeds: int
     group: int
-    """Seeds trained in one ensemble (every arm of them): whole seeds land group by group."""
+    """Seeds trained in one ensemble (every arm of them): all of them, the steps being sequential."""
     eval_points: int
+    spt_share: float = 3 / 8
     lr: float = 1e-3
     lr_pretrain: float = 2e-3
     warmup_steps: int = 100
@@ -71,18 +90,37 @@ class Sizes:
     contour_length: int = 6
     distractors: int = 2
     distractor_length: int = 3
+    balanced: bool = False
     workers: int = 15
+    seconds_per_image: float = 0.0107
+    """Generation seconds per image on one core (contour 6 measured 10.7 ms, issue 51)."""
+    bench_steps: int = 20
     tiny: bool = False
 
 
-FULL = Sizes(n_train=16000, n_val=2000, n_test=10000, side=16, d_model=64, heads=4, ff=128, batch=32,
-             steps=40000, floor_steps=10000, seeds=MIN_SEEDS, group=8, eval_points=10)
+FULL = Sizes(setting="contour6", n_train=16000, n_val=2000, n_test=10000, side=16, d_model=64, heads=4, ff=128,
+             batch=32, steps=40000, floor_steps=10000, seeds=MIN_SEEDS, group=8, eval_points=10)
 """The committed 1-layer Pathfinder-16 setting (spt_theory/checks/lra.py SETTINGS): width 64, 4
-heads, FF 128, batch 32, lr 1e-3 (SPT 2e-3), warm-up 100, mask ratio 0.5; 16,000 training and
-2,000 validation images and 10,000 test images."""
-TINY = Sizes(n_train=48, n_val=16, n_test=32, side=16, d_model=16, heads=4, ff=32, batch=4, steps=8,
-             floor_steps=4, seeds=2, group=1, eval_points=2, warmup_steps=1, workers=2, tiny=True)
+heads, FF 128, batch 32, lr 1e-3 (SPT 2e-3), warm-up 100, mask ratio 0.5; contour 6; 16,000
+training and 2,000 validation images and 10,000 test images."""
+SHORT = replace(FULL, setting="short", steps=20000, spt_share=3 / 20, contour_length=3, balanced=True,
+                seconds_per_image=0.003)
+"""The short-contour setting (docs/preregistration/2026-12-04-lra-short-contour.md; ``lra.decide.SHORT``):
+the same model and optimiser, contour 3, ``--balanced``, 20,000 steps an arm, SPT 3,000 of them."""
+SETTINGS = {"contour6": FULL, "short": SHORT}
+TINY = replace(FULL, setting="contour6", n_train=48, n_val=16, n_test=32, d_model=16, heads=4, ff=32, batch=4,
+               steps=8, floor_steps=4, seeds=2, group=2, eval_points=2, warmup_steps=1, workers=2, bench_steps=2,
+               tiny=True)
 """CPU test sizes (2 seeds: a tiny run checks the pipeline, not the design)."""
+
+
+def sizes_of(setting: str, tiny: bool = False) -> Sizes:
+    """The sizes of ``setting`` (its tiny version for the CPU tests)."""
+    full = SETTINGS[setting]
+    if not tiny:
+        return full
+    return replace(TINY, setting=setting, contour_length=full.contour_length, balanced=full.balanced,
+                   spt_share=full.spt_share)
 
 
 @dataclass(frozen=True)
@@ -97,60 +135,65 @@ class Rates:
     basis: str
 
 
+def forward_flops(n: int, d_model: int, d_ff: int, out_per_token: int = 0) -> float:
+    """Matmul FLOPs of one sequence's forward pass through one layer at length ``n``
+    (:func:`spt_theory.bench.cases.forward_flops`, written out here so that the GPU path imports
+    only what the GPU image has)."""
+    d = d_model
+    return float(2 * n * (4 * d * d + 2 * d * d_ff) + 4 * n * n * d + 2 * n * d * out_per_token)
+
+
 def model_flops(sizes: Sizes, spt: bool = False) -> float:
     """FLOPs of one model's training step (forward and backward: 3 x forward) on a batch."""
     n = sizes.side * sizes.side
-    return 3 * sizes.batch * forward_flops(n, sizes.d_model, sizes.ff, 1, out_per_token=256 if spt else 0)
+    return 3 * sizes.batch * forward_flops(n, sizes.d_model, sizes.ff, out_per_token=256 if spt else 0)
 
 
 def assumed_rates(sizes: Sizes, tflops: float = ASSUMED_TFLOPS, overhead: float = ASSUMED_STEP_OVERHEAD) -> Rates:
     rate = tflops * 1e12
     n = sizes.side * sizes.side
-    evals = (sizes.n_val + sizes.n_test) * forward_flops(n, sizes.d_model, sizes.ff, 1)
+    evals = (sizes.n_val + sizes.n_test) * forward_flops(n, sizes.d_model, sizes.ff)
     return Rates(overhead=overhead, per_member=model_flops(sizes) / rate,
                  per_member_spt=model_flops(sizes, True) / rate,
                  eval_per_member=evals / rate,
                  basis=f"assumed {tflops:.0f} TFLOP/s achieved + {1e3 * overhead:.0f} ms a step")
 
 
+def spt_steps(sizes: Sizes, steps: int) -> int:
+    """Pretraining steps of the SPT arms at ``steps`` per arm (the rest is finetuning)."""
+    return round(sizes.spt_share * steps)
+
+
 def group_seconds(sizes: Sizes, rates: Rates, arms: tuple[str, ...], steps: int) -> dict:
-    """Seconds of one seed group: pretraining, the supervised ensemble, the evaluations."""
+    """Seconds of the seed group: pretraining, the supervised ensemble, the evaluations."""
     members = len(arms) * sizes.group
-    pretrain_steps = spt_steps(steps) if any(a in PRETRAINED for a in arms) else 0
-    pretrain = pretrain_steps * (rates.overhead + sizes.group * rates.per_member_spt)
+    pretrained = any(a in PRETRAINED for a in arms)
+    pretrain = spt_steps(sizes, steps) * (rates.overhead + sizes.group * rates.per_member_spt) if pretrained else 0.0
     supervised = steps * (rates.overhead + members * rates.per_member)
     evaluate = (sizes.eval_points + 1) * members * rates.eval_per_member
     return {"pretrain": pretrain, "supervised": supervised, "evaluate": evaluate,
             "total": pretrain + supervised + evaluate}
 
 
-def spt_steps(steps: int) -> int:
-    """Pretraining steps of the SPT arms at ``steps`` per arm (the rest is finetuning)."""
-    return round(SPT_SHARE * steps)
+def seeds(sizes: Sizes) -> list[int]:
+    """The seeds: 500 on, fresh (no CPU design has run them: docs/preregistration/2026-12-04-gpu-twin.md)."""
+    return list(range(500, 500 + sizes.seeds))
 
 
-def groups(sizes: Sizes) -> list[list[int]]:
-    """The seeds, group by group (fresh seeds: 100 on, never run in the CPU lanes)."""
-    seeds = list(range(100, 100 + sizes.seeds))
-    return [seeds[i:i + sizes.group] for i in range(0, len(seeds), sizes.group)]
-
-
-def plan(sizes: Sizes, rates: Rates, budget: float = BUDGET_SECONDS) -> dict:
+def plan(sizes: Sizes, rates: Rates, budget: float) -> dict:
     """The design shrunk in the registered order (module doc) to fit ``budget`` seconds of training."""
     arms, history = list(ARMS), []
-    n_groups = len(groups(sizes))
 
     def total(steps: int) -> float:
-        return n_groups * group_seconds(sizes, rates, tuple(arms), steps)["total"]
+        return group_seconds(sizes, rates, tuple(arms), steps)["total"]
 
     while True:
         steps = sizes.steps
         if total(steps) > budget:
             per_step = (total(STEP_QUANTUM) - total(0)) / STEP_QUANTUM
             fitting = (budget - total(0)) / per_step if per_step > 0 else steps
-            steps = max(sizes.floor_steps, min(steps, STEP_QUANTUM * math.floor(fitting / STEP_QUANTUM)))
-            if sizes.tiny:
-                steps = max(sizes.floor_steps, min(sizes.steps, math.floor(fitting)))
+            quantum = 1 if sizes.tiny else STEP_QUANTUM
+            steps = max(sizes.floor_steps, min(steps, quantum * math.floor(fitting / quantum)))
             history.append(f"steps {sizes.steps} -> {steps} with arms {', '.join(arms)}")
         if total(steps) <= budget or not any(a in arms for a in DROP_ORDER):
             break
@@ -158,34 +201,83 @@ def plan(sizes: Sizes, rates: Rates, budget: float = BUDGET_SECONDS) -> dict:
         arms.remove(dropped)
         history.append(f"at the floor ({sizes.floor_steps} steps) it does not fit: arm {dropped} dropped")
     seconds = group_seconds(sizes, rates, tuple(arms), steps)
-    return {"arms": arms, "seeds": [s for g in groups(sizes) for s in g], "groups": groups(sizes),
-            "steps": steps, "spt_steps": spt_steps(steps), "finetune_steps": steps - spt_steps(steps),
-            "eval_steps": eval_steps(steps, sizes.eval_points), "group_seconds": seconds,
-            "total_seconds": n_groups * seconds["total"], "budget_seconds": budget,
-            "fits": n_groups * seconds["total"] <= budget, "shrunk": history, "rates": asdict(rates),
-            "sizes": asdict(sizes)}
+    pretrain = spt_steps(sizes, steps)
+    return {"setting": sizes.setting, "arms": arms, "seeds": seeds(sizes), "steps": steps, "spt_steps": pretrain,
+            "finetune_steps": steps - pretrain, "eval_steps": eval_steps(sizes, steps),
+            "group_seconds": seconds, "total_seconds": seconds["total"], "budget_seconds": budget,
+            "fits": seconds["total"] <= budget, "shrunk": history, "rates": asdict(rates), "sizes": asdict(sizes)}
 
 
-def eval_steps(steps: int, points: int) -> list[int]:
-    """The supervised steps at which every member is evaluated: ``points`` evenly spaced to
+def eval_steps(sizes: Sizes, steps: int) -> list[int]:
+    """The supervised steps at which every member is evaluated: ``eval_points`` evenly spaced to
     ``steps``, and the SPT arms' last finetuning step."""
+    points = sizes.eval_points
     marks = {max(1, round(k * steps / points)) for k in range(1, points + 1)}
-    return sorted(marks | {steps - spt_steps(steps)} - {0})
+    return sorted(marks | {steps - spt_steps(sizes, steps)} - {0})
+
+
+# ------------------------------------------------------------------------------ the deadline
+def data_seconds(sizes: Sizes, carried: bool) -> tuple[float, str]:
+    """The dry run's data seconds: reading a carried set, or generating it on ``workers`` processes."""
+    if carried:
+        return ASSUMED_LOAD, "carried (--data), assumed"
+    images = sizes.n_train + sizes.n_val + sizes.n_test
+    return (images * sizes.seconds_per_image / sizes.workers,
+            f"generated on {sizes.workers} processes, assumed {1e3 * sizes.seconds_per_image:.1f} ms an image")
+
+
+def bench_seconds(sizes: Sizes, rates: Rates) -> float:
+    """Seconds of the bench (:func:`spt_theory.lra.gpu.twin_train.bench`): ``bench_steps`` + 3 warm-up
+    steps of the full supervised ensemble on both attention paths and of the smallest, of the SPT
+    ensemble, one evaluation, and :data:`ASSUMED_BENCH_FIXED`."""
+    large, small = len(ARMS) * sizes.group, 2 * sizes.group
+    steps = sizes.bench_steps + 3
+    supervised = steps * (3 * rates.overhead + (2 * large + small) * rates.per_member)
+    spt = steps * (rates.overhead + sizes.group * rates.per_member_spt)
+    return supervised + spt + large * rates.eval_per_member + ASSUMED_BENCH_FIXED
+
+
+def training_budget(wall: float, elapsed: float) -> float:
+    """The seconds the training is planned into when ``elapsed`` of ``wall`` are gone."""
+    return SAFETY * (wall - elapsed - FINISH_SECONDS)
+
+
+def dry_run(sizes: Sizes, wall: float, carried: bool) -> dict:
+    """The plan the script would make at the assumed rates, with its start-up counted: the
+    seconds of every phase from the script's start and where the run ends."""
+    rates = assumed_rates(sizes)
+    data, data_basis = data_seconds(sizes, carried)
+    bench = bench_seconds(sizes, rates)
+    setup = ASSUMED_START + data + bench
+    p = plan(sizes, rates, training_budget(wall, setup))
+    ends = setup + p["total_seconds"]
+    return {**p, "wall": wall, "phases": {"start": ASSUMED_START, "data": data, "bench": bench},
+            "data_basis": data_basis, "ends": ends, "inside": p["fits"] and ends <= wall - FINISH_SECONDS}
 
 
 def format_plan(p: dict) -> str:
     s, g = p["sizes"], p["group_seconds"]
-    lines = [f"GPU twin: 1-layer Pathfinder-{s['side']} (width {s['d_model']}, {s['heads']} heads, FF {s['ff']}, "
-             f"batch {s['batch']}), {s['n_train']} train / {s['n_val']} val / {s['n_test']} test images",
-             f"arms: {', '.join(p['arms'])} x {len(p['seeds'])} seeds ({', '.join(map(str, p['seeds']))}) in "
-             f"{len(p['groups'])} groups of {s['group']}",
+    lines = [f"GPU twin ({p['setting']}): 1-layer Pathfinder-{s['side']} contour {s['contour_length']}"
+             + (" balanced" if s["balanced"] else "")
+             + f" (width {s['d_model']}, {s['heads']} heads, FF {s['ff']}, batch {s['batch']}), "
+             f"{s['n_train']} train / {s['n_val']} val / {s['n_test']} test images",
+             f"arms: {', '.join(p['arms'])} x {len(p['seeds'])} seeds ({', '.join(map(str, p['seeds']))}), "
+             f"one stacked ensemble of {len(p['arms']) * len(p['seeds'])} members",
              f"steps per arm: {p['steps']} (SPT arms: {p['spt_steps']} SPT + {p['finetune_steps']} finetune); "
              f"evaluations at {', '.join(map(str, p['eval_steps']))}",
              f"throughput: {p['rates']['basis']}: {1e3 * p['rates']['per_member']:.3f} ms a model-step, "
              f"{1e3 * p['rates']['overhead']:.1f} ms an ensemble step",
-             f"a group: pretraining {g['pretrain']:.1f} s + supervised {g['supervised']:.1f} s + evaluations "
-             f"{g['evaluate']:.1f} s = {g['total']:.1f} s",
-             f"total training {p['total_seconds']:.1f} s of {p['budget_seconds']:.0f} s: "
-             + ("fits" if p["fits"] else "DOES NOT FIT")]
+             f"training: pretraining {g['pretrain']:.1f} s + supervised {g['supervised']:.1f} s + evaluations "
+             f"{g['evaluate']:.1f} s = {g['total']:.1f} s of {p['budget_seconds']:.1f} s planned: "
+             + ("fits" if p["fits"] else "DOES NOT FIT (the run does not train)")]
     lines += [f"shrunk: {h}" for h in p["shrunk"]] or ["shrunk: nothing (the full design fits)"]
+    if "phases" in p:
+        ph = p["phases"]
+        lines += [f"wall {p['wall']:.0f} s from the script's start: start {ph['start']:.1f} s (assumed) + data "
+                  f"{ph['data']:.1f} s ({p['data_basis']}) + bench {ph['bench']:.1f} s, then the training planned "
+                  f"into {SAFETY:.0%} of the rest less {FINISH_SECONDS:.0f} s for the finish",
+                  f"ends at {p['ends']:.1f} s of {p['wall']:.0f} s: "
+                  + ("inside" if p["inside"] else "NOT INSIDE")
+                  + f" (a check at every evaluation cuts the run if it falls behind, by "
+                    f"{p['wall'] - FINISH_SECONDS:.0f} s at the latest)"]
     return "\n".join(lines)

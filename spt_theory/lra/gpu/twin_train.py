@@ -1,31 +1,41 @@
-"""The GPU twin's training (:mod:`spt_theory.lra.gpu.twin`): the bench and one seed group.
+"""The GPU twin's training (:mod:`spt_theory.lra.gpu.twin`): the bench and the seed group, on the
+stacked ensemble (:mod:`spt_theory.lra.gpu.stacked`).
 
-A seed group: SPT pretraining of its seeds as one ensemble (head and nothing else fixed, as the
-LRA runner's SPT stage), then one supervised ensemble of every arm x seed.  Every member starts
-from its seed's random init (``torch.manual_seed(seed)``, then ``Encoder``: the same init in every
-arm of a seed, as :meth:`spt_theory.lra.runner.LRARun.initial_model`), then per arm: ``spt`` takes
-the encoder (W_Q W_K, W_V W_O, MLP, norms, embedding) from its seed's SPT member, ``hybrid_qk``
-only W_Q, W_K, ``proximity`` gets :func:`~spt_theory.core.inits.grid_proximity_init`,
-``frozen_qk`` keeps W_Q, W_K fixed.  The SPT arms finetune for ``steps - spt_steps`` steps and are
-then fixed, the others train for ``steps``; a curve point's ``step`` counts SPT's steps.
+The seed group: SPT pretraining of its seeds as one stacked ensemble (the head fixed, as the LRA
+runner's SPT stage), then one supervised ensemble of every arm x seed.  Every member starts from
+its seed's random init (``torch.manual_seed(seed)``, then ``Encoder``: the same init in every arm
+of a seed, as :meth:`spt_theory.lra.runner.LRARun.initial_model`), then per arm: ``spt`` takes the
+encoder (W_Q W_K, W_V W_O, MLP, norms, embedding) from its seed's SPT member, ``hybrid_qk`` only
+W_Q, W_K, ``proximity`` gets :func:`~spt_theory.core.inits.grid_proximity_init`, ``frozen_qk``
+keeps W_Q, W_K fixed.  The SPT arms finetune for ``steps - spt_steps`` steps and then leave the
+ensemble, the others train for ``steps``; a curve point's ``step`` counts SPT's steps.  Every arm
+of a seed reads the same batches (one data stream per seed: paired comparisons).
+
+**The deadline.**  At every evaluation the run predicts when the next one would be done (the
+seconds a step measured so far, the last evaluation's seconds); if that is past the deadline it
+stops there: the runs not done are marked incomplete and the group records ``cut`` (the step
+reached, the step planned, why).  Pretraining checks at every epoch the same way.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
 from spt_theory.core.inits import grid_proximity_init
 from spt_theory.core.model import Encoder, ModelConfig
 from spt_theory.evidence import correctness
-from spt_theory.lra.gpu.ensemble import Ensemble
-from spt_theory.lra.gpu.twin_plan import Rates, Sizes
-from spt_theory.training.loop import load_groups
+from spt_theory.lra.gpu.stacked import Stacked
+from spt_theory.lra.gpu.twin_plan import ARMS, PRETRAINED, Rates, Sizes
 
 ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
-BENCH_STEPS = 3
+WARMUP_STEPS = 3
+ATTENTION_PATHS = ("default", "math")
+"""The attention paths the bench compares: torch's pick of the fused kernels, and the plain
+softmax (``torch.nn.attention.sdpa_kernel([SDPBackend.MATH])``)."""
 
 
 def model_config(sizes: Sizes) -> ModelConfig:
@@ -39,14 +49,14 @@ def seeded(sizes: Sizes, seed: int) -> Encoder:
     return Encoder(model_config(sizes))
 
 
-def _timed_steps(ensemble: Ensemble, data: dict, sizes: Sizes, steps: int, device: str) -> float:
-    ensemble.step(data["x_train"], data["y_train"], sizes.batch)  # warm-up
-    _sync(device)
-    start = time.perf_counter()
-    for _ in range(steps):
-        ensemble.step(data["x_train"], data["y_train"], sizes.batch)
-    _sync(device)
-    return (time.perf_counter() - start) / steps
+@dataclass
+class Deadline:
+    """``end``: the time (``time.time()``) by which the training must be done."""
+
+    end: float
+
+    def left(self) -> float:
+        return self.end - time.time()
 
 
 def _sync(device: str) -> None:
@@ -54,99 +64,192 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def bench(sizes: Sizes, data: dict, device: str, members: tuple[int, int] | None = None) -> Rates:
-    """Seconds per ensemble step at two ensemble sizes (supervised), one SPT size, and one
-    evaluation, measured on ``device``: the plan's :class:`Rates` (``overhead`` and ``per_member``
-    from the line through the two supervised sizes)."""
-    small, large = members or (sizes.group, 5 * sizes.group)
-    autocast = device == "cuda"
-    times = {}
-    for m in sorted({small, large}):
-        ens = Ensemble([seeded(sizes, s) for s in range(m)], list(range(m)), "supervised", sizes.lr,
-                       fixed=[("decoder",)] * m, device=device, autocast=autocast)
-        times[m] = _timed_steps(ens, data, sizes, BENCH_STEPS, device)
-    spt = Ensemble([seeded(sizes, s) for s in range(small)], list(range(small)), "spt", sizes.lr_pretrain,
-                   fixed=[("head",)] * small, device=device, autocast=autocast)
-    spt_time = _timed_steps(spt, data, sizes, BENCH_STEPS, device)
+def spt_ensemble(sizes: Sizes, seeds: list[int], device: str, attention: str = "default",
+                 dtype: torch.dtype = torch.float32) -> Stacked:
+    """The seeds' SPT ensemble: everything but the head trains (the decoder too)."""
+    return Stacked([seeded(sizes, s) for s in seeds], list(range(len(seeds))), "spt", sizes.lr_pretrain,
+                   fixed=[("head",)] * len(seeds), warmup_steps=sizes.warmup_steps, mask_ratio=sizes.mask_ratio,
+                   n_train=sizes.n_train, batch=sizes.batch, seed=0, device=device, dtype=dtype,
+                   autocast=device == "cuda", attention=attention)
+
+
+def members(sizes: Sizes, arms: list[str], seeds: list[int], spt_states: dict[int, dict],
+            dtype: torch.dtype = torch.float32) -> tuple:
+    """The supervised ensemble's members, arm by arm, seed by seed: (models, streams, fixed, runs)."""
+    models, streams, fixed, runs = [], [], [], []
+    for arm in arms:
+        for k, s in enumerate(seeds):
+            model = seeded(sizes, s).to(dtype)
+            if arm in PRETRAINED:
+                groups = ENCODER_GROUPS if arm == "spt" else ("qk",)
+                with torch.no_grad():
+                    for name, p in model.named_parameters():
+                        if Encoder.group_of(name) in groups:
+                            p.copy_(spt_states[s][name])
+            if arm == "proximity":
+                grid_proximity_init(model, side=sizes.side)
+            models.append(model)
+            streams.append(k)
+            fixed.append(("decoder", "qk") if arm == "frozen_qk" else ("decoder",))
+            runs.append({"arm": arm, "seed": s, "complete": False, "steps": 0, "offset": 0, "curve": []})
+    return models, streams, fixed, runs
+
+
+def supervised_ensemble(sizes: Sizes, arms: list[str], seeds: list[int], spt_states: dict[int, dict], device: str,
+                        attention: str = "default", dtype: torch.dtype = torch.float32) -> tuple[Stacked, list[dict]]:
+    models, streams, fixed, runs = members(sizes, arms, seeds, spt_states, dtype)
+    ens = Stacked(models, streams, "supervised", sizes.lr, fixed=fixed, warmup_steps=sizes.warmup_steps,
+                  n_train=sizes.n_train, batch=sizes.batch, seed=1, device=device, dtype=dtype,
+                  autocast=device == "cuda", attention=attention)
+    return ens, runs
+
+
+def _timed_steps(ens: Stacked, data: dict, steps: int, device: str) -> float:
+    for _ in range(WARMUP_STEPS):
+        ens.step(data["x_train"], data["y_train"])
     _sync(device)
     start = time.perf_counter()
-    ens.correct(data["x_val"], data["y_val"])
-    ens.correct(data["x_test"], data["y_test"])
+    for _ in range(steps):
+        ens.step(data["x_train"], data["y_train"])
     _sync(device)
-    eval_time = (time.perf_counter() - start) / large
-    per_member = (times[large] - times[small]) / (large - small) if large != small else times[small] / small
-    per_member = max(per_member, times[large] / large / 4)  # noise guard: never below a quarter of the mean
-    overhead = max(0.0, times[large] - large * per_member)
-    return Rates(overhead=overhead, per_member=per_member,
-                 per_member_spt=max(per_member, (spt_time - overhead) / small), eval_per_member=eval_time,
-                 basis=f"benched on {device}: {1e3 * times[small]:.1f} ms a step at {small} members, "
-                       f"{1e3 * times[large]:.1f} ms at {large}")
+    return (time.perf_counter() - start) / steps
 
 
-def train_group(sizes: Sizes, p: dict, seeds: list[int], data: dict, device: str,
-                stream: Callable[[list[dict]], None], say: Callable[[str], None], pretrained: bool) -> None:
-    """Pretrain (if an SPT arm is planned) and train every arm of ``seeds``; ``stream(runs)`` at
-    every evaluation and at the end (module doc)."""
-    autocast = device == "cuda"
-    spt_steps, steps = p["spt_steps"], p["steps"]
-    spt_states = {}
+def bench(sizes: Sizes, data: dict, device: str) -> dict:
+    """Seconds a step of the full supervised ensemble (every arm x seed) on both attention paths
+    (:data:`ATTENTION_PATHS`), then on the faster: of the smallest plan's ensemble (scratch and SPT),
+    of the SPT ensemble, and one evaluation; ``sizes.bench_steps`` timed steps each after
+    :data:`WARMUP_STEPS`.  Returns the figures, the faster path and the plan's :class:`Rates`."""
+    seeds = list(range(sizes.group))
+    large, small = len(ARMS) * sizes.group, 2 * sizes.group
+    timed, errors = {}, {}
+    for path in ATTENTION_PATHS:
+        try:
+            ens, _ = supervised_ensemble(sizes, list(ARMS), seeds, {s: seeded(sizes, s).state_dict() for s in seeds},
+                                         device, path)
+            timed[path] = _timed_steps(ens, data, sizes.bench_steps, device)
+        except RuntimeError as error:  # a path this device or build lacks (or out of memory)
+            errors[path] = f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
+        finally:
+            ens = None
+    if not timed:
+        raise RuntimeError(f"no attention path runs on {device}: {errors}")
+    attention = min(timed, key=timed.get)
+    ens, _ = supervised_ensemble(sizes, ["scratch", "spt"], seeds, {s: seeded(sizes, s).state_dict() for s in seeds},
+                                 device, attention)
+    small_time = _timed_steps(ens, data, sizes.bench_steps, device)
+    spt_time = _timed_steps(spt_ensemble(sizes, seeds, device, attention), data, sizes.bench_steps, device)
+    full, _ = supervised_ensemble(sizes, list(ARMS), seeds, {s: seeded(sizes, s).state_dict() for s in seeds}, device,
+                                  attention)
+    _sync(device)
+    start = time.perf_counter()
+    full.correct(data["x_val"], data["y_val"])
+    full.correct(data["x_test"], data["y_test"])
+    _sync(device)
+    eval_time = time.perf_counter() - start
+    large_time = timed[attention]
+    per_member = (large_time - small_time) / (large - small)
+    per_member = max(per_member, large_time / large / 4)  # noise guard: never below a quarter of the mean
+    overhead = max(0.0, large_time - large * per_member)
+    rates = Rates(overhead=overhead, per_member=per_member,
+                  per_member_spt=max(per_member, (spt_time - overhead) / sizes.group),
+                  eval_per_member=eval_time / large,
+                  basis=f"benched on {device}: {1e3 * large_time:.2f} ms a step at {large} members "
+                        f"({attention} attention), {1e3 * small_time:.2f} ms at {small}")
+    return {"attention": attention, "steps_timed": sizes.bench_steps, "warmup_steps": WARMUP_STEPS,
+            "seconds_per_step": {**{f"{path}_{large}": t for path, t in timed.items()},
+                                 f"{attention}_{small}": small_time, f"spt_{attention}_{sizes.group}": spt_time},
+            "model_steps_per_second": {path: large / t for path, t in timed.items()},
+            "errors": errors, "eval_seconds": eval_time, "rates": rates}
+
+
+def train_group(sizes: Sizes, p: dict, data: dict, device: str, stream: Callable[[list[dict], dict | None], None],
+                say: Callable[[str], None], deadline: Deadline, attention: str = "default",
+                dtype: torch.dtype = torch.float32, finished: dict | None = None) -> dict | None:
+    """Pretrain (if an SPT arm is planned) and train every arm of the plan's seeds; ``stream(runs,
+    cut)`` at every evaluation and at the end (module doc).  Returns the cut (None: complete).
+    ``finished``: receives every member's parameters as it finishes, by ``(arm, seed)`` (the tests')."""
+    seeds, arms = p["seeds"], list(p["arms"])
+    spt_steps, steps, evals = p["spt_steps"], p["steps"], p["eval_steps"]
+    spt_states: dict[int, dict] = {}
+    pretrained = any(a in PRETRAINED for a in arms)
     if pretrained:
         start = time.perf_counter()
-        spt = Ensemble([seeded(sizes, s) for s in seeds], seeds, "spt", sizes.lr_pretrain,
-                       fixed=[("head",)] * len(seeds), warmup_steps=sizes.warmup_steps, mask_ratio=sizes.mask_ratio,
-                       device=device, autocast=autocast)
-        for _ in range(spt_steps):
-            spt.step(data["x_train"], data["y_train"], sizes.batch)
+        spt = spt_ensemble(sizes, seeds, device, attention, dtype)
+        first_eval = evals[0] * (p["rates"]["overhead"] + len(arms) * len(seeds) * p["rates"]["per_member"])
+        for step in range(1, spt_steps + 1):
+            spt.step(data["x_train"], data["y_train"])
+            if step % spt.steps_per_epoch == 0 and step < spt_steps:
+                _sync(device)
+                per_step = (time.perf_counter() - start) / step
+                if deadline.left() < (spt_steps - step) * per_step + first_eval:
+                    cut = {"phase": "pretraining", "step": step, "planned": spt_steps,
+                           "why": f"pretraining would end {(spt_steps - step) * per_step:.0f} s from now, and the "
+                                  f"first evaluation {first_eval:.0f} s later: past the deadline "
+                                  f"({deadline.left():.0f} s left)"}
+                    say(f"cut in pretraining at step {step} of {spt_steps}: {cut['why']}")
+                    stream([], cut)
+                    return cut
         losses = spt.masked_loss(data["x_val"][:1000])
-        spt_states = {s: spt.member(i).state_dict() for i, s in enumerate(seeds)}
+        spt_states = {s: spt.parameters_of(i) for i, s in enumerate(seeds)}
         say(f"seeds {seeds}: SPT {spt_steps} steps in {time.perf_counter() - start:.1f} s, masked val loss "
             + ", ".join(f"{v:.3f}" for v in losses))
         del spt
-    members, fixed, runs = [], [], []
-    for arm in p["arms"]:
-        for s in seeds:
-            model = seeded(sizes, s)
-            if arm in ("spt", "hybrid_qk"):
-                load_groups(model, spt_states[s], ENCODER_GROUPS if arm == "spt" else ("qk",), f"SPT seed {s}")
-            if arm == "proximity":
-                grid_proximity_init(model, side=sizes.side)
-            members.append(model)
-            fixed.append(("decoder", "qk") if arm == "frozen_qk" else ("decoder",))
-            runs.append({"arm": arm, "seed": s, "complete": False, "steps": steps, "offset": spt_steps
-                         if arm in ("spt", "hybrid_qk") else 0, "curve": []})
-    ens = Ensemble(members, [r["seed"] for r in runs], "supervised", sizes.lr, fixed=fixed,
-                   warmup_steps=sizes.warmup_steps, device=device, autocast=autocast)
-    finetune = steps - spt_steps
-    start = time.perf_counter()
-    for step in range(1, steps + 1):
-        losses = ens.step(data["x_train"], data["y_train"], sizes.batch)
-        if step in p["eval_steps"]:
-            val = ens.correct(data["x_val"], data["y_val"])
-            test = ens.correct(data["x_test"], data["y_test"])
-            for i, record in enumerate(runs):
-                if ens.done[i]:
-                    continue
-                record["curve"].append({"step": step + record["offset"], "train_loss": round(float(losses[i]), 5),
-                                        "val_accuracy": round(float(val[i].float().mean()), 5),
-                                        "test_accuracy": round(float(test[i].float().mean()), 5),
-                                        "test_correct": correctness.encode(test[i].cpu().numpy())})
-            say(f"seeds {seeds}: step {step}/{steps} ({time.perf_counter() - start:.1f} s)")
-        if step == finetune:
-            for i, record in enumerate(runs):
-                if record["offset"]:
-                    ens.finish(i)
-                    _close(record)
-        if step in p["eval_steps"] or step == finetune:
-            stream(runs)
+    ens, runs = supervised_ensemble(sizes, arms, seeds, spt_states, device, attention, dtype)
     for record in runs:
-        if not record["complete"]:
-            _close(record)
-    stream(runs)
+        record["offset"] = spt_steps if record["arm"] in PRETRAINED else 0
+        record["steps"] = steps
+    active = list(range(len(runs)))  # the runs still in the ensemble, by position
+    finetune = steps - spt_steps
+    start, evaluating, cut = time.perf_counter(), 0.0, None
+    for step in range(1, steps + 1):
+        losses = ens.step(data["x_train"], data["y_train"])
+        if step in evals:
+            began = time.perf_counter()
+            val = ens.correct(data["x_val"], data["y_val"]).cpu()
+            test = ens.correct(data["x_test"], data["y_test"]).cpu()
+            losses = losses.float().cpu()
+            for position, i in enumerate(active):
+                record = runs[i]
+                record["curve"].append({"step": step + record["offset"],
+                                        "train_loss": round(float(losses[position]), 5),
+                                        "val_accuracy": float(val[position].double().mean()),
+                                        "test_accuracy": float(test[position].double().mean()),
+                                        "test_correct": correctness.encode(test[position].numpy())})
+            took = time.perf_counter() - began
+            evaluating += took
+            per_step = (began - start - evaluating + took) / step
+            say(f"step {step}/{steps} ({time.perf_counter() - start:.1f} s, {per_step * 1e3:.2f} ms a step)")
+            if step == finetune and step < steps:
+                done = [position for position, i in enumerate(active) if runs[i]["offset"]]
+                for position in done:
+                    _close(runs[active[position]])
+                    if finished is not None:
+                        finished[runs[active[position]]["arm"], runs[active[position]]["seed"]] = \
+                            ens.parameters_of(position)
+                kept = [position for position in range(len(active)) if position not in done]
+                if kept:
+                    ens.keep(kept)
+                active = [active[position] for position in kept]
+            later = [e for e in evals if e > step]
+            if later and deadline.left() < (later[0] - step) * per_step + took:
+                cut = {"phase": "supervised", "step": step, "planned": steps,
+                       "why": f"the next evaluation (step {later[0]}) would be done in "
+                              f"{(later[0] - step) * per_step + took:.0f} s, with {deadline.left():.0f} s left"}
+                say(f"cut at step {step} of {steps}: {cut['why']}")
+                stream(runs, cut)
+                return cut
+            stream(runs, None)
+    for position, i in enumerate(active):
+        _close(runs[i])
+        if finished is not None:
+            finished[runs[i]["arm"], runs[i]["seed"]] = ens.parameters_of(position)
+    stream(runs, None)
+    return None
 
 
 def _close(record: dict) -> None:
-    """Mark a run complete with its test accuracy at the best validation point."""
+    """Mark a run complete, its test accuracy that of its last evaluation (its final model)."""
     record["complete"] = True
     if record["curve"]:
-        best = max(record["curve"], key=lambda c: c["val_accuracy"])
-        record.update(best_step=best["step"], test_accuracy=best["test_accuracy"], val_accuracy=best["val_accuracy"])
+        record["test_accuracy"] = record["curve"][-1]["test_accuracy"]

@@ -1,0 +1,229 @@
+"""Claims G1-G4 (the GPU twin on contour-6 Pathfinder-16) and G1s-G4s, G6s (on the short contour),
+exactly as pre-registered in ``docs/preregistration/2026-12-04-gpu-twin.md`` (before any GPU run).
+
+verify reads the promoted evidence ``evidence/lra/gpu/<setting>.json``
+(:class:`~spt_theory.evidence.lra_schema.TwinEvidence`, ``python -m spt_theory.lra gpu promote``),
+never trains.  Without it a claim recorded as not run yet is INCONCLUSIVE "not run yet" (a record
+that ran and lost its evidence is an ERROR).
+
+- An arm's accuracy: test accuracy at its best validation evaluation within T, the plan's steps
+  (SPT's counted; ties at their mean); contrasts paired over the seeds and the 10,000 shared test
+  examples, 95% (:func:`spt_theory.stats.paired_difference`).
+- **G1 / G1s**: SPT - scratch; PASS lo > 0, FAIL hi < 3.5.  **G4 / G4s**: proximity init - scratch,
+  the same rule.  **G2 / G2s**: frozen - scratch; PASS inside [-3, 3], FAIL wholly outside;
+  INCONCLUSIVE while either arm is not at its plateau or scratch is not 5 points above chance.
+  **G3 / G3s**: (hybrid - scratch) - 0.5 (SPT - scratch); PASS lo > 0, FAIL hi < 0; only after a
+  G1 (G1s) PASS.  **G6s** (gate): the proximity init at >= 88% on at least 6 of the 8 seeds PASS,
+  on at most 2 FAIL; G1s-G4s only after a G6s PASS.
+- A cut run is a pilot: every claim INCONCLUSIVE, its intervals at the step reached printed.  A
+  claim whose arm the plan dropped is INCONCLUSIVE.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from spt_theory import stats
+from spt_theory.claims import records
+from spt_theory.claims.registry import Context, Measurement, claim, undecided
+from spt_theory.evidence import EvidenceError, lra_schema, require, schema
+from spt_theory.lra.curves import best_correctness, best_within
+
+REGISTERED = "docs/preregistration/2026-12-04-gpu-twin.md"
+PRE = "pre-registered 2026-12-04 (before any GPU run)"
+SUPPORT = 3.5
+BOUND = 3.0
+CHANCE = 50.0
+CHANCE_MARGIN = 5.0
+PLATEAU_RISE = 1.0
+GATE_BAR = 88.0
+GATE_PASS, GATE_FAIL = 6, 2
+"""G6s: PASS with at least 6 of the 8 seeds at the bar, FAIL with at most 2."""
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """A G claim: its setting, the arms' weights, its rule, and the claims that must PASS first."""
+
+    setting: str
+    weights: tuple[tuple[str, float], ...]
+    rule: str
+    """``gain`` (PASS lo > 0, FAIL hi < SUPPORT), ``share`` (PASS lo > 0, FAIL hi < 0), ``equal``
+    (inside / wholly outside [-BOUND, BOUND], plateau and chance criteria), ``gate`` (G6s)."""
+    after: tuple[str, ...] = ()
+    threshold: str = ""
+
+
+def _gain(arm: str) -> tuple[tuple[str, float], ...]:
+    return ((arm, 1.0), ("scratch", -1.0))
+
+
+HYBRID = (("hybrid_qk", 1.0), ("spt", -0.5), ("scratch", -0.5))
+GAIN = f"PASS lo > 0, FAIL hi < {SUPPORT:g} pts at the plan's steps; 8 seeds, 95%"
+EQUAL = f"|frozen - scratch| <= {BOUND:g} at the plan's steps, both at plateau, scratch >= 55%; 8 seeds, 95%"
+SHARE = "(hybrid - scratch) - 0.5 (SPT - scratch): PASS lo > 0, FAIL hi < 0; after a {} PASS"
+CLAIMS = {
+    "G1": Contrast("contour6", _gain("spt"), "gain", threshold=f"SPT - scratch: {GAIN}"),
+    "G2": Contrast("contour6", _gain("frozen_qk"), "equal", threshold=EQUAL),
+    "G3": Contrast("contour6", HYBRID, "share", ("G1",), SHARE.format("G1")),
+    "G4": Contrast("contour6", _gain("proximity"), "gain", threshold=f"proximity - scratch: {GAIN}"),
+    "G6s": Contrast("short", (("proximity", 1.0),), "gate",
+                    threshold=f"proximity init >= {GATE_BAR:g}%: PASS on >= {GATE_PASS} of 8 seeds, FAIL on "
+                              f"<= {GATE_FAIL}"),
+    "G1s": Contrast("short", _gain("spt"), "gain", ("G6s",), f"SPT - scratch: {GAIN}; after a G6s PASS"),
+    "G2s": Contrast("short", _gain("frozen_qk"), "equal", ("G6s",), f"{EQUAL}; after a G6s PASS"),
+    "G3s": Contrast("short", HYBRID, "share", ("G6s", "G1s"), SHARE.format("G6s and G1s")),
+    "G4s": Contrast("short", _gain("proximity"), "gain", ("G6s",), f"proximity - scratch: {GAIN}; after a G6s PASS"),
+}
+
+
+def evidence_path(ctx: Context, setting: str) -> Path:
+    return Path(ctx.lra_evidence) / "gpu" / f"{setting}.json"
+
+
+def load(ctx: Context, setting: str) -> dict | None:
+    """The promoted twin result of ``setting``, or None where there is none yet."""
+    path = evidence_path(ctx, setting)
+    if not path.is_file():
+        return None
+    found = schema.load(path, lra_schema.TwinEvidence, ctx.model_settings)
+    require(found["setting"] == setting, path, "setting", repr(setting))
+    require(found["registered"] == REGISTERED, path, "registered", repr(REGISTERED))
+    return found
+
+
+def _runs(found: dict, arm: str) -> dict[int, dict]:
+    return {run["seed"]: run for run in found["runs"] if run["arm"] == arm}
+
+
+def _correct(found: dict, path: Path, arm: str, budget: int | None) -> dict[int, np.ndarray]:
+    out = {}
+    for seed, run in _runs(found, arm).items():
+        value = best_correctness(run["curve"], budget, path, f"run ({arm}, {seed})")
+        if value is None:
+            raise EvidenceError(f"{path}: run ({arm}, {seed}): no evaluation within {budget} steps")
+        out[seed] = value
+    return out
+
+
+def _accuracy(found: dict, arm: str, budget: int | None) -> dict[int, float]:
+    return {seed: 100 * best_within(run["curve"], budget) for seed, run in _runs(found, arm).items()}
+
+
+def plateaued(runs: dict[int, dict], budget: int) -> tuple[bool, float]:
+    """Whether an arm is at its plateau at ``budget`` (the registration: on the mean over seeds of
+    best-so-far validation accuracy, the best over the last quarter at most 1 point above the
+    best over the first three quarters), and the rise in points."""
+    curves = [[p for p in run["curve"] if p["step"] <= budget] for run in runs.values()]
+    early = np.mean([max(p["val_accuracy"] for p in c if p["step"] <= 0.75 * budget) for c in curves])
+    late = np.mean([max(p["val_accuracy"] for p in c) for c in curves])
+    rise = 100 * float(late - early)
+    return rise < PLATEAU_RISE, rise
+
+
+def judge(found: dict, path: Path, contrast: Contrast, budget: int | None) -> tuple[str, list[str], dict, str | None]:
+    """The verdict of ``contrast`` on ``found`` read at ``budget`` steps (None: every evaluation)."""
+    if contrast.rule == "gate":
+        values = _accuracy(found, "proximity", budget)
+        reached = sum(v >= GATE_BAR for v in values.values())
+        result = "PASS" if reached >= GATE_PASS else "FAIL" if reached <= GATE_FAIL else "INCONCLUSIVE"
+        lines = [f"proximity init: {reached} of {len(values)} seeds >= {GATE_BAR:g}% ("
+                 + ", ".join(f"{s} {v:.1f}%" for s, v in sorted(values.items())) + f") -> {result}"]
+        why = None if result != "INCONCLUSIVE" else f"{reached} of {len(values)} seeds at the bar: between the rules"
+        return result, lines, {"proximity": values, "at_bar": reached}, why
+    arms = [(weight, _correct(found, path, arm, budget)) for arm, weight in contrast.weights]
+    iv = stats.paired_difference(arms, LEVEL)
+    if contrast.rule == "gain":
+        result = "PASS" if iv.low > 0 else "FAIL" if iv.high < SUPPORT else "INCONCLUSIVE"
+        why = None if result != "INCONCLUSIVE" else f"the interval spans 0 and {SUPPORT:g}"
+    elif contrast.rule == "share":
+        result = "PASS" if iv.low > 0 else "FAIL" if iv.high < 0 else "INCONCLUSIVE"
+        why = None if result != "INCONCLUSIVE" else "the interval spans 0"
+    else:
+        result = stats.within(iv, BOUND)
+        why = None if result != "INCONCLUSIVE" else f"the interval crosses ±{BOUND:g}"
+    names = " ".join(f"{'+' if w > 0 else '-'} {abs(w):g} {arm}" for arm, w in contrast.weights).lstrip("+ ")
+    means = {arm: float(np.mean(list(_accuracy(found, arm, budget).values()))) for arm, _ in contrast.weights}
+    means.setdefault("scratch", float(np.mean(list(_accuracy(found, "scratch", budget).values()))))
+    lines = [f"{names}: {iv.text()} -> {result} [{iv.method}]",
+             "means over seeds " + ", ".join(f"{k} {v:.1f}%" for k, v in means.items())]
+    details = {"interval": iv.as_dict(), "means": means}
+    if contrast.rule == "equal" and budget is not None:
+        flat = {arm: plateaued(_runs(found, arm), budget) for arm in ("scratch", "frozen_qk")}
+        lines.append("plateau: " + ", ".join(f"{k} rose {v[1]:+.1f} pts in the last quarter" for k, v in flat.items()))
+        details["plateau"] = flat
+        if not all(ok for ok, _ in flat.values()):
+            result, why = "INCONCLUSIVE", "not at plateau: " + ", ".join(k for k, v in flat.items() if not v[0])
+        elif means["scratch"] < CHANCE + CHANCE_MARGIN:
+            result, why = "INCONCLUSIVE", f"scratch not {CHANCE_MARGIN:g} pts above chance"
+    return result, lines, details, why
+
+
+def verdict_of(ctx: Context, claim_id: str) -> tuple[str, list[str], dict, str | None] | None:
+    """The verdict of ``claim_id`` (module doc), or None without evidence."""
+    contrast = CLAIMS[claim_id]
+    found = load(ctx, contrast.setting)
+    if found is None:
+        return None
+    path = evidence_path(ctx, contrast.setting)
+    plan, cut = found["plan"], found["cut"]
+    dropped = [arm for arm, _ in contrast.weights if arm not in plan["arms"]]
+    if dropped:
+        return ("INCONCLUSIVE", [f"arms planned: {', '.join(plan['arms'])}"], {"dropped": dropped},
+                f"arm {', '.join(dropped)} dropped by the registered shrinking")
+    if cut is not None:
+        why = f"cut at {cut['phase']} step {cut['step']} of {cut['planned']}: a cut run is read as a pilot"
+        if cut["phase"] == "pretraining":
+            return "INCONCLUSIVE", [cut["why"]], {"cut": cut}, why
+        result, lines, details, _ = judge(found, path, contrast, None)
+        return ("INCONCLUSIVE", [f"pilot reading at the step reached (judged by nothing): {line}" for line in lines],
+                {**details, "cut": cut, "pilot_verdict": result}, why)
+    for gate in contrast.after:
+        judged = verdict_of(ctx, gate)
+        if judged is None or judged[0] != "PASS":
+            state = "has no evidence" if judged is None else f"is {judged[0]}"
+            return "INCONCLUSIVE", [], {"gate": gate}, f"not read: {gate} {state}, and the registration reads it " \
+                                                        f"only after a {gate} PASS"
+    return judge(found, path, contrast, plan["steps"])
+
+
+def check(ctx: Context, claim_id: str) -> Measurement:
+    contrast = CLAIMS[claim_id]
+    path = evidence_path(ctx, contrast.setting)
+    judged = verdict_of(ctx, claim_id)
+    record = records.RECORDS.get(claim_id)
+    if judged is None and (record is None or record.ran):
+        raise EvidenceError(f"{path}: missing (the record rests on it: {record.evidence if record else 'no record'})")
+    if judged is None:
+        return undecided("not run", contrast.threshold,
+                         f"not run yet: no GPU has run the twin ({contrast.setting}; docs/gpu.md, then "
+                         "python -m spt_theory.lra gpu promote OUT)", evidence=str(path))
+    result, lines, details, why = judged
+    details.update(evidence=str(path))
+    return Measurement(result, contrast.threshold, result == "PASS", details, lines=tuple(lines),
+                       inconclusive=(why or "undecided") if result == "INCONCLUSIVE" else None)
+
+
+def _register(claim_id: str, method: str):
+    @claim(claim_id, section="GPU twin (pre-registered)", method=f"{PRE}; {method}")
+    def check_claim(ctx: Context) -> Measurement:
+        return check(ctx, claim_id)
+
+    check_claim.__name__ = f"check_{claim_id.lower()}"
+    return check_claim
+
+
+PAIRED = "paired seeds x test examples, 95% t"
+check_g1 = _register("G1", PAIRED)
+check_g2 = _register("G2", f"{PAIRED}, plateau criterion")
+check_g3 = _register("G3", PAIRED)
+check_g4 = _register("G4", PAIRED)
+check_g6s = _register("G6s", "seeds at the bar (a gate)")
+check_g1s = _register("G1s", PAIRED)
+check_g2s = _register("G2s", f"{PAIRED}, plateau criterion")
+check_g3s = _register("G3s", PAIRED)
+check_g4s = _register("G4s", PAIRED)
