@@ -380,10 +380,13 @@ def claims_markdown(claims: list[Claim]) -> str:
 def summary_line(rows: list[dict], seconds: float, code: int) -> str:
     """Counts by verdict, how many reproduce their record, what changed, and what was skipped."""
     ran = [r for r in rows if r["verdict"] != "SKIP"]
-    counts = {v: sum(r["verdict"] == v for r in ran) for v in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR")}
+    claims = [r for r in ran if r.get("kind") != "gate"]  # a capacity gate is not a claim: counted apart
+    gates = [r for r in ran if r.get("kind") == "gate"]
+    counts = {v: sum(r["verdict"] == v for r in claims) for v in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR")}
     changed = [r["id"] for r in ran if r["matches_record"] is False]
     skipped = [r["id"] for r in rows if r["verdict"] == "SKIP"]
-    text = (f"{len(ran)} claims in {seconds:.1f} s: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    text = (f"{len(claims)} claims in {seconds:.1f} s: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+            + ("; gates " + ", ".join(f"{r['id']} {r['verdict']}" for r in gates) if gates else "")
             + f"; {len(ran) - len(changed)}/{len(ran)} as recorded"
             + (f"; CHANGED or not passing: {', '.join(changed)}" if changed else "")
             + (f"; skipped (run with --full or --only): {', '.join(skipped)}" if skipped else "")

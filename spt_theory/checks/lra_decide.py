@@ -25,6 +25,7 @@ test examples (:func:`spt_theory.stats.paired_difference`, Satterthwaite df).
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -152,6 +153,36 @@ def drawn_interval(details: dict, window: tuple[float, float]) -> dict:
     else:
         return details
     return {**details, "interval": list(iv["interval"]), "window": list(window)}
+
+
+SETTING_GATE = {"l1b": "l6", "l4b": "l6", "l6": None, "l3b": None, "l1s": "l6s", "l2s": "l6s", "l3s": "l6s",
+                "l4s": "l6s", "l7s": "l6s", "l6s": None, "l3p": None, "l2b": "l6"}
+"""The capacity gate of each decided claim's setting (Pathfinder-16 contour 6: L6; the short contour:
+L6s; ListOps: none registered)."""
+
+
+def gate_line(ctx: Context, experiment: str) -> str | None:
+    """``setting's gate L6: FAIL (...)``: whether the setting a claim is judged in could show the
+    mechanism at all (None for a gate itself)."""
+    if experiment in ("l6", "l6s"):
+        return None
+    gate = SETTING_GATE.get(experiment)
+    if gate is None:
+        return "setting's gate: none registered (ListOps: a 1-layer model's ceiling was not measured)"
+    name = gate[:2].upper() + gate[2:]
+    try:
+        found, path = load(ctx, gate)
+    except EvidenceError:  # the gate's own row is the ERROR; this line only informs
+        return f"setting's gate {name}: its evidence is missing or not as registered (see its row)"
+    if found is None:
+        return f"setting's gate {name}: not run yet"
+    from spt_theory.checks import lra_short
+
+    judge = JUDGES.get(gate) or lra_short.JUDGES[gate]
+    verdict = judge(found, path)[0]
+    meaning = ("the mechanism has room here" if verdict == "PASS" else
+               "no 1-layer model reached the bar here: the verdict says little about the paper's claim")
+    return f"setting's gate {name}: {verdict} ({meaning})"
 
 
 def _result(measured: str, threshold: str, verdict: str, details: dict, lines, reason) -> Measurement:
@@ -283,9 +314,13 @@ def check(ctx: Context, experiment: str) -> Measurement:
     if found is None:
         closed = gate_closed(ctx, experiment)
         if closed:
-            return undecided("not run (gate)", threshold, closed, evidence=str(path))
+            m = undecided("not run (gate)", threshold, closed, evidence=str(path))
+            gate = gate_line(ctx, experiment)
+            return dataclasses.replace(m, lines=(*m.lines, gate)) if gate else m
         return undecided("no run yet", threshold, f"no run yet: {command(experiment)}", evidence=str(path))
     result, lines, details, why = JUDGES[experiment](found, path)
+    gate = gate_line(ctx, experiment)
+    lines = [*lines, gate] if gate else lines
     details.update(evidence=str(path), seeds=found["seeds"], fingerprint=found["data"]["fingerprint"])
     if experiment in WINDOWS:
         details = drawn_interval(details, WINDOWS[experiment])

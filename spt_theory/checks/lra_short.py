@@ -25,6 +25,7 @@ trains.  The shared machinery (loading, best-validation correctness, sequential 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -266,8 +267,12 @@ def check(ctx: Context, experiment: str) -> Measurement:
         raise EvidenceError(f"{path}: missing (the record rests on it: {record.evidence if record else 'no record'})")
     if judged is None:
         closed = closed_gate(ctx, experiment)
-        return undecided("not run", threshold, closed or f"not run yet: {base.command(source)}", evidence=str(path))
+        m = undecided("not run", threshold, closed or f"not run yet: {base.command(source)}", evidence=str(path))
+        gate = base.gate_line(ctx, experiment)
+        return dataclasses.replace(m, lines=(*m.lines, gate)) if gate else m
     result, lines, details, why = judged
+    gate = base.gate_line(ctx, experiment)
+    lines = [*lines, gate] if gate else lines
     details.update(evidence=str(path))
     if experiment in WINDOWS:
         details = base.drawn_interval(details, WINDOWS[experiment])

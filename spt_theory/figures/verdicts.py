@@ -47,7 +47,8 @@ def interval_claims(ctx: Context) -> list[dict]:
                      "interval": [math.exp(lo), math.exp(hi)] if log else [lo, hi],
                      "window": [math.exp(low), math.exp(high)] if log else [low, high],
                      "scale": "ratio" if log else ("exponent" if claim_id.startswith("P") else "points")})
-    return rows
+    order = {"L": 0, "P": 1}
+    return sorted(rows, key=lambda r: (order[r["id"][0]], r["id"]))
 
 
 @figure("L, P", "every interval claim against its window, coloured by verdict")
