@@ -5,7 +5,7 @@ every claim after the gate waiting for it."""
 import copy
 
 import pytest
-from test_lra_decide import _check, _evidence
+from test_lra_decide import _evidence
 
 from spt_theory.checks import lra_decide
 from spt_theory.checks import lra_short as rules
