@@ -100,6 +100,10 @@ def _drop_last_seed(row: dict) -> None:
         if isinstance(value, dict) and "per_seed" in value:
             value["per_seed"].pop()
             value["mean"] = sum(value["per_seed"]) / len(value["per_seed"])
+            if value.get("std") is not None:
+                import statistics
+
+                value["std"] = statistics.stdev(value["per_seed"]) if len(value["per_seed"]) > 1 else 0.0
 
 
 @pytest.mark.parametrize("edit, message", [
