@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
+pytestmark = pytest.mark.slow
+
 
 def _tool(name: str) -> str:
     found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)

@@ -1,5 +1,6 @@
 """The benchmark's bookkeeping (no timing assertions: speed is reported by the benchmark itself)."""
 
+import pytest
 import torch
 
 from spt_theory.bench.cases import BF16_DENSE_PEAK_TFLOPS, LISTOPS_GPU, BenchSize, forward_flops, train_step_flops
@@ -144,6 +145,7 @@ def test_reference_has_one_torch_layer_per_layer_and_our_pooling():
     assert torch.allclose(reference.pool(h, valid)[1], h[1, :2].mean(0))
 
 
+@pytest.mark.slow
 def test_compare_lra_cpu_case_times_the_attention_free_bound():
     r = compare(TINY_MASKED, repetitions=2, models=LRA_CPU_MODELS)
     assert set(LRA_CPU_MODELS) <= r.keys()
@@ -180,6 +182,7 @@ def test_cpu_timing_uses_the_wall_clock_and_cuda_refuses_the_cpu_ablations():
         raise AssertionError("ablations accepted on CUDA")
 
 
+@pytest.mark.slow
 def test_bench_cli_tiny_lra_writes_json(tmp_path, capsys):
     assert main(["--lra", "--tiny", "--repetitions", "2", "--json", str(tmp_path / "b.json")]) == 0
     out = capsys.readouterr().out

@@ -150,6 +150,7 @@ def tiny_claims(tiny_walk, monkeypatch):
     monkeypatch.setattr(paper_runs, "SPT_LADDER", (1, 2))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("check", [walk_claims.check_e5, paper.check_e5b, paper.check_e6b, paper.check_e10,
                                    paper.check_e11, paper.check_e11b,
                                    paper.check_e12, paper.check_e13, paper.check_e14, paper.check_x5b])
@@ -158,6 +159,7 @@ def test_every_paper_check_runs_on_tiny_data(check, tiny_claims, tmp_path):
     assert isinstance(m, Measurement) and isinstance(m.passed, bool) and m.details
 
 
+@pytest.mark.slow
 def test_e9_full_mode_walks_the_log_grid(tiny_claims, tiny_walk, tmp_path):
     m = walk_claims.check_e9(Context(full=True, seeds=(0,), cache_dir=tmp_path, progress=False))
     grid = m.details["accuracy_by_spt_epochs"]

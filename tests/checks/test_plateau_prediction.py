@@ -49,6 +49,7 @@ def test_the_committed_prediction_is_what_the_module_computes(committed):
     assert committed["registration_rule"] == "holds if all three seeds at n = 400 fall inside the interval"
 
 
+@pytest.mark.slow
 def test_the_inputs_at_init_are_the_force_and_the_gradient_rms(committed):
     """sigma_1 recomputed by spt_theory.theory.force at every n and seed; s(400) of seed 0 by runs.gradient_rms."""
     torch.set_num_threads(1)

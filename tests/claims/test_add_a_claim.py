@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
+pytestmark = pytest.mark.slow
+
 ROW = '''    Row("T99",
         "a toy lemma added as docs/add-a-claim.md says",
         ">= 0.5",

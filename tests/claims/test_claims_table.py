@@ -66,6 +66,7 @@ def _full_history() -> bool:
     return shallow.returncode == 0 and shallow.stdout.strip() == "false"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _full_history(), reason="needs a git checkout with its full history")
 def test_every_recorded_commit_exists_in_the_history():
     missing = [h for h in sorted(_commits())

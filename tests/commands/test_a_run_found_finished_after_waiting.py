@@ -10,10 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import REPO
 
 from spt_theory import train as train_cli
 from spt_theory.util import locks
+
+pytestmark = pytest.mark.slow
 
 WALK = ["--vocab", "5", "--length", "12", "--p", "0.9", "--n-train", "32", "--n-test", "16", "--d-model", "16",
         "--heads", "2", "--batch-size", "8", "--mode", "scratch", "--epochs", "2", "--no-progress", "--threads", "1"]

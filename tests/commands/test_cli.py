@@ -267,6 +267,7 @@ def test_figures_train_only_when_asked_and_say_what_they_would_train(tiny_figure
     assert sorted(p.name for p in out.iterdir()) == ["pe_toeplitz.json", "pe_toeplitz.pdf", "pe_toeplitz.png"]
 
 
+@pytest.mark.slow
 def test_lra_evidence_reads_the_committed_sweeps_whatever_out_and_redraws_the_same_bytes(tmp_path, capsys):
     out = tmp_path / "figs"
     assert figures_cli.main(["--only", "lra_evidence", "--out", str(out)]) == 0

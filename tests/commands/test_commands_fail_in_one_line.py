@@ -32,6 +32,7 @@ def _loading_torch(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc to see the import begin")
 @pytest.mark.parametrize("spelling", ["python -m", "spt"])
 def test_sigint_while_verify_imports_is_one_line_and_130(spelling, tmp_path):
@@ -54,6 +55,7 @@ def test_sigint_while_verify_imports_is_one_line_and_130(spelling, tmp_path):
 
 # ------------------------------------------------------------------------------ the GPU script without torch
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [["--dry-run"], ["--sweeps", "--dry-run"]])
 def test_the_gpu_script_with_a_python_without_torch_says_one_line_naming_python(mode, tmp_path):
     """A real interpreter without its site-packages (``-S``: no torch) as $PYTHON."""
@@ -92,6 +94,7 @@ def test_loading_a_foreign_checkpoint_raises_one_error_and_no_warning(tmp_path):
     assert [str(w.message) for w in caught] == []
 
 
+@pytest.mark.slow
 def test_train_with_a_foreign_checkpoint_in_its_cache_says_one_line(tmp_path, capsys):
     from spt_theory import train as train_cli
 

@@ -26,6 +26,8 @@ from spt_theory import train as train_cli
 from spt_theory.training.cache import load_checkpoint
 from spt_theory.util.interrupts import GENERATING, TRAINING, interrupted_line
 
+pytestmark = pytest.mark.slow
+
 WALK = ["--vocab", "5", "--length", "12", "--p", "0.9", "--n-train", "32", "--n-test", "16", "--d-model", "16",
         "--heads", "2", "--batch-size", "8", "--mode", "scratch", "--epochs", "30", "--no-progress"]
 

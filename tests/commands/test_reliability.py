@@ -122,6 +122,7 @@ def _train_in_process(argv: list[str], folder: Path, capsys) -> None:
     assert "stage 1 supervised epoch" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_same_seed_gives_identical_metrics_and_weights_different_seed_differs(cli_runs, tmp_path, capsys,
                                                                               one_torch_thread):
     """Run ``a`` in its own process; ``b`` (same seed) and ``c`` (seed 1) here, after other tests."""
@@ -148,6 +149,7 @@ def test_same_seed_gives_identical_metrics_and_weights_different_seed_differs(cl
 
 # ------------------------------------------------------------------------ 2. kill and resume
 
+@pytest.mark.slow
 def test_cli_killed_at_a_random_step_resumes_to_the_uninterrupted_result(cli_runs, tmp_path, capsys, one_torch_thread):
     folder, argv = cli_runs["reference"].folder, cli_runs["reference"].argv
     assert cli_runs["reference"].result.returncode == 0, cli_runs["reference"].result.stderr
@@ -202,6 +204,7 @@ train_stage(initial_model(spec), DatasetTask(walk.build()), spec.stages[0], 0, S
 """
 
 
+@pytest.mark.slow
 def test_kill_during_step_checkpoints_resumes_bit_identically(tmp_path, one_torch_thread):
     """``last.pt`` rewritten after every step: the kill usually lands inside a checkpoint write."""
     from spt_theory.walk.experiments import WalkData
@@ -260,6 +263,7 @@ def _small_checkpoint(path: Path, tiny_walk, overrides: dict, seed: int) -> Path
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["checkpoint", "json"])
 def test_kill_inside_atomic_write_keeps_the_previous_file(kind, tmp_path, tiny_walk, tiny_model_overrides):
     target = tmp_path / "out" / ("epoch_1.pt" if kind == "checkpoint" else "run.json")
@@ -390,6 +394,7 @@ def test_sequence_longer_than_the_positional_table(tmp_path, tiny_walk, tiny_mod
     assert _files(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_lra_cli_truncated_png_exits_2_without_traceback_in_a_real_process(cli_runs):
     done = cli_runs["lra_png"].result
     assert done.returncode == 2, done.stderr
@@ -504,6 +509,7 @@ def test_load_checkpoint_refuses_pickled_code_and_never_runs_it(tmp_path):
     assert marker.exists()
 
 
+@pytest.mark.slow
 def test_cli_refuses_a_malicious_checkpoint_in_the_cache(cli_runs):
     run_ = cli_runs["malicious"]
     tmp_path, done = run_.folder, run_.result
@@ -516,6 +522,7 @@ def test_cli_refuses_a_malicious_checkpoint_in_the_cache(cli_runs):
 
 # ----------------------------------------------------------------------- 5. numerical faults
 
+@pytest.mark.slow
 def test_cli_divergence_names_the_step_and_keeps_the_last_good_checkpoint(cli_runs):
     """lr 1e30, one step per epoch: step 0 is finite, step 1 (epoch 2) is NaN; epoch_1.pt stays."""
     tmp_path, done = cli_runs["diverged"].folder, cli_runs["diverged"].result

@@ -48,6 +48,7 @@ def _python(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 # ------------------------------------------------------------------ 1. ListOps: impossible windows
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, possible", [(["--min-len", "1", "--max-len", "3", "--train", "50"], 0),
                                             (["--min-len", "0", "--max-len", "5", "--train", "500"], 410)])
 def test_listops_window_with_too_few_trees_stops_with_one_line(args, possible, tmp_path):
@@ -157,6 +158,7 @@ def _foreign_files(folder: Path, target: str) -> dict[Path, tuple[bytes, int]]:
     return {folder / name: ((folder / name).read_bytes(), (folder / name).stat().st_mtime_ns) for name in names}
 
 
+@pytest.mark.slow
 def test_writers_remove_no_file_but_their_own_temporary_one(tmp_path):
     """An atomic write, a generator (a real process) and a training run, among others' files."""
     foreign = _foreign_files(tmp_path / "json", "r.json")
@@ -253,6 +255,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
 _RECONSTRUCT = (np._core if hasattr(np, "_core") else np.core).multiarray._reconstruct
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bomb, refusal", [
     # LONG_BINPUT 2**26 (the fuzz test found 2**30): the C unpickler grows its memo to the index
     (b"\x80\x02N" + b"r" + (2**26).to_bytes(4, "little") + b".", "expected a dict"),
@@ -391,6 +394,7 @@ def test_lra_finetunes_from_the_best_epoch_which_is_kept(tmp_path, monkeypatch, 
 
 # ------------------------------------------------------------------ guarantees: two processes
 
+@pytest.mark.slow
 def test_directory_lock_excludes_a_second_process_and_is_released_on_kill(tmp_path):
     folder = tmp_path / "stage"
     holder = subprocess.Popen([sys.executable, "-c",
@@ -444,6 +448,7 @@ def test_directory_lock_admits_one_holder_at_a_time(tmp_path):
     assert errors == [] and most[0] == 1
 
 
+@pytest.mark.slow
 def test_two_cli_runs_on_one_cache_train_each_stage_once(tmp_path):
     """Two `train` processes started together on one cache: one trains, the other waits and reloads."""
     argv = [*WALK, "--mode", "spt", "--epochs", "2", "--finetune-epochs", "2", "--cache-dir", str(tmp_path / "c")]

@@ -43,18 +43,21 @@ def test_help_lists_every_command_with_one_line(capsys):
         assert any(line.split()[:1] == [name] and command.summary in line for line in out.splitlines()), name
 
 
+@pytest.mark.slow
 def test_no_arguments_is_usage_on_stderr_exit_2():
     done = _python("-m", "spt_theory.cli")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == cli.usage()
 
 
+@pytest.mark.slow
 def test_an_unknown_command_is_one_line_exit_2():
     done = _python("-m", "spt_theory.cli", "nope", "--only", "T1")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == f"error: unknown command 'nope' (commands: {', '.join(NAMES)})\n"
 
 
+@pytest.mark.slow
 def test_help_does_not_import_torch():
     done = _python("-c", "import sys, spt_theory.cli as c; code = c.main(['--help']); "
                          "heavy = [m for m in ('torch', 'numpy', 'spt_theory.verify') if m in sys.modules]; "
@@ -97,6 +100,7 @@ def test_bad_arguments_are_the_module_s_own_error_named_spt(capsys):
     assert capsys.readouterr().err.startswith("usage: python -m spt_theory.verify ")
 
 
+@pytest.mark.slow
 def test_verify_through_spt_is_verify(capsys):
     from spt_theory import verify
 

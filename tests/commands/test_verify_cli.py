@@ -12,6 +12,7 @@ from spt_theory.claims.registry import all_claims
 from spt_theory.verify import main, select
 
 
+@pytest.mark.slow
 def test_only_theory_claims_pass_and_json_report_has_the_schema(tmp_path, capsys):
     report = tmp_path / "out" / "t.json"
     assert main(["--only", "T", "--json", str(report), "--no-progress"]) == 0
@@ -174,6 +175,7 @@ def test_duplicate_seeds_and_an_unwritable_json_are_refused_before_any_claim_run
     assert ran == []
 
 
+@pytest.mark.slow
 def test_a_created_report_folder_is_said(tmp_path, capsys):
     report = tmp_path / "new" / "r.json"
     assert main(["--only", "T1", "--json", str(report), "--no-progress"]) == 0

@@ -188,6 +188,7 @@ def test_race_points_carry_it_and_the_race_schema_checks_it():
 
 
 # ------------------------------------------------------------------------------ the evaluation order
+@pytest.mark.slow
 def test_correctness_is_in_the_test_splits_order_though_evaluation_runs_in_length_order():
     """ListOps trims padding, so evaluation batches go in length order; example i's bit is still
     example i's: the same as classifying each example alone."""

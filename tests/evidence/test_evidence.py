@@ -174,6 +174,7 @@ def test_scrubbing_keeps_the_path_inside_the_run_folder():
                                             "ckpt": "OUT/cache/k/epoch_1.pt", "n": 1}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (REPO / "pyproject.toml").exists(), reason="needs the source tree")
 def test_a_wheel_carries_every_evidence_file(tmp_path):
     source = tmp_path / "source"  # a copy: building in the checkout would leave build/ behind

@@ -72,6 +72,7 @@ def assert_written(out: Path, name: str) -> dict:
     return record
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", DRAWN)
 def test_figure_renders(context, name):
     paths = FIGURES[name].draw(context)
@@ -82,6 +83,7 @@ def test_figure_renders(context, name):
         assert "config_hash" in text and "stage_keys" in text
 
 
+@pytest.mark.slow
 def test_plotted_numbers_come_from_the_runs(context):
     FIGURES["ablations"].draw(context)
     record = json.loads((context.out / "ablations.json").read_text())
@@ -231,6 +233,7 @@ def run_sources(obj):
             yield from run_sources(value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PAPER)
 def test_paper_figure_runs_are_cached_checkpoints(context, name):
     """Every run a paper figure names is a trained run in the cache (its last stage's checkpoint)."""
@@ -338,6 +341,7 @@ def test_spt_length_trains_what_is_missing_and_shares_e9s_runs(context, tmp_path
     assert point["band_mass_after_spt"]["per_seed"] == pytest.approx([r.history[0][-1]["band_mass"] for r in runs])
 
 
+@pytest.mark.slow
 def test_phase_map_records_the_unsolved_case(context):
     record = record_of(context, "phase_map")
     assert len(record["points"]) == len(paper_runs.phase_points(context.data))

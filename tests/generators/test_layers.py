@@ -40,6 +40,7 @@ def test_synthetic_imports_nothing_from_spt_theory_but_util(path):
     assert not imports_spt_theory(path.read_text()), f"{path.name} imports spt_theory beyond spt_theory.util"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ["synthetic.listops", "synthetic.pathfinder"])
 def test_the_lra_generators_load_without_torch(module):
     code = f"import sys, {module}; print('torch' in sys.modules)"

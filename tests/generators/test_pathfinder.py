@@ -137,6 +137,7 @@ def test_cli_rejects_bad_geometry(tmp_path, capsys):
     assert exit_info.value.code == 2 and "size" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_pathfinder_generator_never_writes_through_a_link_inside_its_folder(tmp_path):
     """--out DIR whose curv_contour_length_<L> is a link to a user's folder: one line, exit 2,
     nothing written there."""

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
+pytestmark = pytest.mark.slow
+
 GUIDE = REPO / "docs" / "add-a-task.md"
 IMPORT = "from spt_theory.lra.configs import LRAConfig\n"
 

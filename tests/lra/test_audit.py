@@ -46,6 +46,7 @@ def _row(report: dict, name: str) -> dict:
     return next(r for r in report["baselines"] if r["name"] == name)
 
 
+@pytest.mark.slow
 def test_a_local_pattern_is_in_the_ceiling_and_not_the_floor():
     report = audit(_data("local"))
     assert report["ceiling_accuracy"] > 95
@@ -53,12 +54,14 @@ def test_a_local_pattern_is_in_the_ceiling_and_not_the_floor():
     assert report["window"] > 30
 
 
+@pytest.mark.slow
 def test_an_ink_shortcut_is_in_the_floor():
     report = audit(_data("ink"))
     assert _row(report, "ink")["test_accuracy"] > 95 and _row(report, "histogram")["test_accuracy"] > 95
     assert report["floor_accuracy"] > 95 and report["window"] < 5
 
 
+@pytest.mark.slow
 def test_token_tasks_get_ngrams_and_the_token_histogram():
     rng = np.random.default_rng(1)
 
@@ -97,6 +100,7 @@ def short_contour(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 def test_the_audit_command_writes_a_report_its_schema_accepts(short_contour, tmp_path, capsys):
     out = tmp_path / "audit.json"
     code = lra_main.main(["audit", str(short_contour), "--set", "resolution=16", "--set", "contour_length=3",
@@ -109,6 +113,7 @@ def test_the_audit_command_writes_a_report_its_schema_accepts(short_contour, tmp
     assert len(report["data"]["fingerprint"]) == 16
 
 
+@pytest.mark.slow
 def test_the_schema_refuses_a_floor_that_is_not_the_best(short_contour, tmp_path):
     out = tmp_path / "audit.json"
     assert lra_main.main(["audit", str(short_contour), "--set", "resolution=16", "--set", "contour_length=3",
@@ -119,6 +124,7 @@ def test_the_schema_refuses_a_floor_that_is_not_the_best(short_contour, tmp_path
         schema.parse(json.dumps(report), lra_schema.AuditReport, "edited")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv, said", [
     (["--set", "resolution=16"], "curv_contour_length_14"),
     (["--set", "resolution"], "FIELD=VALUE"),

@@ -379,6 +379,7 @@ def _evidence_with(edit) -> bytes:
     return json.dumps(tree).encode()
 
 
+@pytest.mark.slow
 @fuzz
 @given(content=st.one_of(mutations(EVIDENCE["listops"], b" "), edited_evidence()))
 @example(content=_evidence_with(lambda t: t["cells"][0]["runs"][0]["proximity"][0].pop("band_ratio")))  # KeyError

@@ -93,6 +93,7 @@ def _python_without_the_install(tmp_path: Path) -> tuple[str, str]:
     return str(wrapper), os.pathsep.join(site.getsitepackages() + [site.getusersitepackages()])
 
 
+@pytest.mark.slow
 @needs_bash
 def test_the_tiny_pipeline_runs_from_a_copy_without_install_and_exports_within_the_limits(tmp_path):
     tree = _copy_of_the_tree(tmp_path)
@@ -151,6 +152,7 @@ def test_the_tiny_pipeline_runs_from_a_copy_without_install_and_exports_within_t
 BUDGET_S = 30
 
 
+@pytest.mark.slow
 @needs_bash
 def test_a_failing_and_an_overrunning_step_still_leave_the_summary_and_the_export(tmp_path):
     exported = tmp_path / "OUT"
@@ -218,6 +220,7 @@ def _ends(pid: int, seconds: float = 10.0) -> bool:
     return not _alive(pid)
 
 
+@pytest.mark.slow
 def test_a_step_past_its_timeout_is_cut_with_its_children(tmp_path):
     child = ("import subprocess, sys, time; p = subprocess.Popen(['sleep', '60']); "
              "print(p.pid, flush=True); time.sleep(60)")
@@ -230,6 +233,7 @@ def test_a_step_past_its_timeout_is_cut_with_its_children(tmp_path):
     assert step.message == "cut at its timeout of 1 s (slow still running)"
 
 
+@pytest.mark.slow
 def test_sigterm_stops_the_running_step_on_its_way_out(tmp_path):
     log = tmp_path / "run/logs/bench.log"
     confirm = subprocess.Popen([sys.executable, "-m", "spt_theory.lra.gpu.confirm", "--tiny", str(tmp_path / "run"),
@@ -374,6 +378,7 @@ def test_an_export_folder_that_is_not_empty_or_inside_the_run_is_refused(tmp_pat
     assert not run.exists()
 
 
+@pytest.mark.slow
 def test_dry_run_prints_a_plan_within_300_seconds_with_a_timeout_per_step(capsys):
     assert main(["--dry-run"]) == 0
     out = capsys.readouterr().out
@@ -389,6 +394,7 @@ def test_dry_run_prints_a_plan_within_300_seconds_with_a_timeout_per_step(capsys
     assert len(timeouts) == 4 and min(timeouts) > 20  # bench, data, the two sweeps
 
 
+@pytest.mark.slow
 def test_dry_run_over_budget_is_one_error_line_with_status_2(capsys):
     assert main(["--dry-run", "--budget", "30"]) == 2
     err = capsys.readouterr().err.strip()
@@ -423,6 +429,7 @@ def _rates(flops: float) -> Rates:
                  basis="test")
 
 
+@pytest.mark.slow
 def test_plan_fills_the_budget_with_steps_and_reuses_given_caps():
     p = plan(FULL, _rates(1e14), fixed_seconds={"start": 4.0, "bench": 20.0, "data": 60.0})
     assert [r["seconds"] for r in p["rows"][:3]] == [4.0, 20.0, 60.0]

@@ -35,6 +35,7 @@ def _sweep(task, root, out, *extra):
                  "--seeds", "0", "--out", str(out), "--no-progress", "--name", "t", *extra])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task, controls", [("listops", ("lstm", "majority")),
                                             ("pathfinder", ("cnn", "shortcut"))])
 def test_sweep_records_controls_references_and_curves_against_steps(task, controls, root, tmp_path, monkeypatch,
@@ -110,6 +111,7 @@ def test_references_see_the_neighbours_the_marginal_misses():
     assert gap_closed(refs["marginal"], refs) == 0 and gap_closed(refs["neighbour"], refs) == pytest.approx(1)
 
 
+@pytest.mark.slow
 def test_shortcut_reads_the_distance_and_matching_removes_it():
     d = np.array([1.0, 1.1, 5.0, 5.2] * 10)
     y = np.array([1, 1, 0, 0] * 10)

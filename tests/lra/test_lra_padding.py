@@ -28,6 +28,7 @@ def _padded(examples: list[torch.Tensor], width: int) -> torch.Tensor:
     return x
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pooling", ["mean", "max", "last", "cls"])
 @pytest.mark.parametrize("bias", ["none", "alibi"])
 @given(lengths=st.lists(st.integers(1, 9), min_size=1, max_size=4), extra=st.integers(0, 4),
@@ -129,6 +130,7 @@ def small_lra(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_sweep_runs_reloads_probes_and_draws(small_lra, tmp_path, capsys):
     args = ["sweep", "--task", "listops", "--data-dir", str(small_lra), "--tiny", "--max-steps", "2",
             "--out", str(tmp_path), "--no-progress", "--seeds", "0", "1", "--grid", "recipe=scratch,spt",
@@ -149,6 +151,7 @@ def test_sweep_runs_reloads_probes_and_draws(small_lra, tmp_path, capsys):
     assert capsys.readouterr().out == first
 
 
+@pytest.mark.slow
 def test_probe_reports_init_spt_finetuned_and_2d_neighbours(small_lra, tmp_path, capsys):
     common = ["--data-dir", str(small_lra), "--tiny", "--max-steps", "2", "--out", str(tmp_path),
               "--no-progress", "--set", "resolution=16", "--set", "contour_length=4"]
@@ -173,6 +176,7 @@ def test_probe_bad_target_is_one_error_line(target, message, tmp_path, capsys, m
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
     (["scratch", "--keep", "qk"], "--keep does nothing in 'scratch'"),
     (["scratch", "--epochs", "3"], "--epochs does nothing in 'scratch'"),

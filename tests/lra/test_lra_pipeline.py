@@ -49,6 +49,7 @@ def _timeless(history):
 
 # ------------------------------------------------------------------------------ end to end
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", task_names())
 def test_every_task_confirms_end_to_end_and_reports(task, lra_root, tmp_path, capsys):
     assert _cli("confirm", "--task", task, "--tiny", "--layers", "1", out=tmp_path, data=lra_root) == 0
@@ -99,6 +100,7 @@ def test_data_padded_to_one_width_pairs_stacked_and_validation_held_out(lra_root
 
 # ------------------------------------------------------------------------------ transplant
 
+@pytest.mark.slow
 def test_finetune_starts_from_best_validation_checkpoint_and_drops_the_decoder(lra_root, tmp_path, monkeypatch):
     """Validation losses 0.5, 0.2, 0.9: epoch 2 is transplanted, not the last one; with --keep qk
     only W_Q, W_K come from it; head and decoder start as in the scratch run."""
@@ -134,6 +136,7 @@ def test_finetune_starts_from_best_validation_checkpoint_and_drops_the_decoder(l
         assert torch.equal(value, expected), name
 
 
+@pytest.mark.slow
 def test_pretraining_on_another_task_transfers_between_pixel_tasks_only(lra_root, tmp_path, capsys):
     assert _cli("finetune", "--task", "image", "--pretrain-task", "pathfinder", "--tiny", "--layers", "1",
                 out=tmp_path, data=lra_root) == 0
@@ -151,6 +154,7 @@ def test_pretraining_on_another_task_transfers_between_pixel_tasks_only(lra_root
 
 # ------------------------------------------------------------------------------ resume
 
+@pytest.mark.slow
 def test_interrupted_finetune_resumes_to_the_same_results(lra_root, tmp_path, monkeypatch):
     common = ("finetune", "--task", "listops", "--tiny", "--epochs", "2", "--finetune-epochs", "2",
               "--max-steps", "12", "--checkpoint-every", "1")
@@ -176,6 +180,7 @@ def test_interrupted_finetune_resumes_to_the_same_results(lra_root, tmp_path, mo
         assert whole["cache"] == resumed["cache"]
 
 
+@pytest.mark.slow
 def test_shorter_pretraining_reuses_the_cached_epochs(lra_root, tmp_path):
     common = ("pretrain", "--task", "listops", "--tiny", "--max-steps", "100")
     assert _cli(*common, "--epochs", "3", out=tmp_path, data=lra_root) == 0
@@ -189,6 +194,7 @@ def test_shorter_pretraining_reuses_the_cached_epochs(lra_root, tmp_path):
 
 # ------------------------------------------------------------------------------ pieces
 
+@pytest.mark.slow
 def test_max_steps_cuts_the_last_epoch_short(tiny_walk, tiny_model_overrides, tmp_path):
     data = tiny_walk.build()  # 96 examples, batch 16: 6 steps per epoch
     model = Encoder(tiny_walk.model_config(**tiny_model_overrides))
@@ -251,6 +257,7 @@ def test_bad_input_is_one_error_line_with_status_2(args, message, capsys):
 
 # ------------------------------------------------------------------------------ processes
 
+@pytest.mark.slow
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="this torch build has no gloo backend")
 def test_two_process_gloo_ddp_matches_one_process(lra_root, tmp_path):
     """Global batch 4 split 2 + 2: averaged gradients equal the one-process gradients, so the

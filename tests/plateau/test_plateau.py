@@ -80,6 +80,7 @@ def test_scratch_run_is_cached_and_deterministic(tmp_path):
     assert not math.isnan(first["history"][-1]["test_accuracy"])
 
 
+@pytest.mark.slow
 def test_plateau_figure_draws_the_committed_grid(tmp_path):
     from spt_theory.evidence import EvidenceError
     from spt_theory.figures.context import FigureContext

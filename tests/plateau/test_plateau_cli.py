@@ -88,6 +88,7 @@ sys.exit(cli.main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_plateau_stops_on_a_signal_with_one_line(signum, status, tmp_path):
     process = subprocess.Popen([sys.executable, "-c", PLATEAU_STUB, "--cache-dir", str(tmp_path / "cache"),

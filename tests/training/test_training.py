@@ -27,6 +27,7 @@ def weights(model: Encoder) -> dict:
     return {n: p.detach().clone() for n, p in model.named_parameters()}
 
 
+@pytest.mark.slow
 def test_frozen_groups_stay_bit_identical(tiny_walk, tiny_model_overrides, tmp_path):
     spec = spec_for("frozen", tiny_walk, tiny_model_overrides)
     before = weights(initial_model(spec))
@@ -40,6 +41,7 @@ def test_frozen_groups_stay_bit_identical(tiny_walk, tiny_model_overrides, tmp_p
             assert not torch.equal(before[name], after[name]), name
 
 
+@pytest.mark.slow
 def test_hybrid_keeps_only_the_named_groups(tiny_walk, tiny_model_overrides, tmp_path):
     pretrained = run(spec_for("pretrain", tiny_walk, tiny_model_overrides), tmp_path, progress=False).model
     hybrid_spec = spec_for("hybrid_qk", tiny_walk, tiny_model_overrides)
@@ -89,6 +91,7 @@ def test_keyword_changes_replace_the_stage_options_and_others_are_refused(tiny_w
         train_stage(initial_model(spec), DatasetTask(tiny_walk.build()), spec.stages[0], 0, cache, progres=False)
 
 
+@pytest.mark.slow
 def test_cache_reuses_trained_epochs(tiny_walk, tiny_model_overrides, tmp_path):
     long = spec_for("pretrain", tiny_walk, tiny_model_overrides)
     run(long, tmp_path, progress=False)
