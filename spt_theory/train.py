@@ -60,12 +60,14 @@ def build_spec(args: argparse.Namespace) -> RunSpec:
     if args.mode == "scratch":
         recipe = scratch(supervised_stage(budget, args.epochs))
     elif args.mode == "frozen":
+        assert freeze is not None  # check_modes: --mode frozen requires --freeze
         recipe = scratch(supervised_stage(budget, args.epochs, freeze=freeze))
     elif args.mode == "pretrain":
         recipe = pretrain_only(pre)
     elif args.mode == "spt":
         recipe = spt_then_finetune(pre, finetune)
     else:  # hybrid
+        assert keep is not None  # check_modes: --mode hybrid requires --keep
         recipe = spt_then_finetune(pre, supervised_stage(budget, finetune_epochs, keep=keep))
     try:
         settings = model_settings(args)

@@ -29,6 +29,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 from spt_theory import checks, evidence
 from spt_theory.claims import records
@@ -105,7 +106,7 @@ def run_claim(claim: Claim, ctx: Context) -> dict:
         m: Measurement = claim.check(ctx)
         check_read_evidence(schema.READ, ctx.evidence_root)  # evidence not as recorded: ERROR
         verdict = m.verdict
-        row = {"measured": m.measured, "threshold": m.threshold, "details": m.details}
+        row: dict[str, Any] = {"measured": m.measured, "threshold": m.threshold, "details": m.details}
         if m.lines:
             row["lines"] = list(m.lines)
         if m.inconclusive:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -105,7 +106,7 @@ class PathfinderSample:
     paths: tuple[np.ndarray, ...]
     path_masks: np.ndarray
     markers: np.ndarray
-    marker_paths: tuple[int, int]
+    marker_paths: tuple[int, ...]
 
     @property
     def marker_distance(self) -> float:
@@ -222,7 +223,10 @@ def _try_sample(rng: np.random.Generator, label: int, style: PathfinderStyle,
     n = style.contour_length
     plan = [(n, [0, n] if label == 1 else [0]), (n, [] if label == 1 else [0])]
     plan += [(style.distractor_length, [])] * style.distractors
-    paths, masks, markers, owners = [], [], [], []
+    paths: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    markers: list[np.ndarray] = []
+    owners: list[int] = []
     blocked = np.zeros((style.size, style.size), dtype=bool)
     tolerance = MATCH_TOLERANCE * style.segment_length
     for index, (segments, marker_ends) in enumerate(plan):
@@ -314,18 +318,26 @@ def write_dataset(out: str | Path, n: int, seed: int = 0, style: PathfinderStyle
     return root
 
 
+def _text_writer(text: str) -> Callable[[Path], object]:
+    """What :func:`atomic_write` calls to write ``text``."""
+    return lambda tmp: tmp.write_text(text)
+
+
+def _png_writer(image: np.ndarray) -> Callable[[Path], object]:
+    """What :func:`atomic_write` calls to write ``image`` as a PNG."""
+    return lambda tmp: Image.fromarray(image).save(tmp, format="PNG")
+
+
 def _write_block(root: Path, samples, n: int, per_folder: int, prefix: str, style: PathfinderStyle) -> None:
     """The images of ``samples`` in folders ``imgs/<prefix><k>``, each folder's metadata after its images."""
     lines: list[str] = []
     for index, sample in enumerate(samples):
         folder, i = divmod(index, per_folder)
-        atomic_write(root / f"imgs/{prefix}{folder}/sample_{i}.png",
-                     lambda tmp, image=sample.image: Image.fromarray(image).save(tmp, format="PNG"))
+        atomic_write(root / f"imgs/{prefix}{folder}/sample_{i}.png", _png_writer(sample.image))
         lines.append(f"imgs/{prefix}{folder} sample_{i}.png {i} {sample.label} {style.contour_length} "
                      f"{sample.marker_distance:.4f}\n")
         if i == per_folder - 1 or index == n - 1:
-            text = "".join(lines)
-            atomic_write(root / f"metadata/{prefix}{folder}.npy", lambda tmp, text=text: tmp.write_text(text))
+            atomic_write(root / f"metadata/{prefix}{folder}.npy", _text_writer("".join(lines)))
             lines = []
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import overload
 
 import torch
 
@@ -171,6 +172,22 @@ def token_histogram(x: torch.Tensor, vocab: int) -> torch.Tensor:
     """Counts of each token per sequence, shape (batch, vocab): the input of a bag-of-tokens model."""
     hist = torch.zeros(x.shape[0], vocab, dtype=torch.float32)
     return hist.scatter_add_(1, x, torch.ones_like(x, dtype=torch.float32))
+
+
+@overload
+def sequence_probability(x: tuple[int, ...], y: int, vocab: int, p: Fraction, leak: Fraction | int = 0) -> Fraction:
+    ...
+
+
+@overload
+def sequence_probability(x: tuple[int, ...], y: int, vocab: int, p: float, leak: Fraction | float = 0) -> float:
+    ...
+
+
+@overload
+def sequence_probability(x: tuple[int, ...], y: int, vocab: int, p: Fraction | float,
+                         leak: Fraction | float = 0) -> Fraction | float:
+    ...
 
 
 def sequence_probability(x: tuple[int, ...], y: int, vocab: int, p: Fraction | float,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -75,6 +76,8 @@ def score_gradients(model: Encoder, x: torch.Tensor, y: torch.Tensor, *, objecti
         logits, cache = model.run_with_cache(x)
         loss = supervised_loss(logits, y)
     else:
+        if mask_id is None:
+            raise ValueError("the reconstruction gradient needs mask_id (token inputs)")
         mask = bernoulli_mask(tuple(x.shape), mask_ratio, generator or torch.Generator().manual_seed(0))
         out, cache = model.run_with_cache(mask_tokens(x, mask, mask_id), reconstruct=True)
         loss = masked_token_loss(out, x, mask)
@@ -85,7 +88,7 @@ def score_gradients(model: Encoder, x: torch.Tensor, y: torch.Tensor, *, objecti
     return grad
 
 
-def gradient_proximity_shares(model: Encoder, x: torch.Tensor, y: torch.Tensor, mask_id: int,
+def gradient_proximity_shares(model: Encoder, x: torch.Tensor, y: torch.Tensor, mask_id: int | None,
                               max_offset: int = 2, mask_ratio: float = 0.15, seed: int = 0) -> dict:
     r"""Share ``||Proj_prox(G)||_F / ||G||_F`` of the supervised and reconstruction score gradients (E8).
 
@@ -136,7 +139,7 @@ def gradient_proximity_shares(model: Encoder, x: torch.Tensor, y: torch.Tensor, 
     """
     n = x.shape[1]
     directions = proximity_directions(n, max_offset, circular=False)
-    shares = {}
+    shares: dict[str, Any] = {}
     for objective in ("supervised", "spt"):
         grad = score_gradients(model, x, y, objective=objective, mask_id=mask_id,
                                mask_ratio=mask_ratio, generator=torch.Generator().manual_seed(seed))

@@ -117,10 +117,10 @@ def uniform_gradient_structure(G: Tensor, V: Tensor, grad_z: Tensor, scale: Tens
     """
     n = G.shape[0]
     b = V @ grad_z / n
-    scale = float(scale) if float(scale) > 0 else 1.0  # absolute figures when the scale is 0
-    return {"row_spread": float((G - G[0]).norm()) / scale,
-            "sigma2": float(torch.linalg.svdvals(G)[1]) / scale if n > 1 else 0.0,
-            "column_sum_error": float((G.sum(dim=0) - (b - b.mean())).norm()) / scale}
+    divisor = float(scale) if float(scale) > 0 else 1.0  # absolute figures when the scale is 0
+    return {"row_spread": float((G - G[0]).norm()) / divisor,
+            "sigma2": float(torch.linalg.svdvals(G)[1]) / divisor if n > 1 else 0.0,
+            "column_sum_error": float((G.sum(dim=0) - (b - b.mean())).norm()) / divisor}
 
 # --------------------------------------------------------------------------- T4
 

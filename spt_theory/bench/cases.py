@@ -68,7 +68,7 @@ class BenchSize:
     def lengths(self, seed: int = 0) -> torch.Tensor:
         """Real lengths of the ``batch * batches`` sequences of a pass."""
         count = self.batch * self.batches
-        if not self.masked:
+        if self.min_len is None:  # not masked
             return torch.full((count,), self.n, dtype=torch.int64)
         return torch.tensor(listops_lengths(count, self.min_len, self.n, seed))
 

@@ -20,6 +20,7 @@ class TorchLayerModel(nn.Module):
 
     pool = Encoder.pool
     with_cls = Encoder.with_cls
+    pe: torch.Tensor
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -38,7 +39,7 @@ class TorchLayerModel(nn.Module):
         padding = None if valid is None else ~valid
         for layer in self.layers:
             h = layer(h, src_key_padding_mask=padding)
-        return self.head(self.pool(self.ln_final(h), valid))
+        return self.head(self.pool(self.ln_final(h), valid))  # type: ignore[misc]  # Encoder.pool reads cfg, cls only
 
 
 class UntabulatedEncoder(Encoder):

@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -28,6 +29,7 @@ from spt_theory.bench.timing import clock_for, device_peak_gflops, interleaved_t
 from spt_theory.core import args as cli_args
 from spt_theory.core import cpu
 from spt_theory.core.args import at_least
+from spt_theory.core.model import Encoder
 from spt_theory.training.runtime import Runtime
 from spt_theory.util.files import InputError, announce, prepare_output, write_json
 from spt_theory.util.interrupts import interruptible
@@ -56,9 +58,11 @@ def compare(size: BenchSize, repetitions: int, inner: int | None = None, peak: f
     widths = [x.shape[1] for x, _, _ in batches]
     flops = size.step_flops(widths=widths)
     tokens = sum(x.numel() if valid is None else int(valid.sum()) for x, _, valid in batches) / len(batches)
-    out = {"size": size.__dict__, "step_gflop": flops / 1e9, "widths": widths, "real_tokens_per_step": tokens,
-           "device": str(device), "autocast_bf16": runtime.autocast, "inner": inner,
-           "table_used": built["spt_theory"].tabulates_first_qkv(batches[0][0])}
+    ours = built["spt_theory"]
+    out: dict[str, Any] = {
+        "size": size.__dict__, "step_gflop": flops / 1e9, "widths": widths, "real_tokens_per_step": tokens,
+        "device": str(device), "autocast_bf16": runtime.autocast, "inner": inner,
+        "table_used": isinstance(ours, Encoder) and ours.tabulates_first_qkv(batches[0][0])}
     for name, t in times.items():
         q = quartiles(t)
         gflops = flops / q["median"] / 1e9
@@ -183,7 +187,8 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
               + f"; fractions below are of {peak:.1f}")
     scale = 1e3 if device.type == "cuda" else 1.0
     print(header("TFLOP/s" if device.type == "cuda" else "GFLOP/s"))
-    cases = [] if lra_only else [(SYNTHETIC, 3, MODELS), (LRA_LIKE, 1, MODELS)]
+    cases: list[tuple[BenchSize, int | None, tuple[str, ...]]] = (
+        [] if lra_only else [(SYNTHETIC, 3, MODELS), (LRA_LIKE, 1, MODELS)])
     lra_models = LRA_CPU_MODELS if args.device == "cpu" and not args.tiny else LRA_MODELS
     cases += [(size, None, lra_models) for size in LRA_SIZES["tiny" if args.tiny else args.device]]
     for size, inner, models in cases:

@@ -42,7 +42,7 @@ def interleaved_times(steps: dict, repetitions: int, inner: int, warmup: int = 2
     for _ in range(warmup):
         for step in steps.values():
             step()
-    times = {name: [] for name in steps}
+    times: dict[str, list[float]] = {name: [] for name in steps}
     for _ in range(repetitions):
         for name, step in steps.items():
             stop = clock()

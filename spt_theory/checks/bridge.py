@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from fractions import Fraction
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -97,11 +98,18 @@ def _head_blocks(model: Encoder, tensor: Tensor) -> list[Tensor]:
     return list(model.blocks[0].attn.split_heads(tensor).unbind(-2))
 
 
+def _grad(parameter: Tensor) -> Tensor:
+    """The gradient ``backward()`` left on ``parameter``."""
+    if parameter.grad is None:
+        raise RuntimeError("no gradient: backward() has not reached this parameter")
+    return parameter.grad
+
+
 def augmented_qk(model: Encoder, grad: bool = False) -> tuple[Tensor, Tensor]:
     r"""``W_hat_Q = [W_Q^T; b_Q^T]`` and ``W_hat_K`` (``(d+1) x d``), or their gradients: with
     ``H_hat = [LN(h), 1]`` the scores of head ``h`` are ``H_hat W_hat_Q,h W_hat_K,h^T H_hat^T / sqrt(d_h)``."""
     qk = model.blocks[0].attn.qk
-    weight, bias = (qk.weight.grad, qk.bias.grad) if grad else (qk.weight.detach(), qk.bias.detach())
+    weight, bias = (_grad(qk.weight), _grad(qk.bias)) if grad else (qk.weight.detach(), qk.bias.detach())
     return model.blocks[0].attn.split_query_key(torch.cat([weight.T, bias.unsqueeze(0)]), dim=1)
 
 
@@ -172,7 +180,7 @@ def saddle_at_zero(seed: int, x: Tensor, y: Tensor, eps: float = 1e-3,
     model = real_model(seed, biases=True, settings=settings)
     supervised_backward(model, x, y)
     attn = model.blocks[0].attn
-    grad_norm = float(torch.cat([attn.qk.weight.grad.flatten(), attn.qk.bias.grad.flatten()]).norm())
+    grad_norm = float(torch.cat([_grad(attn.qk.weight).flatten(), _grad(attn.qk.bias).flatten()]).norm())
     w_q, w_k = attn.split_query_key(attn.qk.weight)
     gen = torch.Generator().manual_seed(seed)
     A = torch.randn(w_q.shape, generator=gen, dtype=torch.float64)
@@ -231,7 +239,7 @@ def tiny_model(length: int, value_scale: float, seed: int = 0, vocab: int = T7_V
 VALUE_WEIGHT = "blocks.0.attn.v.weight"
 
 
-def label_parts(model: Encoder, vocab: int, length: int, p: float, leak: float = 0.0) -> dict[str, float]:
+def label_parts(model: Encoder, vocab: int, length: int, p: float, leak: float = 0.0) -> dict[str, Any]:
     r"""``||Delta_theta|| / ||E grad L||`` (whole model) by exact enumeration: the largest over every
     parameter but ``W_V`` (``per_token``) and ``W_V``'s own (``value_weight``)."""
     sequences = per_token.all_sequences(vocab, length)

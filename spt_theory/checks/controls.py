@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
+from typing import Any
 
 from torch import Tensor
 
@@ -176,7 +177,7 @@ def check_x4(ctx: Context) -> Measurement:
     with single_threaded():
         conditions, details = lemmas.x4_theory(ctx)
     readouts = ("cls", "last") if ctx.full else ("cls",)
-    training = {}
+    training: dict[str, Any] = {}
     for name in readouts:
         results = control_runs(ctx, name)
         training[name] = {"accuracy": summary([r.final["test_accuracy"] for r in results]),

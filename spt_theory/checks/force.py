@@ -62,7 +62,9 @@ def design_model(length: int, seed: int, settings: Mapping | None = None) -> Enc
 def enumeration_errors(p: float = 0.6, seeds: tuple[int, ...] = (0, 1)) -> dict:
     """Largest |recursion - enumeration| / max |enumeration| over the tiny cases, and the real
     model's departures (relative Frobenius distance of B) at uniform attention and at its init."""
-    errors, real_uniform, real_init = [], [], []
+    errors: list[float] = []
+    real_uniform: list[float] = []
+    real_init: list[float] = []
     for seed in seeds:
         for vocab, length in TINY:
             model = tiny_model(vocab, length, seed)

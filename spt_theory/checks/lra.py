@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -129,13 +130,14 @@ def read_evidence(path: Path, task: str, settings=None) -> dict:
     found = cells(summary)
     for name in ("scratch", "spt"):
         require(found[name] is not None, path, "cells", f"one {name} cell of the setting {SETTINGS[task]}")
+    present = {name: row for name, row in found.items() if row is not None}
     metric = lra_schema.proximity_metric(summary["config"]["masking"])
     for name, key in (("scratch", metric), ("spt", f"spt_{metric}")):
-        require(isinstance(found[name].get(key), dict), path, f"cells[{summary['cells'].index(found[name])}].{key}",
+        require(isinstance(present[name].get(key), dict), path, f"cells[{summary['cells'].index(present[name])}].{key}",
                 "the per-seed proximity of the task's metric")
     budgets = [steps for row in (found["spt"], found["frozen"]) if row is not None
                for steps in supervised_budget(row).values()]
-    require(all(min(point["step"] for point in run["curve"]) <= min(budgets) for run in found["scratch"]["runs"]),
+    require(all(min(point["step"] for point in run["curve"]) <= min(budgets) for run in present["scratch"]["runs"]),
             path, "cells (scratch runs)", f"curves with an epoch within the {min(budgets)} steps they are read at")
     require("majority" in summary["controls"] and "runs" not in summary["controls"]["majority"], path,
             "controls.majority", "the (untrained) majority class")
@@ -167,7 +169,8 @@ def by_seed(row: dict, budgets: dict[int, int] | None = None, rule: str = "mean"
     for run in row["runs"]:
         value = best_within(run["curve"], None if budgets is None else budgets[run["seed"]], rule)
         if value is None:
-            raise EvidenceError(f"seed {run['seed']}: no evaluation within {budgets[run['seed']]} steps")
+            within = "its curve" if budgets is None else f"{budgets[run['seed']]} steps"
+            raise EvidenceError(f"seed {run['seed']}: no evaluation within {within}")
         found[run["seed"]] = 100 * value
     return found
 
@@ -275,7 +278,8 @@ def _judge(ctx: Context, per_task, threshold: str, spt_gate: bool = True) -> Mea
     task; the setting's gates first: its control learned, and (``spt_gate``, the claims about SPT's
     arms: L1, L2, L4) its SPT checkpoint learned.  Combined as the module doc says."""
     found = evidence(ctx)
-    lines, details, verdicts, reasons = [], {"evidence": str(ctx.lra_evidence)}, {}, []
+    lines, verdicts, reasons = [], {}, []
+    details: dict[str, Any] = {"evidence": str(ctx.lra_evidence)}
     for task, summary in found.items():
         state = decidable(summary)
         verdict, text, info, reason = per_task(summary, cells(summary), ctx.lra_evidence / f"{task}.json")

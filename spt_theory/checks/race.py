@@ -20,6 +20,8 @@ FLOPs scratch had spent by then.
 
 from __future__ import annotations
 
+from typing import Any
+
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.evidence import RACE, lra_schema, require, schema
 from spt_theory.lra import race
@@ -87,7 +89,7 @@ def judge(found: dict) -> tuple[str, str, dict, str | None]:
                for s in seeds}
     rows, supports, refutes, left_plateau = {}, 0, 0, False
     for s, arms in by_seed.items():
-        row = {"decided": decided(arms)}
+        row: dict[str, Any] = {"decided": decided(arms)}
         for name, arm in arms.items():
             row[name] = race.escape_step(arm["curve"], ESCAPE)
             row[f"{name}_steps_run"] = arm["curve"][-1]["step"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import statistics
 from fractions import Fraction
+from typing import Any
 
 import torch
 
@@ -265,7 +266,8 @@ def check_t6(ctx: Context) -> Measurement:
     checks that ``generate_walk`` samples that formula (joint, marginal and transition chi-square
     tests at ``V = 3``, ``n = 6``, 10^6 sequences per class), so the lemma is about the data.
     """
-    cases, control = {}, {}
+    cases: dict[str, dict[str, Any]] = {}
+    control: dict[str, float] = {}
     for vocab, length, p in T6_CASES:
         label = f"V={vocab} n={length} p={p}"
         dist = histogram_distributions(vocab, length, p)

@@ -23,6 +23,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from spt_theory import evidence
 from spt_theory.claims import records
@@ -41,7 +42,7 @@ class Context:
     """Where the committed LRA sweep summaries lie (claims L1-L4; package data)."""
     evidence_root: Path = field(default_factory=evidence.root)
     """The committed evidence (package data): the race, the plateau grid (claims L5, P*)."""
-    model_settings: Mapping[str, object] = field(default_factory=dict)
+    model_settings: Mapping[str, Any] = field(default_factory=dict)
     """The model settings asked for (``verify --set``; fields of
     :data:`spt_theory.core.model.MODEL_SETTINGS`): every run a check trains or builds is made with
     them (a walk run's model overrides), and committed evidence is held to them
@@ -75,22 +76,22 @@ class Measurement:
         return "PASS" if self.passed else "FAIL"
 
 
-def undecided(measured: float | str, threshold: str, reason: str, **details) -> Measurement:
+def undecided(measured: float | str, threshold: str, reason: str, **details: Any) -> Measurement:
     """A measurement whose evidence cannot decide its threshold (verdict INCONCLUSIVE), with why."""
     return Measurement(measured, threshold, False, details, inconclusive=reason)
 
 
-def at_most(value: float, limit: float, **details) -> Measurement:
+def at_most(value: float, limit: float, **details: Any) -> Measurement:
     """Pass iff ``value <= limit`` (NaN fails)."""
     return Measurement(float(value), f"<= {limit:g}", bool(value <= limit), details)
 
 
-def at_least(value: float, limit: float, **details) -> Measurement:
+def at_least(value: float, limit: float, **details: Any) -> Measurement:
     """Pass iff ``value >= limit`` (NaN fails)."""
     return Measurement(float(value), f">= {limit:g}", bool(value >= limit), details)
 
 
-def within(value: float, low: float, high: float, **details) -> Measurement:
+def within(value: float, low: float, high: float, **details: Any) -> Measurement:
     """Pass iff ``low <= value <= high`` (NaN fails)."""
     ok = bool(low <= value <= high) and not math.isnan(value)
     return Measurement(float(value), f"in [{low:g}, {high:g}]", ok, details)
@@ -116,17 +117,19 @@ REGISTRY: dict[str, Claim] = {}
 
 
 def claim(id: str, statement: str | None = None, *, section: str, method: str, quick: bool = True,
-          fixed: str | None = None):
+          fixed: str | None = None) -> Callable[[Callable[[Context], Measurement]], Callable[[Context], Measurement]]:
     """Decorator: register ``check(ctx) -> Measurement`` as the check of claim ``id``.
 
     The statement is the claim's row in the one table of claims (:data:`spt_theory.claims.records.TABLE`);
     ``statement`` is only for a claim that has no row (a toy registry in a test)."""
     row = records.TABLE.get(id)
-    if row is not None and statement is not None:
-        raise ValueError(f"claim {id}: its statement lives in spt_theory.claims.records.TABLE, not in the decorator")
-    if row is None and statement is None:
+    if row is not None:
+        if statement is not None:
+            raise ValueError(f"claim {id}: its statement lives in spt_theory.claims.records.TABLE, not in the "
+                             "decorator")
+        statement = row.statement
+    elif statement is None:
         raise ValueError(f"claim {id} has no row in spt_theory.claims.records.TABLE (docs/add-a-claim.md)")
-    statement = row.statement if row is not None else statement
 
     def register(check: Callable[[Context], Measurement]) -> Callable[[Context], Measurement]:
         if id in REGISTRY:
@@ -206,8 +209,10 @@ def check_registered_files(claim_id: str, root: Path) -> None:
     import hashlib
 
     row = records.TABLE.get(claim_id)
-    registration = None if row is None else row.registration
-    for name, digest in () if registration is None else registration.files:
+    if row is None:
+        return
+    registration = row.registration
+    for name, digest in registration.files:
         path = Path(root) / name
         try:
             found = hashlib.sha256(path.read_bytes()).hexdigest()

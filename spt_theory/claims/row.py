@@ -32,7 +32,7 @@ class Record:
     (verdict ``inconclusive``), whose evidence may be absent.  Where it is True, absent evidence is
     an ERROR, never a verdict."""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.verdict not in RECORD_OF_VERDICT.values():
             raise ValueError(f"record verdict {self.verdict!r} is not one of {sorted(RECORD_OF_VERDICT.values())}")
         if self.source not in SOURCES:
@@ -58,7 +58,7 @@ class Registration:
     folder, sha256 of its bytes in ``threshold_commit``); verify gives ERROR when one differs
     (:func:`spt_theory.claims.registry.check_registered_files`)."""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.when not in ("pre", "post"):
             raise ValueError(f"registration {self.when!r} is neither 'pre' nor 'post'")
         for name, digest in self.files:

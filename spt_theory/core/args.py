@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import overload
 
 from spt_theory.core.model import MODEL_SETTINGS, PARAMETER_GROUPS, ModelConfig, configured
 from spt_theory.util.files import InputError, refuse_evidence
@@ -166,6 +167,16 @@ def parse_seeds(values: Sequence | None, option: str = "--seeds") -> tuple[int, 
         return seeds(values, option)
     except argparse.ArgumentTypeError as error:
         raise InputError(f"{option}: {error}") from None
+
+
+@overload
+def parse_groups(words: Sequence[str] | str, option: str, *, none: str | None = None,
+                 all_groups: tuple[str, ...] | None = None) -> tuple[str, ...]: ...
+
+
+@overload
+def parse_groups(words: None, option: str, *, none: str | None = None,
+                 all_groups: tuple[str, ...] | None = None) -> None: ...
 
 
 def parse_groups(words: Sequence[str] | str | None, option: str, *, none: str | None = None,

@@ -64,6 +64,8 @@ _enabled = onednn_available()
 
 def _onednn(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """a @ b^T + bias for 2-D float32 CPU tensors (a row-major; b in any layout)."""
+    if _ONEDNN_LINEAR is None:
+        raise RuntimeError("this torch build has no oneDNN linear op (onednn_available() is False)")
     return _ONEDNN_LINEAR(a, b, bias, "none", [], "")
 
 

@@ -7,6 +7,7 @@ SPT); :data:`INIT_HOOKS` names the hooks a run spec can ask for.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 
@@ -74,11 +75,12 @@ def _input_span(model: Encoder) -> torch.Tensor:
     input (``vocab_size`` 0: a linear map of the channels) the map's columns and its bias."""
     d = model.cfg.d_model
     ones = torch.ones(1, d, dtype=torch.float64)
-    if model.cfg.vocab_size > 0:
-        return torch.cat([model.embed.weight.detach().to(torch.float64), ones])
-    rows = [model.embed.weight.detach().T.to(torch.float64)]
-    if model.embed.bias is not None:
-        rows.append(model.embed.bias.detach().to(torch.float64).unsqueeze(0))
+    embed = model.embed
+    if isinstance(embed, torch.nn.Embedding):  # vocab_size > 0
+        return torch.cat([embed.weight.detach().to(torch.float64), ones])
+    rows = [embed.weight.detach().T.to(torch.float64)]
+    if embed.bias is not None:
+        rows.append(embed.bias.detach().to(torch.float64).unsqueeze(0))
     return torch.cat([*rows, ones])
 
 
@@ -103,6 +105,7 @@ def grid_proximity_init(model: Encoder, side: int | None = None, alpha: float = 
     proximity_init(model, offsets=grid_offsets(side), alpha=alpha)
 
 
-INIT_HOOKS = {"proxinit": proximity_init, "proxinit_grid": grid_proximity_init}
+INIT_HOOKS: dict[str, Callable[[Encoder], None]] = {"proxinit": proximity_init,
+                                                   "proxinit_grid": grid_proximity_init}
 """Named initialisation hooks of :class:`spt_theory.walk.experiments.RunSpec` (applied after the seeded
 default init)."""

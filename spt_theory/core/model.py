@@ -44,8 +44,9 @@ transplant them from a checkpoint: ``qk`` (W_Q, W_K), ``vo`` (W_V, W_O), ``mlp``
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
@@ -183,6 +184,12 @@ class Attention(nn.Module):
     (:meth:`project`); :meth:`forward` takes its output, (batch, n, 3 d).
     """
 
+    n_heads: int
+    d_head: int
+    qk: Linear
+    v: Linear
+    out: Linear
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.n_heads, self.d_head = cfg.n_heads, cfg.d_head
@@ -193,7 +200,8 @@ class Attention(nn.Module):
     def split_query_key(self, t: torch.Tensor, dim: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
         """The W_Q and W_K parts (views) of a tensor laid out like ``qk.weight`` along ``dim``: the
         weight, the bias, their gradients (dim 0), or a transposed weight (dim 1)."""
-        return t.chunk(2, dim=dim)
+        query, key = t.chunk(2, dim=dim)
+        return query, key
 
     def split_heads(self, t: torch.Tensor, dim: int = -1) -> torch.Tensor:
         """``t`` with its ``dim`` of size d viewed as (heads, d_h): head h owns d_h h .. d_h (h+1)."""
@@ -229,6 +237,11 @@ class Attention(nn.Module):
 class Block(nn.Module):
     """Pre-LN block: h + Attn(LN(h)), then h + W_2 GELU(W_1 LN(h))."""
 
+    ln_attn: nn.LayerNorm
+    attn: Attention
+    ln_mlp: nn.LayerNorm
+    mlp: nn.Sequential
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.ln_attn = nn.LayerNorm(cfg.d_model)
@@ -248,8 +261,25 @@ class Block(nn.Module):
         return h
 
 
+class Blocks(nn.ModuleList):
+    """The encoder's blocks: an ``nn.ModuleList`` (same state dict) whose items are :class:`Block`
+    for the type checker too."""
+
+    if TYPE_CHECKING:
+        def __getitem__(self, index: int) -> Block: ...  # type: ignore[override]  # no slices here
+
+        def __iter__(self) -> Iterator[Block]: ...
+
+
 class Encoder(nn.Module):
     """Input encoder, positional encoding, blocks, pooling, classifier head, reconstruction decoder."""
+
+    cfg: ModelConfig
+    pe: torch.Tensor
+    bias: torch.Tensor | None
+    blocks: Blocks
+    embed: nn.Embedding | Linear
+    head: Linear | nn.Sequential
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -265,7 +295,7 @@ class Encoder(nn.Module):
             self.register_buffer("bias", alibi_bias(positions, cfg.n_heads), persistent=False)
         else:
             self.bias = None
-        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.blocks = Blocks(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_final = nn.LayerNorm(d)
         features = 4 * d if cfg.head == "pair_mlp" else d
         self.head = (Linear(d, cfg.n_classes) if cfg.head == "linear" else

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from spt_theory.util.files import InputError
 
@@ -34,7 +35,7 @@ class EvidenceError(InputError):
     with the record or the code's settings.  The message names the file and the field."""
 
 
-def require(ok, file: str | Path, field: str, what: str) -> None:
+def require(ok: object, file: str | Path, field: str, what: str) -> None:
     """EvidenceError ``<file>: field <field> must be <what>`` unless ``ok``."""
     if not ok:
         raise EvidenceError(f"{file}: field {field} must be {what}")
@@ -59,7 +60,7 @@ PATH_FIELDS = {"data_dir": "DATA_DIR", "pretrain_data_dir": "DATA_DIR", "out": "
 """Fields of a run's options that hold machine paths, and the name each becomes in evidence."""
 
 
-def scrub_paths(obj, roots: dict[str, str] | None = None):
+def scrub_paths(obj: Any, roots: dict[str, str] | None = None) -> Any:
     """``obj`` with the machine paths a writer recorded replaced by names (evidence carries no
     machine path): the values of :data:`PATH_FIELDS` become their name, and any string under one
     of those folders the same name plus the path inside it (``/x/runs/cache/k`` -> ``OUT/cache/k``).
@@ -83,7 +84,7 @@ def scrub_paths(obj, roots: dict[str, str] | None = None):
     return obj
 
 
-def _find_roots(obj, roots: dict[str, str]) -> None:
+def _find_roots(obj: Any, roots: dict[str, str]) -> None:
     if isinstance(obj, dict):
         for k, v in obj.items():
             if k in PATH_FIELDS and isinstance(v, str) and v not in PATH_FIELDS.values():

@@ -30,7 +30,9 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, Final
 
 import numpy as np
 
@@ -38,7 +40,7 @@ from spt_theory.evidence import EvidenceError
 
 FIELD = "test_correct"
 """The key of the per-example test correctness beside ``test_accuracy``."""
-BIT_ORDER = "big"
+BIT_ORDER: Final = "big"
 """``numpy.packbits`` bit order: example 0 is the most significant bit of the first byte."""
 ACCURACY_TOLERANCE = 1e-9
 """Largest gap allowed between a stored ``test_accuracy`` and the share its bits give."""
@@ -46,7 +48,7 @@ REGENERATE = ("regenerate with `python -m spt_theory.lra sweep` (a fresh --out: 
               "per-example correctness lack it)")
 
 
-def encode(correct) -> dict:
+def encode(correct: Any) -> dict:
     """``{"n", "bits"}`` of the booleans ``correct`` (one per test example, in the split's order;
     module doc); ValueError for an empty or not one-dimensional array."""
     array = np.asarray(correct)
@@ -56,10 +58,11 @@ def encode(correct) -> dict:
         if not np.isin(array, (0, 1)).all():
             raise ValueError("correctness: values other than 0 / 1 (False / True)")
         array = array.astype(bool)
-    return {"n": int(array.size), "bits": base64.b64encode(np.packbits(array, bitorder=BIT_ORDER)).decode("ascii")}
+    packed = np.packbits(array, bitorder=BIT_ORDER).tobytes()
+    return {"n": int(array.size), "bits": base64.b64encode(packed).decode("ascii")}
 
 
-def decode(value) -> np.ndarray:
+def decode(value: Any) -> np.ndarray:
     """The boolean array of ``value`` (an :func:`encode` object); ValueError naming the field
     (``n``, ``bits``) unless it is exactly that encoding: n a positive integer, bits canonical
     base64 of ceil(n / 8) bytes whose unused bits are 0."""
@@ -84,7 +87,7 @@ def decode(value) -> np.ndarray:
     return unpacked[:n]
 
 
-def accuracy_of(value) -> float:
+def accuracy_of(value: Any) -> float:
     """The share of examples correct in ``value`` (decoded, so a bad one is a ValueError).
 
     >>> accuracy_of(encode([True, True, False, True]))
@@ -94,7 +97,7 @@ def accuracy_of(value) -> float:
     return int(correct.sum()) / len(correct)
 
 
-def check(value, accuracy: float | None = None, n: int | None = None) -> None:
+def check(value: Any, accuracy: float | None = None, n: int | None = None) -> None:
     """ValueError unless ``value`` decodes, has ``n`` examples (if given) and gives ``accuracy``
     (if given) to :data:`ACCURACY_TOLERANCE`."""
     share = accuracy_of(value)
@@ -104,7 +107,7 @@ def check(value, accuracy: float | None = None, n: int | None = None) -> None:
         raise ValueError(f"its accuracy {share:.6g} is not the stored test_accuracy {accuracy:.6g}")
 
 
-def field_check(value: dict | None, info) -> dict | None:
+def field_check(value: dict | None, info: Any) -> dict | None:
     """The schema's check of a ``test_correct`` field (a pydantic field validator): it decodes
     and gives the model's ``test_accuracy`` where that is a number (:func:`check`)."""
     if value is not None:
@@ -113,7 +116,7 @@ def field_check(value: dict | None, info) -> dict | None:
     return value
 
 
-def check_counts(points: list[tuple[str, object]], n_test: int) -> None:
+def check_counts(points: Sequence[tuple[str, object]], n_test: int) -> None:
     """ValueError unless every ``test_correct`` among ``points`` ((field path, validated model)
     pairs) counts ``n_test`` examples, the file's test split."""
     for where, point in points:

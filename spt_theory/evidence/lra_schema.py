@@ -76,7 +76,7 @@ class Run(Open):
     proximity: list[ProximityPoint] = []
 
     @model_validator(mode="after")
-    def _curve_in_order(self):
+    def _curve_in_order(self) -> Run:
         steps = [point.step for point in self.curve]
         if steps != sorted(set(steps)):
             raise ValueError("curve: steps must increase")
@@ -109,7 +109,7 @@ class Stat(Open):
     std: NonNegative | None = None
 
     @model_validator(mode="after")
-    def _mean_of_seeds(self):
+    def _mean_of_seeds(self) -> Stat:
         if not close(self.mean, statistics.fmean(self.per_seed)):
             raise ValueError(f"mean {self.mean} is not the mean of per_seed ({statistics.fmean(self.per_seed):.6g})")
         sd = statistics.stdev(self.per_seed) if len(self.per_seed) > 1 else 0.0
@@ -141,8 +141,9 @@ def _stats_match_runs(row: Open, runs: list[Run], where: str) -> None:
             stat = Stat.model_validate(value)
             values = [getattr(run, name, None) if name in Run.model_fields else (run.model_extra or {}).get(name)
                       for run in runs]
-            if None in values or len(values) != len(stat.per_seed) or not all(
-                    close(s, v) for s, v in zip(stat.per_seed, values)):
+            found = [v for v in values if v is not None]
+            if len(found) != len(values) or len(found) != len(stat.per_seed) or not all(
+                    close(s, v) for s, v in zip(stat.per_seed, found)):
                 raise ValueError(f"{where}{name}.per_seed is not its runs' {name}")
     accuracy = getattr(row, "test_accuracy", None)
     if isinstance(accuracy, Stat) and not (len(accuracy.per_seed) == len(runs) and all(
@@ -157,7 +158,7 @@ class CellRow(Open):
     test_accuracy: Stat
 
     @model_validator(mode="after")
-    def _consistent(self):
+    def _consistent(self) -> CellRow:
         _seeds_of(self.runs, "runs")
         _stats_match_runs(self, self.runs, "")
         return self
@@ -170,7 +171,7 @@ class Control(Open):
     check_test_correct = field_validator("test_correct")(correctness.field_check)
 
     @model_validator(mode="after")
-    def _consistent(self):
+    def _consistent(self) -> Control:
         if (self.runs is None) != (not isinstance(self.test_accuracy, Stat)):
             raise ValueError("a trained control has runs and a per-seed test_accuracy; an untrained one neither")
         if self.runs is not None:
@@ -184,7 +185,7 @@ class References(Open):
     neighbour: Positive
 
     @model_validator(mode="after")
-    def _distinct(self):
+    def _distinct(self) -> References:
         if self.marginal == self.neighbour:
             raise ValueError("marginal and neighbour must differ")
         return self
@@ -217,7 +218,7 @@ class SweepSummary(Versioned):
     references: References | None = None
 
     @model_validator(mode="after")
-    def _consistent(self):
+    def _consistent(self) -> SweepSummary:
         unique(self.seeds, "seed")
         unique([row.cell.model_dump() for row in self.cells], "cell")
         want = sorted(self.seeds)
@@ -228,7 +229,7 @@ class SweepSummary(Versioned):
                 raise ValueError(f"{where}: seeds {[run.seed for run in runs]} are not the summary's seeds {want}")
         if self.config.task != self.task:
             raise ValueError(f"config.task {self.config.task!r} is not task {self.task!r}")
-        points = [(f"controls.{k}", c) for k, c in self.controls.items()]
+        points: list[tuple[str, object]] = [(f"controls.{k}", c) for k, c in self.controls.items()]
         points += [(f"{where}.runs[{j}].curve[{i}]", point) for where, runs in arms
                    for j, run in enumerate(runs) for i, point in enumerate(run.curve)]
         correctness.check_counts(points, self.data.n_test)
@@ -257,7 +258,7 @@ class DecideEvidence(Versioned):
     controls: dict[str, Control] = {}
 
     @model_validator(mode="after")
-    def _consistent(self):
+    def _consistent(self) -> DecideEvidence:
         unique(self.seeds, "seed")
         unique([row.cell.model_dump() for row in self.cells], "cell")
         ran = set()
@@ -291,7 +292,7 @@ class AuditBaseline(Open):
     features: PositiveCount
 
     @model_validator(mode="after")
-    def _inside(self):
+    def _inside(self) -> AuditBaseline:
         if not self.low <= self.test_accuracy <= self.high:
             raise ValueError(f"{self.name}: test accuracy {self.test_accuracy} outside its interval "
                              f"[{self.low}, {self.high}]")
@@ -317,7 +318,7 @@ class AuditReport(Versioned):
     versions: dict[str, Any]
 
     @model_validator(mode="after")
-    def _consistent(self):
+    def _consistent(self) -> AuditReport:
         unique([b.name for b in self.baselines], "baseline")
         for role, name, value in (("floor", self.floor, self.floor_accuracy),
                                   ("ceiling", self.ceiling, self.ceiling_accuracy)):
@@ -378,7 +379,7 @@ class RaceArm(Open):
     cache: str
 
     @model_validator(mode="after")
-    def _in_order(self):
+    def _in_order(self) -> RaceArm:
         steps = [p.step for p in self.curve]
         if steps != sorted(set(steps)):
             raise ValueError("curve: steps must increase")
@@ -396,7 +397,7 @@ class RaceEvidence(Versioned):
     arms: list[RaceArm]
 
     @model_validator(mode="after")
-    def _consistent(self):
+    def _consistent(self) -> RaceEvidence:
         unique(self.seeds, "seed")
         unique([(a.seed, a.arm) for a in self.arms], "arm (seed, arm)")
         for a in self.arms:
@@ -477,7 +478,7 @@ class TwinGroup(Open):
     cut: TwinCut | None = None
 
     @model_validator(mode="after")
-    def _consistent(self):
+    def _consistent(self) -> TwinGroup:
         unique(self.seeds, "seed")
         unique([(r.arm, r.seed) for r in self.runs], "run (arm, seed)")
         for r in self.runs:

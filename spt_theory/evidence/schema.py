@@ -96,7 +96,7 @@ class PlateauRuns(Versioned):
     partial: bool = False
 
     @model_validator(mode="after")
-    def _consistent(self):
+    def _consistent(self) -> PlateauRuns:
         unique(self.seeds, "seed")
         unique([(r.kind, r.length, r.seed, r.optimiser, r.qk_scale, r.cap) for r in self.runs],
                 "run (kind, length, seed, optimiser, qk_scale, cap)")
@@ -115,7 +115,7 @@ class GradientRMS(Versioned):
     rms: dict[Literal["supervised", "spt"], dict[str, list[Positive]]]
 
     @model_validator(mode="after")
-    def _complete(self):
+    def _complete(self) -> GradientRMS:
         for objective, by_n in self.rms.items():
             for n, values in by_n.items():
                 if not n.isdigit() or len(values) != len(self.seeds):
@@ -142,7 +142,7 @@ class Prediction(Open):
     alternatives: list[Alternative] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _consistent(self):
+    def _consistent(self) -> Prediction:
         lo, hi = self.interval
         if not lo < self.steps < hi:
             raise ValueError(f"interval [{lo:g}, {hi:g}] does not contain steps {self.steps:g}")
@@ -165,7 +165,7 @@ class PlateauPrediction(Versioned):
     predictions: dict[Literal["adamw_escape", "spt_steps_to_95"], Prediction]
 
     @model_validator(mode="after")
-    def _out_of_sample(self):
+    def _out_of_sample(self) -> PlateauPrediction:
         unique(self.seeds, "seed")
         if max(self.fit_lengths) >= self.target_length:
             raise ValueError(f"fit_lengths {self.fit_lengths} reach the target length {self.target_length}")
@@ -190,7 +190,7 @@ def location(loc: tuple) -> str:
     return text or "(top level)"
 
 
-def _message(error: dict) -> str:
+def _message(error: Mapping[str, Any]) -> str:
     kind, msg = error["type"], error["msg"]
     if kind == "finite_number":
         return "not a finite number"

@@ -44,10 +44,10 @@ def _where(path: tuple) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or "(top level)"
 
 
-def _walk(data, name: str) -> None:
+def _walk(data: Any, name: str) -> None:
     """EvidenceError at the first number that is not finite (its field's path) or the first
     nesting deeper than :data:`MAX_DEPTH` (iterative: any depth is measured), in document order."""
-    stack = [(data, ())]
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
     while stack:
         value, path = stack.pop()
         if isinstance(value, float) and not math.isfinite(value):
@@ -59,7 +59,7 @@ def _walk(data, name: str) -> None:
             stack += reversed([(v, (*path, k)) for k, v in items])
 
 
-def strict_json(text: str | bytes, name: str):
+def strict_json(text: str | bytes, name: str) -> Any:
     """``text`` as JSON, strictly: no duplicated key, no NaN or infinity (spelt out or overflowing)
     in any field, no integer over :data:`MAX_DIGITS` digits, at most :data:`MAX_BYTES` and
     :data:`MAX_DEPTH` levels deep; EvidenceError in one line otherwise (never a traceback)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +49,8 @@ def control_spec(ctx: FigureContext, name: str, seed: int) -> RunSpec:
 @figure("E2, E3, E5, E6, X1-X5", "final test accuracy of scratch, SPT, frozen, hybrid inits, controls")
 def ablations(ctx: FigureContext) -> list[Path]:
     controls = control_entries(ctx)
-    rows, sources = [], []
+    rows: list[dict[str, Any]] = []
+    sources: list[dict] = []
     for label, name in ablation_entries(ctx.budget) + controls:
         is_control = (label, name) in controls
         specs = [control_spec(ctx, name, seed) if is_control else ctx.spec(name, seed) for seed in ctx.seeds]

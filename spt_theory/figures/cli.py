@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def _draw(args: argparse.Namespace, seeds: tuple[int, ...] | None, settings: dict) -> int:
+def _draw(args: argparse.Namespace, seeds: tuple[int, ...], settings: dict) -> int:
     cache_dir = args.cache_dir / time.strftime("fresh-%Y%m%d-%H%M%S") if args.fresh else args.cache_dir
     ctx = context.FigureContext(data=context.DEFAULT_DATA, budget=context.DEFAULT_BUDGET,
                                 model={**context.DEFAULT_MODEL, **settings}, asked=dict(settings),

@@ -21,6 +21,13 @@ def paper_check_groups(ctx: FigureContext) -> list[tuple[str, list[tuple[str, st
     """(panel title, [(bar label, colour, spec of a seed)]) of :func:`paper_checks`."""
     d, b, m = ctx.data, ctx.budget, ctx.model
     scratch, spt, frozen = RECIPE_COLOUR["scratch"], RECIPE_COLOUR["spt"], RECIPE_COLOUR["frozen"]
+
+    def scaled(k: int) -> Callable[[int], RunSpec]:
+        return lambda s: paper_runs.scaled_scratch_spec(k, s, d, b, **m)
+
+    def deep(name: str, layers: int) -> Callable[[int], RunSpec]:
+        return lambda s: paper_runs.depth_spec(name, layers, s, d, b, **m)
+
     return [
         ("E5 last token | E5b ALiBi", [
             ("last\ntrained", scratch, lambda s: paper_runs.last_token_spec("scratch", s, d, b, **m)),
@@ -29,13 +36,12 @@ def paper_check_groups(ctx: FigureContext) -> list[tuple[str, list[tuple[str, st
             ("ALiBi\nfrozen", frozen, lambda s: paper_runs.alibi_spec("frozen", s, d, b, **m))]),
         ("E11 / E11b scratch", [
             (f"1x\n({d.n_train})", scratch, lambda s: ctx.spec("scratch", s)),
-            *((f"{k}x", scratch, lambda s, k=k: paper_runs.scaled_scratch_spec(k, s, d, b, **m))
-              for k in ctx.data_scales),
+            *((f"{k}x", scratch, scaled(k)) for k in ctx.data_scales),
             (f"1x,\n{ctx.data_scales[-1] * b.scratch_epochs} ep", scratch,
              lambda s: paper_runs.step_matched_scratch_spec(s, d, b, ctx.data_scales[-1], **m))]),
         ("E12 layers (L): scratch, SPT", [
             (f"{layers}L\n{'SPT' if name == 'spt' else 'scr.'}", spt if name == "spt" else scratch,
-             lambda s, n=name, layers=layers: paper_runs.depth_spec(n, layers, s, d, b, **m))
+             deep(name, layers))
             for layers in (1, *ctx.depths) for name in ("scratch", "spt")]),
         ("X5b SPT data", [
             ("walk", spt, lambda s: ctx.spec("spt", s)),

@@ -66,7 +66,7 @@ def phase_map(ctx: FigureContext) -> list[Path]:
     with plt.rc_context(STYLE):
         for c, (symbol, field_name, title) in enumerate(FACTORS):
             line = paper_runs.factor_line(paper_runs.phase_points(ctx.data), ctx.data, field_name)
-            xs = np.arange(len(line))
+            xs = list(range(len(line)))
             top, bottom = axes[0, c], axes[1, c]
             for xi, walk in zip(xs, line):
                 p = points[point_label(walk)]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -81,7 +82,8 @@ def _force_panel(ax, tree: dict) -> dict:
 def _prediction_band(ax, tree: dict, summary: dict) -> list[dict]:
     """At n = 400: each prediction's single-seed interval (a band), its point, its alternatives, and
     the runs at n = 400 (P6, P7's evidence); 'no run yet' where there is none."""
-    target, drawn = tree["target_length"], []
+    target = tree["target_length"]
+    drawn: list[dict[str, Any]] = []
     for i, (key, kind, label, colour) in enumerate(BANDS):
         pred = tree["predictions"][key]
         lo, hi = pred["interval"]
@@ -113,7 +115,7 @@ def plateau_law(ctx: FigureContext) -> list[Path]:
     tree = pp.load(ctx.evidence_root / "plateau" / pp.NAME, ctx.model)
     predicted = law.predicted_curves(summary, rms)
     fig, (ax, ax_force) = new_figure(PAGE_WIDTH, 3.2, 1, 2, width_ratios=[1.35, 1])
-    drawn = []
+    drawn: list[dict[str, Any]] = []
     with plt.rc_context(STYLE):
         bands = _prediction_band(ax, tree, summary)
         force_drawn = _force_panel(ax_force, tree)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +49,7 @@ def scratch_steps(ctx: FigureContext) -> list[Path]:
         for label, colour, style, build in lines:
             results, runs = trained(ctx, label, build)
             sources += runs
-            curve = {"label": label}
+            curve: dict[str, Any] = {"label": label}
             for ax, (key, scale) in zip(axes, (("test_accuracy", 100.0), ("band_mass", 1.0))):
                 c = curve[key] = step_curve(results, key, scale, b)
                 ax.plot(c["step"], c["mean"], ls=style, color=colour, label=label, lw=1.2)

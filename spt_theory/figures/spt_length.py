@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 import numpy as np
@@ -26,6 +28,11 @@ from spt_theory.figures.style import (
 )
 from spt_theory.util.plotting import plt
 from spt_theory.walk import paper_runs
+from spt_theory.walk.experiments import RunSpec
+
+
+def _spec(ctx: FigureContext, steps: int, seed: int) -> RunSpec:
+    return paper_runs.spt_length_spec(steps, seed, ctx.data, ctx.budget, **ctx.model)
 
 
 @figure("E9", "finetuned accuracy and band mass against SPT length (log axis)")
@@ -35,10 +42,10 @@ def spt_length(ctx: FigureContext) -> list[Path]:
     :func:`spt_theory.walk.paper_runs.spt_length_spec`), log axis; dots: seeds, line: mean."""
     per_epoch = paper_runs.steps_per_epoch(ctx.data, ctx.budget)
     steps = tuple(dict.fromkeys(paper_runs.spt_length_steps(ctx.data, ctx.budget, ctx.spt_lengths)))
-    points, sources = [], []
+    points: list[dict[str, Any]] = []
+    sources: list[dict] = []
     for k in steps:
-        results, runs = trained(ctx, f"spt_length_{k}_steps", lambda seed, k=k: paper_runs.spt_length_spec(
-            k, seed, ctx.data, ctx.budget, **ctx.model))
+        results, runs = trained(ctx, f"spt_length_{k}_steps", functools.partial(_spec, ctx, k))
         sources += runs
         points.append({"spt_steps": k, "spt_epochs": k / per_epoch,
                        "test_accuracy_percent": summary([100 * r.final["test_accuracy"] for r in results]),

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
+from cycler import cycler
 
 from spt_theory.util.plotting import plt  # matplotlib on the Agg backend
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73",
              "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7"}
@@ -27,11 +32,11 @@ DIVERGING = "RdBu_r"
 COLUMN_WIDTH = 3.5  # inches: one column of a two-column paper
 PAGE_WIDTH = 7.0
 FONT_SIZE = 8
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "font.size": FONT_SIZE, "axes.titlesize": FONT_SIZE, "axes.labelsize": FONT_SIZE,
     "xtick.labelsize": FONT_SIZE, "ytick.labelsize": FONT_SIZE, "legend.fontsize": FONT_SIZE,
     "figure.titlesize": FONT_SIZE, "legend.frameon": False, "axes.spines.top": False,
-    "axes.spines.right": False, "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+    "axes.spines.right": False, "axes.prop_cycle": cycler(color=PALETTE),
     "lines.linewidth": 1.2, "lines.markersize": 3.5, "savefig.dpi": 300, "pdf.fonttype": 42,
     "image.cmap": "viridis", "axes.linewidth": 0.6, "xtick.major.width": 0.6, "ytick.major.width": 0.6,
 }

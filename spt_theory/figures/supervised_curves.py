@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 import numpy as np
@@ -26,7 +27,7 @@ def supervised_curves(ctx: FigureContext) -> list[Path]:
     metrics = (("test_accuracy", "test accuracy (%)", 100.0), ("train_accuracy", "training accuracy (%)", 100.0),
                ("loss", "training loss", 1.0))
     fig, axes = new_figure(COLUMN_WIDTH, 4.6, 3, 1, sharex=True)
-    curves = {}
+    curves: dict[str, dict[str, Any]] = {}
     with plt.rc_context(STYLE):
         for name, label in names:
             histories = [r.history[-1] for r in ctx.runs(name)]

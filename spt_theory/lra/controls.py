@@ -152,8 +152,8 @@ def check_control(kind: str, task: str, tokens: bool) -> None:
     """InputError unless ``kind`` is a control of ``task`` (token or pixel inputs)."""
     allowed = FOR_TOKENS if tokens else FOR_PIXELS
     if kind not in allowed or (kind == "shortcut" and task != "pathfinder"):
-        allowed = tuple(a for a in allowed if a != "shortcut" or task == "pathfinder")
-        raise InputError(f"control {kind!r} does not apply to {task}; its controls: {', '.join(allowed)}")
+        names = tuple(a for a in allowed if a != "shortcut" or task == "pathfinder")
+        raise InputError(f"control {kind!r} does not apply to {task}; its controls: {', '.join(names)}")
 
 
 def majority(y_train: torch.Tensor, y_test: torch.Tensor) -> dict:
@@ -198,4 +198,5 @@ def marker_distances(data_dir: Path, resolution: int, contour_length: int) -> di
     from spt_theory.lra.readers.pathfinder import pathfinder_marker_distances
     found = {split: pathfinder_marker_distances(data_dir, split, contour_length, resolution)
              for split in ("train", "test")}
-    return None if any(v is None for v in found.values()) else found
+    complete = {split: v for split, v in found.items() if v is not None}
+    return complete if len(complete) == len(found) else None

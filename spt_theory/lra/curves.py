@@ -112,7 +112,7 @@ rule every claim reads: it favours neither an arm that peaks early nor one that 
 ``first`` or ``last`` (kept beside it in the details, to show whether a verdict hinges on it)."""
 
 
-def best_points_within(curve: list[dict], steps: int | None = None, rule: str = "mean") -> list[dict]:
+def best_points_within(curve: list[dict], steps: float | None = None, rule: str = "mean") -> list[dict]:
     """The evaluations :func:`best_within` reads: those at the best validation accuracy among the
     evaluations done by ``steps`` (all when None): every tied one for ``mean``, the first or the
     last for the other rules; [] if no evaluation is that early."""
@@ -136,7 +136,7 @@ def best_correctness(curve: list[dict], steps: int | None, path: str | Path, whe
     return np.mean([test_correctness(point, path, where) for point in points], axis=0)
 
 
-def best_within(curve: list[dict], steps: int | None = None, rule: str = "mean") -> float | None:
+def best_within(curve: list[dict], steps: float | None = None, rule: str = "mean") -> float | None:
     """Test accuracy at the best validation accuracy among the evaluations done by ``steps``
     optimiser steps (all when None), ties resolved by ``rule`` (:data:`SELECTION_RULES`); None
     if no evaluation is that early.

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -58,7 +59,8 @@ class LRAData:
         return digest.hexdigest()[:16]
 
     def to(self, device: torch.device) -> LRAData:
-        return replace(self, **{name: t.to(device) for name, t in self._tensors().items()})
+        moved: dict[str, Any] = {name: t.to(device) for name, t in self._tensors().items()}
+        return replace(self, **moved)
 
     def _tensors(self) -> dict[str, torch.Tensor]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "vocab"}

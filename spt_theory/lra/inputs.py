@@ -70,7 +70,7 @@ class LRATask:
     def inputs(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """The model's input for ids ``x``, with the positions of ``mask`` masked."""
         if self.tokens:
-            return x if mask is None else mask_tokens(x, mask, self.vocab.mask_id)
+            return x if mask is None else mask_tokens(x, mask, self.vocab.mask)
         if mask is None:
             mask = torch.zeros_like(x, dtype=torch.bool)
         return mask_continuous(x.float() / PIXEL_MAX, mask)
@@ -86,7 +86,7 @@ class LRATask:
         """``x`` cut to its longest real example when that changes no output (module doc)."""
         if not self.config.trims_padding:
             return x
-        longest = int((x != self.vocab.pad_id).any(dim=tuple(range(x.dim() - 1))).nonzero().max()) + 1
+        longest = int((x != self.vocab.pad).any(dim=tuple(range(x.dim() - 1))).nonzero().max()) + 1
         return x[..., :longest]
 
     def logits(self, model: Encoder, x: torch.Tensor) -> torch.Tensor:
@@ -94,10 +94,12 @@ class LRATask:
         x = self.trim(x)
         return model(self.inputs(x), valid=self.valid(x))
 
-    def loss(self, model: Encoder, stage: Stage, x: torch.Tensor, y: torch.Tensor,
+    def loss(self, model: Encoder, stage: Stage, x: torch.Tensor, y: torch.Tensor | None,
              mask_generator: torch.Generator) -> torch.Tensor:
-        """The training loss of a batch (masking and losses: module doc)."""
+        """The training loss of a batch (masking and losses: module doc); ``y`` None for SPT."""
         if stage.objective == "supervised":
+            if y is None:
+                raise ValueError("a supervised loss needs the labels")
             return supervised_loss(self.logits(model, x), y)
         if self.config.two_documents:
             x = x.flatten(0, 1)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -115,7 +116,7 @@ def attention_statistics(model: Encoder, task: LRATask, x: torch.Tensor, limit: 
     for layer, total in enumerate(totals):
         share = total / queries  # (heads, 2 width - 1)
         mean = share.mean(0)
-        stats = {"layer": layer,
+        stats: dict[str, Any] = {"layer": layer,
                  "offset_share": _by_offset(deltas, mean), "uniform_offset_share": _by_offset(deltas, uniform),
                  "offset_share_per_head": [_by_offset(deltas, s) for s in share],
                  "band_mass": _window(deltas, mean, BAND), "uniform_band_mass": _window(deltas, uniform, BAND)}

@@ -117,7 +117,7 @@ def find_stages(out: Path, reference: dict | None = None) -> dict[tuple[int, str
     """The race's stages in ``out/cache`` by (seed, ``scratch`` | ``pretrain`` | ``finetune``):
     (cache key, history).  ``reference``: the race model's weights, which the supervised stages'
     must match (:func:`check_weights`)."""
-    found = {}
+    found: dict[tuple[int, str], tuple[str, list[dict]]] = {}
     for folder in sorted((Path(out) / "cache").glob("*/")):
         read = newest_history(folder)
         if read is None or not _is_race(read[0]):
@@ -228,13 +228,13 @@ def at_budget(curve: list[dict], key: str, budget: float) -> float | None:
 def secondary(scratch: dict, spt: dict, budgets=BUDGETS) -> dict:
     """SPT - scratch (points) at each total-step budget, and at the seconds and FLOPs scratch had
     spent by then (None where an arm has no evaluation that early or the race has not got there)."""
-    gains = {}
+    gains: dict[str, dict[str, float | None] | None] = {}
     for budget in budgets:
         ref = [p for p in scratch["curve"] if p["step"] <= budget]
         if not ref or ref[-1]["step"] < budget or spt["curve"][-1]["step"] < budget:
             gains[str(budget)] = None
             continue
-        row = {}
+        row: dict[str, float | None] = {}
         for key, limit in (("step", budget), ("seconds", ref[-1]["seconds"]), ("flops", ref[-1]["flops"])):
             a, b = at_budget(spt["curve"], key, limit), at_budget(scratch["curve"], key, limit)
             row[key] = None if a is None or b is None else round(100 * (a - b), 2)

@@ -73,7 +73,10 @@ def references(x_train: torch.Tensor, x_val: torch.Tensor, ratio: float, tokens:
     """The reference entropies (module doc) of one task's data; ``types``: token ids by type."""
     x_train, x_val = x_train[:MAX_EXAMPLES].cpu(), x_val[:MAX_EXAMPLES].cpu()
     m_train, m_val = _mask(tuple(x_train.shape), ratio, MASK_SEED), _mask(tuple(x_val.shape), ratio, MASK_SEED + 1)
+    real_train: torch.Tensor
     if tokens:
+        if pad_id is None or mask_id is None:
+            raise ValueError("the references of a token task need its pad_id and mask_id")
         c_train = _token_contexts(x_train, m_train, pad_id, mask_id, vocab)
         c_val = _token_contexts(x_val, m_val, pad_id, mask_id, vocab)
         real_train, scored = x_train != pad_id, m_val & (x_val != pad_id)

@@ -107,7 +107,7 @@ def rows(results: list[dict]) -> list[tuple[str, ...]]:
     tasks = task_names()
     ordered = sorted(results, key=lambda r: (tasks.index(r["task"]) if r["task"] in tasks else len(tasks),
                                              r["task"], setting(r), r["kind"], r["seed"]))
-    found = []
+    found: list[tuple[str, ...]] = []
     for r in ordered:
         accuracy, ref = 100 * r["metrics"]["test_accuracy"], reference(r["task"])
         versus = f"{accuracy - ref:+.2f}" if ref is not None and at_reference_setting(r) else "-"

@@ -161,7 +161,7 @@ def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, n
         by_cell: list[list[dict]] = [[] for _ in grid_cells]
         for kind in controls:
             LRARun(replace(base, model=kind) if kind in TRAINED else base, runtime, data_cache).check_control(kind)
-        trained = {kind: [] for kind in controls if kind in TRAINED}
+        trained: dict[str, list[dict]] = {kind: [] for kind in controls if kind in TRAINED}
         longest = replace(base, finetune_epochs=max(cell_options(base, cell, 0).finetune_epochs for cell in grid_cells))
         for seed in seeds:  # seed by seed, so an interrupted sweep has whole seeds to show
             for records, cell in zip(by_cell, grid_cells):

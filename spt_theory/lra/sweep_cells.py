@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from typing import Any
 
 from spt_theory.core import args as cli_args
 from spt_theory.lra.runner import ENCODER_GROUPS, INITS, RunOptions
@@ -138,7 +139,7 @@ def label(cell: dict) -> str:
 
 def cell_options(base: RunOptions, cell: dict, seed: int) -> RunOptions:
     """The run options of one cell and seed."""
-    changes = {"seed": seed, "freeze": _cell_groups("freeze", cell["freeze"]),
+    changes: dict[str, Any] = {"seed": seed, "freeze": _cell_groups("freeze", cell["freeze"]),
                "keep": _cell_groups("keep", cell["keep"]),
                "pretrain_task": None if cell["pretrain_task"] == "self" else cell["pretrain_task"],
                "init": cell.get("init", DEFAULTS["init"])}

@@ -216,7 +216,10 @@ def gradient_rms(n: int, objective: str, seed: int, batches: int = 16) -> float:
     for step in range(batches):
         model.zero_grad(set_to_none=True)
         steps.loss(step).backward()
-        total += model.blocks[0].attn.qk.weight.grad.pow(2).mean().item()
+        grad = model.blocks[0].attn.qk.weight.grad
+        if grad is None:
+            raise RuntimeError("no gradient of W_Q, W_K after backward()")
+        total += grad.pow(2).mean().item()
     return math.sqrt(total / batches)
 
 

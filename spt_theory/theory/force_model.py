@@ -61,7 +61,7 @@ def features(model: Encoder, vocab: int, length: int, readout: str = "model") ->
     h, chi = per_token.token_features(model, vocab, length)  # [V, n, d]
     h, chi = h.detach(), chi.detach()
     o0 = per_token.value_mean(model, chi.mean(dim=(0, 1))).detach()  # [d]
-    w = (model.head.weight[1] - model.head.weight[0]).detach()
+    w = per_token.label_direction(model).detach()
     if readout == "linear":
         u = w.expand_as(chi).clone()
     else:
@@ -166,7 +166,7 @@ def enumerated_force(model: Encoder, vocab: int, length: int, p: float, readout:
     feats = features(model, vocab, length, readout)
     seqs = per_token.all_sequences(vocab, length)
     probs = per_token.class_laws(lambda x, y: sequence_probability(x, y, vocab, p), seqs)  # [2, N]
-    total = 0
+    total = torch.zeros((), dtype=torch.float64)
     for start in range(0, len(seqs), chunk):
         x = seqs[start:start + chunk]
         dS, chi = linearised_scores_grad(feats, x, model)
@@ -201,7 +201,7 @@ def real_model_force(model: Encoder, x: Tensor, uniform: bool = True) -> Tensor:
     if uniform:
         model = per_token.zero_scores(model)
     _, cache = model.run_with_cache(x)
-    w = model.head.weight[1] - model.head.weight[0]
+    w = per_token.label_direction(model)
     (cache["pooled"] @ w).sum().backward()
     dS = cache["blocks.0.attn.scores"].grad  # [batch, head, query, key]
     model.zero_grad(set_to_none=True)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from fractions import Fraction
 
 import torch
 import torch.nn.functional as F
@@ -42,8 +43,31 @@ from torch import Tensor
 
 from spt_theory.core.model import Encoder
 
-Law = Callable[[tuple[int, ...], int], float]
+Law = Callable[[tuple[int, ...], int], Fraction | float]
 """``(x, y) -> P(x | y)``."""
+
+
+def label_direction(model: Encoder) -> Tensor:
+    r"""``w_1 - w_0``: the direction of the logit of class 1 over class 0 in a linear head.
+
+    Parameters
+    ----------
+    model : Encoder
+        A model with a linear head (``head="linear"``); ValueError for another head.
+
+    Returns
+    -------
+    Tensor [d_model]
+        The difference of the head's two rows (gradients flow through it).
+
+    References
+    ----------
+    proofs/T7_per_token_blindness.md, proofs/T9_exact_force.md (the readout direction).
+    """
+    head = model.head
+    if not isinstance(head, torch.nn.Linear):
+        raise ValueError(f"the label direction needs a linear head, got {type(head).__name__}")
+    return head.weight[1] - head.weight[0]
 
 
 def zero_scores(model: Encoder, biases: bool = False) -> Encoder:
@@ -306,7 +330,7 @@ def readout_vjp(model: Encoder, vocab: int, length: int) -> Tensor:
     """
     h, chi = token_features(model, vocab, length)
     a = value_mean(model, torch.zeros_like(chi[0, 0])).detach().expand_as(h).clone().requires_grad_(True)
-    direction = model.head.weight[1] - model.head.weight[0]
+    direction = label_direction(model)
     (u,) = torch.autograd.grad((per_token_map(model, h.detach(), a) @ direction).sum(), a)
     return u
 

@@ -12,10 +12,11 @@ so that a residual is 0 exactly when the closed form is right (:func:`is_zero`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, TypeAlias
 
 import sympy as sp
 
-Residual = sp.Expr | sp.Matrix
+Residual: TypeAlias = "sp.Expr | sp.Matrix"
 """What a derivation returns: an expression or a matrix that is identically 0 when the lemma holds."""
 
 
@@ -122,16 +123,16 @@ class GradientSymbols:
     0
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._table: dict[tuple, sp.Symbol] = {}
 
-    def _symbol(self, func, index: int, args: Sequence[sp.Expr]) -> sp.Symbol:
+    def _symbol(self, func: Any, index: int, args: Sequence[sp.Expr]) -> sp.Symbol:
         key = (func, index, tuple(sp.expand(a) for a in args))
         if key not in self._table:
             self._table[key] = sp.Symbol(f"D{index}_{func}[{len(self._table)}]")
         return self._table[key]
 
-    def gradient(self, func, point: Sequence[sp.Expr]) -> list[sp.Symbol]:
+    def gradient(self, func: Any, point: Sequence[sp.Expr]) -> list[sp.Symbol]:
         r"""The symbols of ``grad func`` at ``point``, one per argument.
 
         Parameters

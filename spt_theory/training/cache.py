@@ -41,7 +41,7 @@ from spt_theory.util.locks import directory_lock
 
 def config_hash(obj) -> str:
     """sha256 (16 hex digits) of the canonical JSON of a (nested) dataclass or dict."""
-    text = json.dumps(dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) else obj,
+    text = json.dumps(dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else obj,
                       sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

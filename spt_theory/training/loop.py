@@ -99,6 +99,16 @@ class Dataset:
     mask_id: int | None = None
 
 
+class TrainingData(Protocol):
+    """What training reads of a task's splits (:class:`Dataset`, the LRA tasks' data)."""
+
+    @property
+    def x_train(self) -> torch.Tensor: ...
+
+    @property
+    def y_train(self) -> torch.Tensor: ...
+
+
 class Task(Protocol):
     """What :func:`train_stage` trains on.
 
@@ -107,7 +117,9 @@ class Task(Protocol):
     (on the CPU) for length-bucketed batches (:func:`epoch_batches`), or None.
     """
 
-    data: Dataset
+    @property
+    def data(self) -> TrainingData: ...
+
     lengths: torch.Tensor | None
 
     def loss(self, model: Encoder, stage: Stage, x: torch.Tensor, y: torch.Tensor,
@@ -241,7 +253,7 @@ def load_model_state(model: Encoder, state_dict: dict, source: Path) -> None:
     model.load_state_dict(state_dict)
 
 
-def load_groups(model: Encoder, state_dict: dict, groups: tuple[str, ...], source: Path) -> None:
+def load_groups(model: Encoder, state_dict: dict, groups: tuple[str, ...], source: str | Path) -> None:
     """Copy the parameters of ``groups`` from ``state_dict`` into ``model`` (hybrid initialisation
     across architectures that share those groups); a missing or reshaped parameter is an InputError."""
     with torch.no_grad():
@@ -339,16 +351,19 @@ class Steps:
     def take(self, step: int) -> float:
         """Global step ``step``: its learning rate, loss, gradients and optimizer step.  Returns the
         loss (mean over ranks); :class:`TrainingDiverged` if it is not finite (nothing updated)."""
-        for group in self.optimizer.param_groups:
+        optimizer = self.optimizer
+        if optimizer is None:
+            raise ValueError("these Steps have no optimizer (optimizer=None): only loss()")
+        for group in optimizer.param_groups:
             group["lr"] = _learning_rate(self.stage, step)
         loss = self.loss(step)
         reported = self.runtime.mean(loss.detach())
         if not torch.isfinite(reported):
             raise TrainingDiverged(f"non-finite loss ({reported.item()}) at step {step} "
                                    f"(epoch {step // self.per_epoch + 1})")
-        self.optimizer.zero_grad(set_to_none=True)
+        optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        self.optimizer.step()
+        optimizer.step()
         return reported.item()
 
 

@@ -34,6 +34,8 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 
 class InputError(Exception):
@@ -109,9 +111,12 @@ def _signals_held() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    pending: list[tuple[int, object]] = []
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    handlers = {s: h for s, h in handlers.items() if callable(h)}
+    pending: list[tuple[int, FrameType | None]] = []
+    handlers: dict[int, Callable[[int, FrameType | None], Any]] = {}
+    for number in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(number)
+        if callable(handler):
+            handlers[number] = handler
     for s in handlers:
         signal.signal(s, lambda signum, frame: pending.append((signum, frame)))
     try:
@@ -156,7 +161,7 @@ def refuse_evidence(path: str | os.PathLike, option: str = "") -> None:
                          f"({EVIDENCE_FOLDER}); only --promote writes there: nothing was written")
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
+def atomic_write(path: str | os.PathLike, write: Callable[[Path], object]) -> Path:
     """Call ``write(tmp_path)`` and move the finished file onto ``path`` atomically.
 
     A ``path`` inside the committed evidence is refused (:func:`refuse_evidence`) unless promoting.
@@ -189,11 +194,12 @@ def _os_error(error: BaseException) -> OSError | None:
     """``error`` or the OSError it was raised while handling (torch.save reports a failed write
     to a Python file as a RuntimeError whose context is the OSError), else None."""
     seen = set()
-    while error is not None and id(error) not in seen:
-        if isinstance(error, OSError):
-            return error
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, OSError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
     return None
 
 

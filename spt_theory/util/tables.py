@@ -83,21 +83,21 @@ def table(rows: Iterable[Sequence], headers: Sequence | None = None, *, markdown
     ``align``, joined by ``gap``; ``rule`` puts a line of dashes under the headers.  ``markdown``:
     a GitHub table (``| a | b |``, a separator row ``|---|---:|`` from ``align``; ``|`` in a cell
     escaped, a line break a space; needs ``headers``; ``widths``, ``gap`` and ``rule`` unused)."""
-    rows = [list(r) for r in rows]
-    n = max([len(r) for r in rows] + ([len(headers)] if headers is not None else []), default=0)
+    body = [list(r) for r in rows]
+    n = max([len(r) for r in body] + ([len(headers)] if headers is not None else []), default=0)
     align = _alignment(align, n)
     if markdown:
         if headers is None:
             raise ValueError("a Markdown table needs headers")
         lines = ["| " + " | ".join(_markdown_cell(h) for h in headers) + " |",
                  "|" + "|".join(MARKDOWN_RULES[a] for a in align) + "|"]
-        lines += ["| " + " | ".join(_markdown_cell(c) for c in r) + " |" for r in rows]
+        lines += ["| " + " | ".join(_markdown_cell(c) for c in r) + " |" for r in body]
         return "\n".join(lines)
-    sizes = column_widths(rows, headers, widths)
+    sizes = column_widths(body, headers, widths)
     lines = []
     if headers is not None:
         lines.append(line(headers, sizes, align, gap))
         if rule:
             lines.append(line(["-" * s for s in sizes], sizes, align, gap))
-    lines += [line(r + [""] * (n - len(r)), sizes, align, gap) for r in rows]
+    lines += [line(r + [""] * (n - len(r)), sizes, align, gap) for r in body]
     return "\n".join(lines)

@@ -35,6 +35,7 @@ import platform
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 import torch
 
@@ -197,7 +198,9 @@ def run_spec(recipe: Recipe, data: WalkData, seed: int, **model_overrides) -> Ru
     """``recipe`` on ``data``: the model sized for ``data`` with the caller's overrides, the
     recipe's own ``architecture`` winning over them."""
     model = data.model_config(**{**model_overrides, **dict(recipe.architecture)})
-    return RunSpec(data, model, recipe.stages, seed, init=recipe.init, pretrain_data=recipe.pretrain_data,
+    # the walk's recipes carry this module's PretrainData (PRETRAIN_SOURCES); Recipe names its base class
+    source = cast("PretrainData | None", recipe.pretrain_data)
+    return RunSpec(data, model, recipe.stages, seed, init=recipe.init, pretrain_data=source,
                    spt_steps=recipe.spt_steps)
 
 

@@ -156,7 +156,7 @@ def train(spec: RunSpec, cache_dir: Path, progress: bool) -> RunResult:
     return run(spec, cache_dir, progress=progress)
 
 
-def solved_budget(walk: WalkData, seed: int, cache_dir: Path, progress: bool = True, budget: Budget = BUDGET,
+def solved_budget(walk: WalkData, seed: int, cache_dir: Path | None, progress: bool = True, budget: Budget = BUDGET,
                   train_run=None, **overrides) -> dict:
     """The least SPT epochs of :data:`SPT_LADDER` after which the finetune reaches :data:`SOLVED`.
 
@@ -165,7 +165,11 @@ def solved_budget(walk: WalkData, seed: int, cache_dir: Path, progress: bool = T
     returned so that the assumption can be read off.  ``budget`` is None when 8 epochs do not solve it.
     ``train_run(spec)`` trains or loads a run (default: :func:`train` into ``cache_dir``).
     """
-    train_run = train_run or (lambda spec: train(spec, cache_dir, progress))
+    if train_run is None:
+        if cache_dir is None:
+            raise ValueError("solved_budget: give a cache_dir or a train_run")
+        folder = cache_dir
+        train_run = lambda spec: train(spec, folder, progress)  # noqa: E731
     tried: dict[int, float] = {}
     lo, hi = 0, len(SPT_LADDER) - 1
     best = None
@@ -204,12 +208,12 @@ def phase_map(seeds: tuple[int, ...], train_run: Callable[[RunSpec], RunResult],
     return out
 
 
-def priority_queue(seeds: tuple[int, ...]) -> list[tuple[str, object]]:
+def priority_queue(seeds: tuple[int, ...]) -> list[tuple[str, RunSpec | tuple[WalkData, int]]]:
     """(claim, spec or (phase point, seed)) in the order ``python -m spt_theory.paper_runs`` trains
     them: first the cheap claims for every seed, then the expensive ones (depth, 4x data, phase
     map, 16x data) seed by seed, so that a short budget still ends with whole seeds; last the
     step-matched scratch runs of E11b (120 epochs beyond E2's)."""
-    jobs: list[tuple[str, object]] = []
+    jobs: list[tuple[str, RunSpec | tuple[WalkData, int]]] = []
     for seed in seeds:
         jobs += [("E10", recipe("scratch", WALK, seed, BUDGET))]
         jobs += [("E9", spt_length_spec(k, seed)) for k in SPT_LENGTH_STEPS]
@@ -279,7 +283,7 @@ def _train(args: argparse.Namespace, groups: set[str] | None) -> int:
         cpu.set_intra_op_threads(threads)
     jobs = [(g, j) for g, j in priority_queue(seeds) if groups is None or g in groups]
     for i, (group, job) in enumerate(jobs, 1):
-        if group == "E13":
+        if isinstance(job, tuple):  # E13: (phase point, seed)
             point, seed = job
             train(phase_spec("scratch", point, seed), args.cache_dir, not args.no_progress)
             found = solved_budget(point, seed, args.cache_dir, not args.no_progress)

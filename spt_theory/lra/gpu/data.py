@@ -5,6 +5,7 @@ the release layout with one provenance marker per task (:func:`merge_listops`,
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -98,7 +99,7 @@ def merge_listops(parts: list[Path], target: Path) -> Path:
     from synthetic.listops import SPLITS, write_split
 
     seen, dropped, seeds, settings = set(), 0, [], {}
-    rows = {split: [] for split in SPLITS}
+    rows: dict[str, list[tuple[str, int]]] = {split: [] for split in SPLITS}
     for part in parts:
         marker = read_marker(part)
         if marker is None:
@@ -143,7 +144,7 @@ def merge_pathfinder(parts: list[Path], target: Path) -> Path:
             raise InputError(f"{source}/metadata/0.npy: a line not under imgs/0")
         (source / "imgs/0").rename(root / f"imgs/{k}")
         text = "".join(f"imgs/{k} " + line[len("imgs/0 "):] for line in lines)
-        atomic_write(root / f"metadata/{k}.npy", lambda tmp, text=text: tmp.write_text(text))
+        atomic_write(root / f"metadata/{k}.npy", functools.partial(Path.write_text, data=text))
     write_marker(root, "synthetic.pathfinder", {**settings, "n": total, "seed": seeds,
                                                 "merged": f"{len(parts)} processes, one seed each"})
     return root

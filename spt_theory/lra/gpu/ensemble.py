@@ -117,10 +117,11 @@ class Ensemble:
     def _batch_indices(self, n_train: int, batch: int) -> torch.Tensor:
         rows = []
         for i in range(self.n):
-            if self._orders[i] is None or self._position[i] + batch > n_train:
-                self._orders[i] = torch.randperm(n_train, generator=self._generators[i])
+            order = self._orders[i]
+            if order is None or self._position[i] + batch > n_train:
+                order = self._orders[i] = torch.randperm(n_train, generator=self._generators[i])
                 self._position[i] = 0
-            rows.append(self._orders[i][self._position[i]:self._position[i] + batch])
+            rows.append(order[self._position[i]:self._position[i] + batch])
             self._position[i] += batch
         return torch.stack(rows).to(self.device)
 

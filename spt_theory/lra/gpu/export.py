@@ -14,20 +14,22 @@ figures             the sweep figures, at most :data:`MAX_FIGURES`
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
 import shutil
 import subprocess
 import tarfile
 from pathlib import Path
+from typing import Any
 
 from spt_theory.evidence import lra_schema, schema
 from spt_theory.training.loop import stage_steps
 from spt_theory.util.files import InputError, atomic_write, make_dirs, write_json
 
 MIB = 2**20
-LIMITS = {"files": 8, "bytes_per_file": 16 * MIB, "bytes": 64 * MIB, "folders_down": 2,
-          "name": r"[A-Za-z0-9._-]+"}
+LIMITS: dict[str, Any] = {"files": 8, "bytes_per_file": 16 * MIB, "bytes": 64 * MIB, "folders_down": 2,
+                          "name": r"[A-Za-z0-9._-]+"}
 """What the lent GPU machine returns from ``$OUT``: at most 8 files, each at most 16 MiB and 64 MiB
 together, no more than 2 folders down, each name of letters, digits, '.', '_' and '-' alone."""
 MAX_FIGURES = 4
@@ -103,7 +105,7 @@ def bench_numbers(bench: dict, tasks: tuple[str, ...]) -> dict:
                 "tflops": None if bench["bf16_dense_peak_gflops"] is None else bench["bf16_dense_peak_gflops"] / 1e3}
     else:
         peak = {"what": "float32 matmul peak measured on this CPU", "tflops": bench["matmul_peak_gflops"] / 1e3}
-    numbers = {"peak": peak, "device": bench.get("device_name", bench.get("device"))}
+    numbers: dict[str, Any] = {"peak": peak, "device": bench.get("device_name", bench.get("device"))}
     for task in tasks:
         case = bench[task]
         numbers[task] = {"speedup_vs_torch_layer": case["speedup_vs_torch_layer"],
@@ -170,7 +172,7 @@ def export(run_dir: Path, folder: Path, summary: dict, figures: list[Path]) -> d
     written = []
     for source in [run_dir / "report.txt", *figures]:
         if source.exists():
-            atomic_write(folder / source.name, lambda tmp, source=source: shutil.copyfile(source, tmp))
+            atomic_write(folder / source.name, functools.partial(shutil.copyfile, source))
             written.append(source.name)
     members = pack(run_dir, folder / "results.tar.gz")
     written.insert(1 if "report.txt" in written else 0, "results.tar.gz")

@@ -138,7 +138,7 @@ class Confirmation:
         plan_path = out / "plan.json"
         earlier = json.loads(plan_path.read_text()) if plan_path.exists() else None
         same_sizes = earlier and earlier.get("sizes") == {k: v for k, v in asdict(sizes).items() if k != "shapes"}
-        caps = {t: v["max_steps"] for t, v in earlier["tasks"].items()} if same_sizes else {}
+        caps = {t: v["max_steps"] for t, v in earlier["tasks"].items()} if earlier and same_sizes else {}
         say("step caps " + (f"reused from {plan_path} (cached stages resume)" if caps else "derived from the bench"))
         slowdown = 1.0
         for task in TASKS:

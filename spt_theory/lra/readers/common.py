@@ -35,6 +35,20 @@ class Vocabulary:
     def size(self) -> int:
         return len(self.tokens)
 
+    @property
+    def pad(self) -> int:
+        """``pad_id`` of a token vocabulary; ValueError for a pixel vocabulary, which has none."""
+        if self.pad_id is None:
+            raise ValueError("a pixel vocabulary has no <pad>")
+        return self.pad_id
+
+    @property
+    def mask(self) -> int:
+        """``mask_id`` of a token vocabulary; ValueError for a pixel vocabulary, which has none."""
+        if self.mask_id is None:
+            raise ValueError("a pixel vocabulary has no <mask>")
+        return self.mask_id
+
 
 LISTOPS_VOCAB = Vocabulary(SPECIAL_TOKENS + LISTOPS_SYMBOLS, pad_id=0, mask_id=1)
 BYTE_VOCAB = Vocabulary(SPECIAL_TOKENS + tuple(f"<0x{b:02X}>" for b in range(256)), pad_id=0, mask_id=1)

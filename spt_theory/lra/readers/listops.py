@@ -101,6 +101,6 @@ def read_listops(data_dir: str | Path, split: str, max_len: int = LISTOPS_MAX_LE
             raise InputError(f"{path}:{number}: {error}") from None
         labels.append(parse_label(target, 10, f"{path}:{number}"))
     require_examples(len(labels), path)
-    inputs, lengths = pack(sequences, max_len, 0, LISTOPS_VOCAB.pad_id)
+    inputs, lengths = pack(sequences, max_len, 0, LISTOPS_VOCAB.pad)
     return report("ListOps", split, LRASplit(inputs, labels_tensor(labels), lengths, LISTOPS_VOCAB), path)
 

@@ -37,8 +37,8 @@ def read_retrieval(data_dir: str | Path, split: str, max_len: int = RETRIEVAL_MA
         first.append(byte_ids(text1))
         second.append(byte_ids(text2))
     require_examples(len(labels), path)
-    inputs1, lengths1 = pack(first, max_len, BYTE_OFFSET, BYTE_VOCAB.pad_id)
-    inputs2, lengths2 = pack(second, max_len, BYTE_OFFSET, BYTE_VOCAB.pad_id)
+    inputs1, lengths1 = pack(first, max_len, BYTE_OFFSET, BYTE_VOCAB.pad)
+    inputs2, lengths2 = pack(second, max_len, BYTE_OFFSET, BYTE_VOCAB.pad)
     result = LRAPairSplit(inputs1, inputs2, labels_tensor(labels), lengths1, lengths2, BYTE_VOCAB)
     return report("Retrieval", split, result, path)
 

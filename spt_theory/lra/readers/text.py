@@ -50,7 +50,7 @@ def read_text(data_dir: str | Path, split: str, max_len: int = TEXT_MAX_LEN) -> 
                 require_examples(len(document), file)
                 documents.append(document)
                 labels.append(label)
-    inputs, lengths = pack([byte_ids(d) for d in documents], max_len, BYTE_OFFSET, BYTE_VOCAB.pad_id)
+    inputs, lengths = pack([byte_ids(d) for d in documents], max_len, BYTE_OFFSET, BYTE_VOCAB.pad)
     return report("Text", split, LRASplit(inputs, labels_tensor(labels), lengths, BYTE_VOCAB), source)
 
 

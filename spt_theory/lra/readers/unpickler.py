@@ -10,7 +10,7 @@ import numpy as np
 try:  # numpy >= 2
     from numpy._core.multiarray import _reconstruct
 except ImportError:  # numpy 1.x
-    from numpy.core.multiarray import _reconstruct
+    from numpy.core.multiarray import _reconstruct  # type: ignore[no-redef]  # numpy 1.x: the same function
 
 
 def _latin1_bytes(text, encoding="utf-8"):
