@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -99,14 +100,18 @@ def correct(row: dict, path: Path, seeds, budget: int) -> dict[int, np.ndarray]:
 def accuracy(row: dict, seed: int, budget: int) -> float:
     """Test accuracy (%) of ``row``'s run at ``seed`` at its best validation evaluation within ``budget``."""
     run = next(r for r in row["runs"] if r["seed"] == seed)
-    return 100 * best_within(run["curve"], budget)
+    value = best_within(run["curve"], budget)
+    if value is None:
+        raise EvidenceError(f"{row['label']} seed {seed}: no evaluation within {budget} steps")
+    return 100 * value
 
 
 def seeds_in(*rows: dict | None) -> set[int]:
     """The seeds every one of ``rows`` has a run for."""
-    if any(row is None for row in rows):
+    present = [row for row in rows if row is not None]
+    if len(present) < len(rows):
         return set()
-    return set.intersection(*({run["seed"] for run in row["runs"]} for row in rows))
+    return set.intersection(*({run["seed"] for run in row["runs"]} for row in present))
 
 
 # ------------------------------------------------------------------------------------ sequential looks
@@ -114,7 +119,8 @@ def sequential(have: set[int], interval, verdict, looks=LOOKS) -> tuple[str, lis
     """Take the ``looks`` (default :data:`LOOKS`) whose seeds are all in ``have``, in order, stopping at
     the first that decides.  ``interval(seeds, level) -> Interval``; ``verdict(interval) -> PASS | FAIL |
     INCONCLUSIVE``.  Returns (verdict, lines, details, why INCONCLUSIVE or None)."""
-    lines, taken = [], []
+    lines: list[str] = []
+    taken: list[dict[str, Any]] = []
     for number, (seeds, level) in enumerate(looks, 1):
         missing = [s for s in seeds if s not in have]
         if missing:
@@ -237,6 +243,7 @@ def judge_l3b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None
     if missing:
         return "INCONCLUSIVE", [f"the one look (6 seeds, 95%) not taken: seeds {' '.join(map(str, missing))} not in"], \
             {}, f"look waits for seeds {' '.join(map(str, missing))}"
+    assert scratch is not None and frozen is not None  # seeds_in: both present, else every seed is missing
     majority = 100 * found["controls"]["majority"]["test_accuracy"] if "majority" in found.get("controls", {}) else None
     if majority is None:
         raise EvidenceError(f"{path}: controls.majority: missing (the chance gate needs it)")
@@ -266,7 +273,7 @@ def judge_l6(found: dict, path: Path) -> tuple[str, list[str], dict, str | None]
     proximity = cell(found, "recipe=scratch,init=proximity,finetune_epochs=20")
     deeper = cell(found, "recipe=scratch,layers=2,finetune_epochs=20")
     have = seeds_in(proximity)
-    values = {s: accuracy(proximity, s, L6_BUDGET) for s in L6_SEEDS if s in have}
+    values = {} if proximity is None else {s: accuracy(proximity, s, L6_BUDGET) for s in L6_SEEDS if s in have}
     lines = ["proximity init: " + ", ".join(f"seed {s} {v:.1f}%" for s, v in values.items())]
     if deeper is not None and 200 in seeds_in(deeper):
         lines.append(f"2-layer scratch (descriptive, not judged): seed 200 {accuracy(deeper, 200, L6_BUDGET):.1f}%")

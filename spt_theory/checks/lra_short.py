@@ -242,6 +242,8 @@ def verdict_of(ctx: Context, experiment: str) -> tuple[str, list[str], dict, str
     found, path = base.load(ctx, source)
     if found is None:
         return None
+    if judge is None:
+        raise ValueError(f"no judge of experiment {experiment!r}")
     return judge(found, path)
 
 

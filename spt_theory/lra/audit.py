@@ -203,6 +203,7 @@ def fit(features: Callable, data, side: int | None, vocab: int) -> dict:
         val = float((model.predict(x_val) == y_val).mean())
         if best is None or val > best[0]:
             best = (val, c, model)
+    assert best is not None  # C_GRID is not empty
     val, c, model = best
     correct = int((model.predict(x_test) == y_test).sum())
     low, high = wilson(correct, len(y_test))
@@ -216,7 +217,7 @@ def audit(data, progress: Callable[[str], None] | None = None) -> dict:
     pixel = data.vocab.pad_id is None
     width = _flat(data.x_train).shape[1]
     side = math.isqrt(width) if pixel else None
-    if pixel and side * side != width:
+    if side is not None and side * side != width:
         raise InputError(f"a pixel task of {width} positions is not a square image")
     rows = []
     for baseline in PIXEL_BASELINES if pixel else TOKEN_BASELINES:

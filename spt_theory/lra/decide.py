@@ -25,6 +25,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from spt_theory import evidence
 from spt_theory.core import args as cli_args
@@ -118,7 +119,7 @@ SHORT_EPOCHS = 40
 SHORT_SCRATCH = f"recipe=scratch,finetune_epochs={SHORT_EPOCHS}"
 SHORT_CELLS = {SHORT_SCRATCH: 20_000, "recipe=spt": 20_000}
 SHORT_SEEDS = tuple(range(300, 308))
-_short = {"registered": SHORT_REGISTERED, "settings": SHORT, "source": SHORT_DATA}
+_SHORT_DESIGN: dict[str, Any] = {"registered": SHORT_REGISTERED, "settings": SHORT, "source": SHORT_DATA}
 EXPERIMENTS = {
     "l1b": Experiment("l1b", "pathfinder", tuple(range(100, 108)), L1B_CELLS, 6, 10, source=PATHFINDER_DATA),
     "l4b": Experiment("l4b", "pathfinder", tuple(range(100, 108)), {**L1B_CELLS, "recipe=spt,keep=qk": 8_000}, 6, 10,
@@ -132,16 +133,16 @@ EXPERIMENTS = {
                      only=(("recipe=scratch,layers=2,finetune_epochs=20", (200,)),), source=PATHFINDER_DATA),
     # 2026-12-04: the short-contour Pathfinder-16 (docs/preregistration/2026-12-04-lra-short-contour.md)
     "l6s": Experiment("l6s", "pathfinder", (400, 401),
-                      {f"recipe=scratch,init=proximity,finetune_epochs={SHORT_EPOCHS}": 20_000}, **_short),
-    "l1s": Experiment("l1s", "pathfinder", SHORT_SEEDS, SHORT_CELLS, 6, SHORT_EPOCHS - 6, **_short),
+                      {f"recipe=scratch,init=proximity,finetune_epochs={SHORT_EPOCHS}": 20_000}, **_SHORT_DESIGN),
+    "l1s": Experiment("l1s", "pathfinder", SHORT_SEEDS, SHORT_CELLS, 6, SHORT_EPOCHS - 6, **_SHORT_DESIGN),
     "l4s": Experiment("l4s", "pathfinder", SHORT_SEEDS, {**SHORT_CELLS, "recipe=spt,keep=qk": 20_000}, 6,
-                      SHORT_EPOCHS - 6, **_short),
+                      SHORT_EPOCHS - 6, **_SHORT_DESIGN),
     "l3s": Experiment("l3s", "pathfinder", SHORT_SEEDS,
                       {SHORT_SCRATCH: 20_000, f"recipe=scratch,freeze=qk,finetune_epochs={SHORT_EPOCHS}": 20_000},
-                      **_short),
+                      **_SHORT_DESIGN),
     "l7s": Experiment("l7s", "pathfinder", tuple(range(300, 306)),
                       {f"recipe=scratch,layers=2,finetune_epochs={SHORT_EPOCHS}": 20_000,
-                       "recipe=spt,layers=2": 20_000}, 6, SHORT_EPOCHS - 6, **_short),
+                       "recipe=spt,layers=2": 20_000}, 6, SHORT_EPOCHS - 6, **_SHORT_DESIGN),
     "l3p": Experiment("l3p", "listops", tuple(range(110, 116)),
                       {"recipe=scratch,finetune_epochs=60": 9_420,
                        "recipe=scratch,freeze=qk,finetune_epochs=60": 9_420},
@@ -309,7 +310,8 @@ def _plain(value):
 def collect(experiment: Experiment, out: Path) -> dict:
     """The evidence of the finished per-seed sweeps of ``experiment`` under ``out`` (module doc);
     InputError if there is none or two seeds' sweeps differ in a field of :data:`SAME`."""
-    found, by_seed = [], {}
+    found: list[Any] = []
+    by_seed: dict[Any, Any] = {}
     for path in sorted((Path(out) / "sweeps").glob(f"{experiment.task}-decide-{experiment.name}-s*.json")):
         if not path.is_file():  # a FIFO would hang the read
             raise InputError(f"{path}: not a regular file (a sweep summary is one)")
