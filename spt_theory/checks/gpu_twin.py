@@ -111,7 +111,13 @@ def _correct(found: dict, path: Path, arm: str, budget: int | None) -> dict[int,
 
 
 def _accuracy(found: dict, arm: str, budget: int | None) -> dict[int, float]:
-    return {seed: 100 * best_within(run["curve"], budget) for seed, run in _runs(found, arm).items()}
+    out = {}
+    for seed, run in _runs(found, arm).items():
+        value = best_within(run["curve"], budget)
+        if value is None:
+            raise EvidenceError(f"run ({arm}, {seed}): no evaluation within {budget} steps")
+        out[seed] = 100 * value
+    return out
 
 
 def plateaued(runs: dict[int, dict], budget: int) -> tuple[bool, float]:

@@ -323,8 +323,8 @@ def init_check(summary: dict, predict, alternatives: dict) -> Measurement:
         m = Measurement(worst, threshold, True, details)
     lines = []
     for name in alternatives:
-        ratios = " / ".join(f"{rows[n]['alternative_ratios'][name]:.2f}" for n in rows)
-        lines.append(f"alternative: {name}, ratio {ratios} (n {' / '.join(map(str, rows))}): "
+        ratio_text = " / ".join(f"{rows[n]['alternative_ratios'][name]:.2f}" for n in rows)
+        lines.append(f"alternative: {name}, ratio {ratio_text} (n {' / '.join(map(str, rows))}): "
                      + (f"excluded at n = {', '.join(map(str, excluded[name]))}" if excluded[name]
                         else "excluded nowhere")
                      + (f"; NOT excluded at n = {', '.join(map(str, inside[name]))} (inside the window "

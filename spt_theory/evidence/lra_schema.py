@@ -438,7 +438,7 @@ class TwinRun(Open):
     test_accuracy: Fraction | None = None
 
     @model_validator(mode="after")
-    def _curve(self):
+    def _curve(self) -> TwinRun:
         steps = [p.step for p in self.curve]
         if steps != sorted(set(steps)):
             raise ValueError(f"run ({self.arm}, {self.seed}): curve steps not increasing")
@@ -460,7 +460,7 @@ class TwinCut(Open):
     why: str
 
     @model_validator(mode="after")
-    def _before(self):
+    def _before(self) -> TwinCut:
         if self.step >= self.planned:
             raise ValueError(f"cut at step {self.step}, not before the planned {self.planned}")
         return self
@@ -514,7 +514,7 @@ class TwinPlan(Open):
     total_seconds: NonNegative
 
     @model_validator(mode="after")
-    def _consistent(self):
+    def _consistent(self) -> TwinPlan:
         unique(self.seeds, "seed")
         unique(self.arms, "arm")
         if self.spt_steps + self.finetune_steps != self.steps:
@@ -541,7 +541,7 @@ class TwinSummary(Open):
     plan: TwinPlan
 
     @model_validator(mode="after")
-    def _consistent(self):
+    def _consistent(self) -> TwinSummary:
         if self.complete and self.cut is not None:
             raise ValueError("complete, yet cut")
         if self.plan.setting != self.setting:
@@ -580,7 +580,7 @@ class TwinEvidence(Versioned):
     runs: list[TwinRun] = Field(min_length=2)
 
     @model_validator(mode="after")
-    def _consistent(self):
+    def _consistent(self) -> TwinEvidence:
         if self.device.get("kind") != "cuda":
             raise ValueError(f"device.kind {self.device.get('kind')!r}: the twin's evidence comes from a CUDA device")
         plan = self.plan

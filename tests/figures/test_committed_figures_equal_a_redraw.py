@@ -29,6 +29,7 @@ def _same(a, b, where="") -> None:
         assert a == b, f"{where}: {a!r} committed, {b!r} redrawn"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FIGURES))
 def test_a_committed_figure_is_its_redraw(name, tmp_path):
     assert figures_main(["--only", name, "--out", str(tmp_path), "--no-progress"]) == 0

@@ -99,6 +99,7 @@ def _separately(sizes, arm, seed, k, batches, spt_states):
     return model
 
 
+@pytest.mark.slow
 def test_the_stacked_ensemble_trains_every_arm_as_separate_encoders_would(monkeypatch):
     """train_group in float64 (SPT ensemble, then every arm x seed, the SPT arms leaving when their
     finetuning ends) against each arm's plain Encoder trained alone on the same batches and masks:
@@ -180,12 +181,14 @@ def _twin(*args, cwd: Path, env: dict, timeout: int = 600):
                           timeout=timeout, env=env, cwd=cwd)
 
 
+@pytest.mark.slow
 def test_pydantic_is_blocked_by_the_test_sitecustomize(tmp_path):
     done = subprocess.run([sys.executable, "-c", "import pydantic"], capture_output=True, text=True,
                           env=_env(tmp_path))
     assert done.returncode == 1 and "No module named 'pydantic'" in done.stderr
 
 
+@pytest.mark.slow
 @needs_bash
 def test_the_tiny_twin_runs_without_pydantic_and_its_files_read_back_under_the_strict_schema(tmp_path):
     from spt_theory.evidence import correctness, lra_schema, schema
@@ -212,6 +215,7 @@ def test_the_tiny_twin_runs_without_pydantic_and_its_files_read_back_under_the_s
     assert (tmp_path / "run" / "data.npz").is_file()
 
 
+@pytest.mark.slow
 @needs_bash
 def test_the_preflight_names_every_missing_module_in_one_line(tmp_path):
     env = _env(tmp_path)
@@ -228,6 +232,7 @@ def test_the_preflight_names_every_missing_module_in_one_line(tmp_path):
 
 
 # ------------------------------------------------------------------------------ the deadline
+@pytest.mark.slow
 @needs_bash
 def test_the_dry_run_for_a_540_s_wall_ends_inside_it_with_the_setup_counted(tmp_path):
     done = _twin("--dry-run", "--wall", "540", cwd=tmp_path, env=_env(tmp_path))
@@ -255,6 +260,7 @@ def test_wall_must_be_finite_and_positive(value, capsys):
     assert stop.value.code == 2 and "--wall" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_run_past_its_deadline_is_cut_at_an_evaluation_with_the_step_recorded(tmp_path, monkeypatch):
     """The plan fits, then the first evaluation finds that the next would end past the deadline:
     the run stops there, status 3, the evaluation written, cut and the step reached recorded."""
@@ -269,6 +275,7 @@ def test_a_run_past_its_deadline_is_cut_at_an_evaluation_with_the_step_recorded(
     assert all(r["curve"][-1]["step"] == cut["step"] + r["offset"] for r in group["runs"])
 
 
+@pytest.mark.slow
 def test_started_is_honoured_the_time_before_the_twin_counts_against_the_wall(tmp_path, capsys):
     """Started 530 s ago with a 540-s wall: the setup is over the wall before the plan, which does
     not fit; nothing trains, the summary says why."""
@@ -298,6 +305,7 @@ def test_nothing_is_written_through_a_link(tmp_path):
     assert users.read_text() == "the user's own text\n" and not (tmp_path / "o" / "log.txt").is_symlink()
 
 
+@pytest.mark.slow
 def test_a_rerun_into_its_own_folder_is_refused_then_restarts_or_reuses_its_data_by_a_flag(tmp_path, capsys):
     run = tmp_path / "run"
     assert twin.main(["--tiny", str(run)]) == 0
@@ -313,6 +321,7 @@ def test_a_rerun_into_its_own_folder_is_refused_then_restarts_or_reuses_its_data
     assert json.loads((run / "summary.json").read_text())["data"]["source"] == "generated here"
 
 
+@pytest.mark.slow
 @needs_bash
 def test_sigint_exits_130_with_a_true_line(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "spt_theory.lra.gpu.twin", "--tiny", str(tmp_path / "run"),
@@ -363,6 +372,7 @@ def test_every_data_field_is_checked_in_one_line_before_anything_is_made(fault, 
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 def test_a_made_data_set_is_carried_and_trained_on(tmp_path):
     path = tmp_path / "twin-data.npz"
     assert twin.main(["--tiny", "--make-data", str(path), "--workers", "1"]) == 0

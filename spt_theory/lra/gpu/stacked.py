@@ -75,7 +75,7 @@ def layout(model: Encoder) -> list[tuple[str, tuple[int, ...]]]:
 def units(parameters: list[tuple[str, tuple[int, ...]]]) -> list[tuple[str, tuple[int, ...]]]:
     """The pieces ``theta`` is split into for a forward: the parameters, with W_Q W_K and W_V as one
     ``qkv.weight`` (3d, d) and their biases as one ``qkv.bias`` (3d)."""
-    out = []
+    out: list[tuple[str, tuple[int, ...]]] = []
     for name, shape in parameters:
         if name.startswith(QKV[1] + "."):
             kind = name.rsplit(".", 1)[1]
@@ -268,6 +268,7 @@ class Stacked:
             self._new_epoch()
         j = self._epoch_step
         self._epoch_step += 1
+        assert self.epoch_index is not None  # _new_epoch ran: _epoch_step starts at steps_per_epoch
         index = self.epoch_index[:, j]
         return index, None if self.epoch_masks is None else self.epoch_masks[:, j]
 
@@ -277,8 +278,12 @@ class Stacked:
         p = self.views()
         with torch.autocast(self.device.type, torch.bfloat16, enabled=self.autocast):
             if self.objective == "supervised":
+                if y is None:
+                    raise ValueError("a supervised loss needs the labels")
                 out = self.logits(pixels(x, dtype=self.dtype), p).to(self.loss_dtype)
                 return F.cross_entropy(out.flatten(0, 1), y.flatten(), reduction="none").view(y.shape).mean(1)
+            if mask is None:
+                raise ValueError("an SPT loss needs the masks")
             out = self.reconstruction(pixels(x, mask, self.dtype), p).to(self.loss_dtype)
             each = F.cross_entropy(out.flatten(0, 2), x.long().flatten(), reduction="none").view(mask.shape)
             weights = mask.to(each.dtype)
@@ -301,6 +306,8 @@ class Stacked:
         t = self.step_count
         lr = self.lr * min(1.0, t / self.warmup_steps)
         beta1, beta2 = BETAS
+        if self.theta.grad is None:
+            raise RuntimeError("no gradient: backward() has not run")
         grad = self.theta.grad * self.live
         self.theta.mul_(1 - lr * self.weight_decay * self.live)
         self.m1.lerp_(grad, 1 - beta1)

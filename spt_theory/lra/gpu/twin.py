@@ -152,7 +152,8 @@ def save_data(path: Path, data: dict[str, np.ndarray], sizes: Sizes) -> None:
     """``data`` and its settings as one ``.npz``, written atomically."""
     def write(tmp: Path) -> None:
         with open(tmp, "wb") as handle:
-            np.savez_compressed(handle, settings=np.array(json.dumps(data_settings(sizes), sort_keys=True)), **data)
+            np.savez_compressed(handle, settings=np.array(json.dumps(data_settings(sizes), sort_keys=True)),
+                                **data)  # type: ignore[arg-type]  # numpy's stub: a key may be allow_pickle
 
     atomic_write(path, write)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -122,7 +123,9 @@ def bench(sizes: Sizes, data: dict, device: str) -> dict:
     :data:`WARMUP_STEPS`.  Returns the figures, the faster path and the plan's :class:`Rates`."""
     seeds = list(range(sizes.group))
     large, small = len(ARMS) * sizes.group, 2 * sizes.group
-    timed, errors = {}, {}
+    timed: dict[str, float] = {}
+    errors: dict[str, str] = {}
+    ens: Stacked | None = None
     for path in ATTENTION_PATHS:
         try:
             ens, _ = supervised_ensemble(sizes, list(ARMS), seeds, {s: seeded(sizes, s).state_dict() for s in seeds},
@@ -134,7 +137,7 @@ def bench(sizes: Sizes, data: dict, device: str) -> dict:
             ens = None
     if not timed:
         raise RuntimeError(f"no attention path runs on {device}: {errors}")
-    attention = min(timed, key=timed.get)
+    attention = min(timed, key=lambda name: timed[name])
     ens, _ = supervised_ensemble(sizes, ["scratch", "spt"], seeds, {s: seeded(sizes, s).state_dict() for s in seeds},
                                  device, attention)
     small_time = _timed_steps(ens, data, sizes.bench_steps, device)
@@ -172,6 +175,7 @@ def train_group(sizes: Sizes, p: dict, data: dict, device: str, stream: Callable
     seeds, arms = p["seeds"], list(p["arms"])
     spt_steps, steps, evals = p["spt_steps"], p["steps"], p["eval_steps"]
     spt_states: dict[int, dict] = {}
+    cut: dict[str, Any] | None = None
     pretrained = any(a in PRETRAINED for a in arms)
     if pretrained:
         start = time.perf_counter()
@@ -190,10 +194,10 @@ def train_group(sizes: Sizes, p: dict, data: dict, device: str, stream: Callable
                     say(f"cut in pretraining at step {step} of {spt_steps}: {cut['why']}")
                     stream([], cut)
                     return cut
-        losses = spt.masked_loss(data["x_val"][:1000])
+        val_losses = spt.masked_loss(data["x_val"][:1000])
         spt_states = {s: spt.parameters_of(i) for i, s in enumerate(seeds)}
         say(f"seeds {seeds}: SPT {spt_steps} steps in {time.perf_counter() - start:.1f} s, masked val loss "
-            + ", ".join(f"{v:.3f}" for v in losses))
+            + ", ".join(f"{v:.3f}" for v in val_losses))
         del spt
     ens, runs = supervised_ensemble(sizes, arms, seeds, spt_states, device, attention, dtype)
     for record in runs:
