@@ -11,6 +11,10 @@ RECORD_OF_VERDICT = {"PASS": "holds", "FAIL": "does not hold", "INCONCLUSIVE": "
 """The words of a record for each verdict a check can give."""
 VERDICT_OF_RECORD = {words: verdict for verdict, words in RECORD_OF_VERDICT.items()}
 """The verdict a check gives for each word of a record."""
+ROW_COMMIT = "commit adding this row"
+"""A registration's commit that is the commit which first adds the row to the table: what a threshold
+written with its row names, since that commit's hash does not exist while the row is written.  Read
+from git by :func:`spt_theory.claims.history.row_commits` (docs/add-a-claim.md)."""
 SOURCES = ("paper", "hypothesis", "gate")
 """Whose statement a recorded claim is: the paper's, this project's prediction, or a capacity gate
 (whether a setting can show the mechanism at all; counted apart from the paper's claims)."""
@@ -45,7 +49,9 @@ class Record:
 class Registration:
     """When a claim's threshold was written: ``when`` is ``pre`` (before the data it judges) or
     ``post``; ``threshold_commit`` and ``result_commit`` are the commits of the first threshold and
-    of the first result; ``original`` the first threshold where it was moved since (else None)."""
+    of the first result (:data:`ROW_COMMIT`: the commit that adds the row; a threshold commit is
+    never later than that, :func:`spt_theory.claims.history.later_than_row`); ``original`` the
+    first threshold where it was moved since (else None)."""
 
     when: str
     threshold_commit: str

@@ -1,7 +1,9 @@
-"""docs/add-a-claim.md, followed in a temporary copy: a row in records.TABLE, a check module, and
-the regenerated docs/claims.md are all it takes (three files) for verify to run the new claim (a
-T claim: a project claim, no record) and list it, and for the test files that list claims (the
-table, verify's command line, the controls) to pass there."""
+"""docs/add-a-claim.md, followed in a git copy of the repository: a row in records.TABLE registered
+with ROW_COMMIT, a check module, the regenerated docs/claims.md and, for a theory claim, its proof
+and its row in proofs/README.md (five files) are all it takes for verify to run the new claim (a
+T claim: a project claim, no record) and list it; once committed, the row's registration resolves
+to that commit from git, and the test files that list claims (the table with its commit and proof
+checks, verify's command line, the controls) pass there.  Without its proof the proof check fails."""
 
 import os
 import shutil
@@ -14,10 +16,13 @@ from helpers import REPO
 
 pytestmark = pytest.mark.slow
 
-ROW = '''    Row("T99",
+GUIDE = REPO / "docs" / "add-a-claim.md"
+REGISTRATION = "Registration(\"post\", ROW_COMMIT, ROW_COMMIT)"
+"""How the guide registers a threshold committed with its row (and the toy's result, computed in every verify)."""
+ROW = f'''    Row("T99",
         "a toy lemma added as docs/add-a-claim.md says",
         ">= 0.5",
-        Registration("pre", FIRST_CHECKS, FIRST_CHECKS)),
+        {REGISTRATION}),
 '''
 CHECK = '''from spt_theory.claims.registry import Context, Measurement, at_least, claim
 
@@ -26,37 +31,94 @@ CHECK = '''from spt_theory.claims.registry import Context, Measurement, at_least
 def check_t99(ctx: Context) -> Measurement:
     return at_least(0.75, 0.5)
 '''
+PROOF = """# T99: a toy lemma
+
+**Statement.** 0.75 >= 0.5.  **Proof.** 0.75 - 0.5 = 0.25 >= 0.  **Checked by** T99 `check_t99`.
+"""
+PROOF_ROW = ("| T99 toy lemma | [T99_toy_lemma.md](T99_toy_lemma.md) | T99 `check_t99` (`checks/toy.py`) | - | - "
+             "| `tests/claims/test_add_a_claim.py` |\n")
+IMPORT = "from spt_theory.claims.row import VERDICT_OF_RECORD, Record, Registration, Row\n"
 LISTING_TESTS = ("tests/claims/test_claims_table.py", "tests/commands/test_verify_cli.py",
                  "tests/checks/test_controls.py")
 """The test files that list claims or families; each must pass with the new claim."""
+SELECTED = ("one_row or docs_claims_md or families or theory_claims or registered or quick or registrations "
+            "or recorded_commit or threshold_commit or proof")
 
 
-@pytest.mark.skipif(not (REPO / "docs" / "add-a-claim.md").exists(), reason="needs the source tree")
-def test_adding_a_claim_as_the_guide_says_touches_three_files(tmp_path):
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), "-c", "user.name=guide", "-c", "user.email=guide@example.org",
+                           *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def _git_copy(copy: Path) -> None:
+    """A clone of the repository (objects shared) holding this checkout's working tree, committed."""
+    _git(copy.parent, "clone", "--quiet", "--shared", str(REPO), copy.name)
+    for part in ("spt_theory", "synthetic", "docs", "tests", "proofs"):
+        shutil.copytree(REPO / part, copy / part, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".hypothesis"))
+    if _git(copy, "status", "--porcelain"):
+        _git(copy, "add", "-A")
+        _git(copy, "commit", "-q", "-m", "the working tree of the checkout under test")
+
+
+def test_the_guide_registers_with_the_rows_commit_and_asks_a_theory_claim_for_its_proof():
+    text = GUIDE.read_text()
+    assert REGISTRATION in text and "ROW_COMMIT" in text and "HEAD" in text
+    assert "proofs/README.md" in text and "proofs/<id>_" in text
+    check = text.split("## 5. Check it")[1]
+    assert "tests/claims/test_claims_table.py" in check and "tests/commands/test_verify_cli.py" in check
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (REPO / ".git").exists(), reason="needs a git checkout")
+def test_adding_a_claim_as_the_guide_says_touches_five_files(tmp_path):
     copy = tmp_path / "repo"
-    for part in ("spt_theory", "synthetic", "docs", "tests"):
-        shutil.copytree(REPO / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
-    before = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file()}
+    _git_copy(copy)
+    base = _git(copy, "rev-parse", "HEAD")
     records = copy / "spt_theory" / "claims" / "records.py"
     text = records.read_text()
     marker = '\n)\n"""Every claim verify checks'
     assert marker in text, "records.TABLE's closing line moved: update this test and the guide"
+    assert text.count(IMPORT) == 1, "records.py imports the row types otherwise now: update this test"
+    text = text.replace(IMPORT, IMPORT.replace("Record, Registration, Row", "ROW_COMMIT, Record, Registration, Row"))
     records.write_text(text.replace(marker, "\n" + ROW.rstrip("\n") + marker, 1))
     (copy / "spt_theory" / "checks" / "toy.py").write_text(CHECK)
-    env = {**os.environ, "PYTHONPATH": str(copy)}
+    env = {**os.environ, "PYTHONPATH": str(copy), "OMP_NUM_THREADS": "1"}
 
     def run(*args):
         return subprocess.run([sys.executable, *args], cwd=copy, env=env, capture_output=True, text=True)
 
+    def listing(*selection: str):  # -rA: a PASSED line per test
+        return run("-m", "pytest", "-rA", "-n", "0", "-p", "no:cacheprovider", *LISTING_TESTS,
+                   "-k", " or ".join(selection))
+
     listed = run("-m", "spt_theory.verify", "--list", "--markdown")
     assert listed.returncode == 0, listed.stderr
     (copy / "docs" / "claims.md").write_text(listed.stdout)
+    unproved = listing("proof")  # a T claim without its proof is refused, by name
+    assert unproved.returncode == 1 and "T99" in unproved.stdout, unproved.stdout[-3000:]
+    (copy / "proofs" / "T99_toy_lemma.md").write_text(PROOF)
+    readme = copy / "proofs" / "README.md"
+    rows = readme.read_text().splitlines(keepends=True)
+    last = max(i for i, line in enumerate(rows) if line.startswith("| ") and ".md](" in line)
+    readme.write_text("".join(rows[:last + 1] + [PROOF_ROW] + rows[last + 1:]))
     row = run("-m", "spt_theory.verify", "--only", "T99", "--no-progress")
     assert row.returncode == 0 and "T99  PASS" in row.stdout and "project" in row.stdout, row.stdout + row.stderr
-    listing = run("-m", "pytest", "-q", "-p", "no:cacheprovider", *LISTING_TESTS, "-k",
-                  "one_row or docs_claims_md or families or theory_claims or registered or quick or registrations")
-    assert listing.returncode == 0 and " passed" in listing.stdout, listing.stdout[-3000:]
-    after = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*")
-             if p.is_file() and "__pycache__" not in str(p)}
-    changed = {p for p in after if before.get(p) != after[p]}
-    assert changed == {Path("spt_theory/claims/records.py"), Path("spt_theory/checks/toy.py"), Path("docs/claims.md")}
+
+    _git(copy, "add", "-A")
+    _git(copy, "commit", "-q", "-m", "T99, a toy lemma (docs/add-a-claim.md)")
+    added = _git(copy, "rev-parse", "--short", "HEAD")
+    resolved = run("-c", "from spt_theory.claims import history, records; "
+                         "print(history.threshold_commit(records.TABLE['T99'], history.row_commits('.')))")
+    assert resolved.stdout.strip() == added, resolved.stdout + resolved.stderr  # ROW_COMMIT: the row's own commit
+    checked = listing(*SELECTED.split(" or "))
+    assert checked.returncode == 0, checked.stdout[-3000:]
+    for name in ("test_every_recorded_commit_exists_in_the_history", "test_every_theory_claim_has_its_proof",
+                 "test_no_threshold_commit_comes_after_its_rows_first_commit",
+                 "test_docs_claims_md_is_the_generated_table",
+                 "test_every_registered_claim_has_one_row_and_takes_its_statement_from_it"):
+        assert f"PASSED tests/claims/test_claims_table.py::{name}" in checked.stdout, (name, checked.stdout[-3000:])
+    changed = set(_git(copy, "diff", "--name-only", base, "HEAD").splitlines())
+    assert changed == {"spt_theory/claims/records.py", "spt_theory/checks/toy.py", "docs/claims.md",
+                       "proofs/T99_toy_lemma.md", "proofs/README.md"}
