@@ -107,7 +107,8 @@ def at_least(low: int) -> Callable[[str], int]:
 
 
 MAX_SEED = 2 ** 32 - 1
-"""The largest seed: stage seeds (``seed * 1000 + k``) and every generator seeded from it stay in range."""
+"""The largest seed: stage seeds (``seed * 1000 + k``, :func:`spt_theory.training.loop.stage_seed`) and every
+generator seeded from it stay in range."""
 
 
 def seed_value(text) -> int:

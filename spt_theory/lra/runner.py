@@ -62,7 +62,7 @@ from spt_theory.lra.inputs import LRATask, LRATraining
 from spt_theory.lra.references import references, token_types
 from spt_theory.lra.tasks import config_for
 from spt_theory.training.cache import StageCache, load_checkpoint
-from spt_theory.training.loop import Stage, StageOptions, load_groups, run_stage, stage_steps
+from spt_theory.training.loop import Stage, StageOptions, load_groups, run_stage, stage_seed, stage_steps
 from spt_theory.training.recipes import Budget, Recipe, scratch, spt_stage, spt_then_finetune, supervised_stage
 from spt_theory.training.runtime import Runtime
 from spt_theory.util.files import InputError, write_json
@@ -219,7 +219,7 @@ class LRARun:
         key = cache.key
         model = self.initial_model(model_config)
         self._say(f"SPT pretraining on {self.source.task} ({_budget(stage, self.source)}) -> cache {key}")
-        history = self._train(model, data, stage, task, cache, self.options.seed * 1000)
+        history = self._train(model, data, stage, task, cache, stage_seed(self.options.seed))
         best = min(history, key=lambda record: _finite_or_inf(record["val_loss"]))["epoch"]
         pretrained = Pretrained(key, history, best, cache.checkpoint(best))
         self._write("pretrain", key, {
@@ -249,7 +249,7 @@ class LRARun:
             load_groups(model, load_checkpoint(pretrained.checkpoint)["model"], stage.keep, pretrained.checkpoint)
         kind = "spt" if pretrained else "scratch" if self.options.model == "transformer" else "control"
         self._say(f"{kind}: supervised on {self.config.task} ({_budget(stage, self.config)}) -> cache {key}")
-        history = self._train(model, data, stage, task, cache, self.options.seed * 1000 + 1)
+        history = self._train(model, data, stage, task, cache, stage_seed(self.options.seed, 1))
         best = max(history, key=lambda record: record["val_accuracy"])
         result = {
             "stages": [dataclasses.asdict(s) for s in recipe.stages],

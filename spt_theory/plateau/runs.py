@@ -4,8 +4,8 @@ to 95% (:func:`run_spt`) and the noise scales of the law (:func:`gradient_rms`).
 
 The runs are the design's model and walk data (V = 16, p = 0.5, 8000 / 2000 sequences) at length n,
 batch 64, the batch order and masks of :func:`spt_theory.training.loop.train_stage` with the stage
-seeds of :func:`spt_theory.walk.experiments.run` (seed * 1000 + stage), so the AdamW scratch run at
-n = 100 follows the trajectory of E2 / E11b's ``scratch`` run of the same seed. Optimisers
+seeds of :func:`spt_theory.walk.experiments.run` (:func:`~spt_theory.training.loop.stage_seed`), so
+the AdamW scratch run at n = 100 follows the trajectory of E2 / E11b's ``scratch`` run of the same seed. Optimisers
 (:data:`~spt_theory.plateau.design.OPTIMISERS`): AdamW lr 1e-3, weight decay 0.01 (the recipe), and
 SGD with momentum 0.9 at :data:`~spt_theory.plateau.design.SGD_LR`, no weight decay. Init scale
 (``qk_scale``): the qk layer (W_Q, W_K and their biases) multiplied by it after the seeded default
@@ -48,7 +48,7 @@ from spt_theory.plateau.design import (
     spt_search,
 )
 from spt_theory.training.cache import StageCache, StageState, load_checkpoint, save_checkpoint
-from spt_theory.training.loop import DatasetTask, Stage, Steps, accuracy, load_model_state
+from spt_theory.training.loop import DatasetTask, Stage, Steps, accuracy, load_model_state, stage_seed
 from spt_theory.training.optim import make_optimizer
 from spt_theory.util.files import read_json, write_json
 from spt_theory.walk.experiments import built_data
@@ -133,7 +133,7 @@ def run_scratch(run: PlateauRun, root: Path, log=None) -> dict:
         if record_path.exists():  # another process finished the run while this one waited
             return read_json(record_path)
         model = initial_model(run)
-        trainer = Trainer(model, built_data(run.data), "supervised", run.seed * 1000, lr=run.lr,
+        trainer = Trainer(model, built_data(run.data), "supervised", stage_seed(run.seed), lr=run.lr,
                           optimiser=run.optimiser)
         history = trainer.resume(cache.last) if cache.last.exists() else []
         start = time.perf_counter()
@@ -169,7 +169,7 @@ def run_spt(run: PlateauRun, root: Path, log=None) -> dict:
             path = cache.dir / f"spt_{steps}.pt"
             if not path.exists():
                 model = initial_model(run)
-                trainer = Trainer(model, data, "spt", run.seed * 1000)
+                trainer = Trainer(model, data, "spt", stage_seed(run.seed))
                 done = [int(p.stem.split("_")[1]) for p in cache.dir.glob("spt_*.pt")]
                 below = max((s for s in done if s < steps), default=None)
                 if below is not None:
@@ -185,7 +185,7 @@ def run_spt(run: PlateauRun, root: Path, log=None) -> dict:
         def solves(steps: int) -> bool:
             if str(steps) not in finetunes:
                 model = pretrained(steps)
-                trainer = Trainer(model, data, "supervised", run.seed * 1000 + 1)
+                trainer = Trainer(model, data, "supervised", stage_seed(run.seed, 1))
                 history: list[dict] = []
                 if log is not None:
                     log(f"spt n={run.length} seed={run.seed}: finetuning the checkpoint at {steps} SPT steps")
@@ -211,7 +211,8 @@ def gradient_rms(n: int, objective: str, seed: int, batches: int = 16) -> float:
     run = PlateauRun("scratch", n, seed)
     model = initial_model(run)
     model.train()
-    steps = Steps(model, DatasetTask(built_data(run.data)), Stage(objective, 1, batch_size=BATCH), seed * 1000, None)
+    steps = Steps(model, DatasetTask(built_data(run.data)), Stage(objective, 1, batch_size=BATCH), stage_seed(seed),
+                  None)
     total = 0.0
     for step in range(batches):
         model.zero_grad(set_to_none=True)

@@ -173,6 +173,21 @@ class TrainingDiverged(RuntimeError):
     """A non-finite loss: training stopped, the last good checkpoint is kept."""
 
 
+STAGES_PER_SEED = 1000
+"""Stage seeds per run seed: a run's stages never share a seed with another run's (stages < 1000)."""
+
+
+def stage_seed(seed: int, stage: int = 0) -> int:
+    """The seed of stage ``stage`` (0, 1, ...) of a run seeded ``seed``: ``seed * 1000 + stage``,
+    the one rule every runner uses (walk runs, the LRA runner, the plateau grid, the GPU ensembles);
+    what :func:`train_stage` draws a stage's init, batch order and masks from.
+
+    >>> stage_seed(3), stage_seed(3, 1)
+    (3000, 3001)
+    """
+    return seed * STAGES_PER_SEED + stage
+
+
 def keyed_generator(*keys: int) -> torch.Generator:
     """A torch generator seeded by a hash of ``keys`` (e.g. seed, stream, epoch): the batch order
     of an epoch is ``keyed_generator(seed, 1, epoch)``, the masks of a step ``keyed_generator(seed, 2, step)``."""

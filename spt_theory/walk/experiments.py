@@ -43,7 +43,7 @@ from spt_theory.analysis.probes import attention_patterns, band_mass, mean_atten
 from spt_theory.core.inits import INIT_HOOKS
 from spt_theory.core.model import PARAMETER_GROUPS, Encoder, ModelConfig
 from spt_theory.training.cache import StageCache, config_hash
-from spt_theory.training.loop import Dataset, DatasetTask, Stage, StageOptions, accuracy, run_stage
+from spt_theory.training.loop import Dataset, DatasetTask, Stage, StageOptions, accuracy, run_stage, stage_seed
 from spt_theory.training.recipes import (
     Budget,
     Recipe,
@@ -173,7 +173,7 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
     reloaded: list[bool] = []
     for k, stage in enumerate(spec.stages):
         if k > 0 and set(stage.keep) != set(PARAMETER_GROUPS):
-            torch.manual_seed(spec.seed * 1000 + k)
+            torch.manual_seed(stage_seed(spec.seed, k))
             model.reset_parameters(tuple(g for g in PARAMETER_GROUPS if g not in stage.keep))
         cache = stage_cache(spec, k, cache_dir)
         task = DatasetTask(data, metrics)
@@ -181,7 +181,7 @@ def run(spec: RunSpec, cache_dir: Path, *, progress: bool = True, data: Dataset 
             task = DatasetTask(built_data(spec.pretrain_data), metrics)
         meta = {"spec": json.loads(json.dumps(dataclasses.asdict(spec), default=str)), "stage": k,
                 "torch": str(torch.__version__), "python": platform.python_version()}
-        history, was_reloaded = run_stage(model, task, stage, spec.seed * 1000 + k, cache,
+        history, was_reloaded = run_stage(model, task, stage, stage_seed(spec.seed, k), cache,
                                           max_steps=spec.spt_steps if stage.objective == "spt" else None,
                                           options=StageOptions(meta=meta, progress=progress, keep_checkpoints="all"))
         if not was_reloaded:

@@ -124,3 +124,20 @@ def test_spec_is_hashable_and_keyed_by_content(tiny_walk, tiny_model_overrides):
     assert isinstance(spec, RunSpec)
     assert stage_key(spec, 1) != stage_key(replace(spec, stages=(replace(spec.stages[0], epochs=3),
                                                                  spec.stages[1])), 1)
+
+
+def test_the_stage_seed_rule_is_written_once():
+    """Stage ``k`` of a run seeded ``s`` trains with ``s * 1000 + k`` (walk runs, the LRA runner, the
+    plateau grid, the GPU ensembles): :func:`stage_seed`, and no runner spells the rule itself."""
+    import re
+
+    from helpers import REPO
+
+    from spt_theory.training.loop import stage_seed
+
+    assert (stage_seed(0), stage_seed(3, 1), stage_seed(2, 999)) == (0, 3001, 2999)
+    spelt = [f"{path.relative_to(REPO)}:{n}" for path in sorted((REPO / "spt_theory").rglob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if re.search(r"\bseeds?\b[^#\n]*\* ?1000\b|\b1000 ?\* ?\w*seed", line.split('"""')[0].split("#")[0])
+             and path.name != "loop.py"]
+    assert not spelt, spelt

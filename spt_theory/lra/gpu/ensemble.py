@@ -30,6 +30,7 @@ from torch.func import functional_call, grad_and_value, stack_module_state, vmap
 from spt_theory.core.cpu import torch_linear
 from spt_theory.core.model import Encoder
 from spt_theory.core.objectives import mask_continuous
+from spt_theory.training.loop import stage_seed
 
 warnings.filterwarnings("ignore",
                         message="There is a performance drop because we have not yet implemented the batching")
@@ -86,7 +87,7 @@ class Ensemble:
         self.done = [False] * self.n
         self.optimizer = torch.optim.AdamW(list(self.params.values()), lr=lr, weight_decay=weight_decay)
         self.step_count = 0
-        self._generators = [torch.Generator().manual_seed(1000 * s + (0 if objective == "spt" else 1)) for s in seeds]
+        self._generators = [torch.Generator().manual_seed(stage_seed(s, 0 if objective == "spt" else 1)) for s in seeds]
         self._orders: list[torch.Tensor | None] = [None] * self.n
         self._position = [0] * self.n
         self._kept = self._fixed_values()
