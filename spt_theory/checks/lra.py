@@ -296,7 +296,9 @@ def _judge(ctx: Context, per_task, threshold: str, spt_gate: bool = True) -> Mea
     from spt_theory.checks.lra_decide import gate_line  # the decide checks import this module
 
     for task in found:  # the setting's capacity gate (Pathfinder-16, contour 6: L6; ListOps: none)
-        lines.append(f"{task}: " + gate_line(ctx, "l1b" if task == "pathfinder" else "l3b"))
+        gate = gate_line(ctx, "l1b" if task == "pathfinder" else "l3b")  # None only for a gate itself
+        if gate is not None:
+            lines.append(f"{task}: {gate}")
     overall = ("FAIL" if "FAIL" in verdicts.values() else
                "INCONCLUSIVE" if "INCONCLUSIVE" in verdicts.values() else "PASS")
     measured = ", ".join(f"{task} {v}" for task, v in verdicts.items())
