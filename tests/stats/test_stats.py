@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import math
 
 import numpy as np
@@ -13,10 +12,6 @@ from hypothesis import strategies as st
 from spt_theory import stats
 
 REPLICATES = 4000
-
-
-def test_doctests():
-    assert doctest.testmod(stats).failed == 0
 
 
 def _t_coverage(k: int, mu: float, sigma: float, seed: int, quantile=None) -> float:

@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import doctest
-
 import pytest
 
-from spt_theory.util import tables
 from spt_theory.util.tables import column_widths, line, table
-
-
-def test_the_module_examples_hold():
-    assert doctest.testmod(tables).failed == 0
 
 
 def test_plain_columns_are_as_wide_as_their_widest_cell_aligned_and_without_trailing_blanks():
