@@ -46,6 +46,7 @@ def test_interleaved_times_alternates_and_counts():
     assert all(len(t) == 3 and all(s >= 0 for s in t) for t in times.values())
 
 
+@pytest.mark.slow
 def test_compare_reports_the_fields_the_issue_names():
     torch.manual_seed(0)
     r = compare(TINY, repetitions=2, inner=1, peak=1.0)
@@ -152,6 +153,7 @@ def test_compare_lra_cpu_case_times_the_attention_free_bound():
     assert all(r[name]["seconds_per_step"]["median"] > 0 for name in LRA_CPU_MODELS)
 
 
+@pytest.mark.slow
 def test_compare_lra_case_reports_tokens_and_speedup_of_two_models():
     r = compare(TINY_MASKED, repetitions=2, peak=None, models=LRA_MODELS)
     assert set(LRA_MODELS) <= r.keys() and "no_table" not in r
@@ -165,6 +167,7 @@ def test_compare_lra_case_reports_tokens_and_speedup_of_two_models():
     assert r["device"] == "cpu" and r["autocast_bf16"] is False
 
 
+@pytest.mark.slow
 def test_bf16_autocast_steps_of_both_models_run_on_the_cpu():
     r = compare(TINY_MASKED, repetitions=2, models=LRA_MODELS, autocast=True)
     assert r["autocast_bf16"] is True and r["spt_theory"]["seconds_per_step"]["median"] > 0

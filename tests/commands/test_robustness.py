@@ -317,6 +317,7 @@ def _pt(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.glob("*.pt"))
 
 
+@pytest.mark.slow
 def test_pretraining_keeps_the_last_and_the_best_epoch_by_default(tiny_walk, tiny_model_overrides, tmp_path):
     history, _ = _tiny_stage_run(tiny_walk, tiny_model_overrides, tmp_path / "s", val_losses=[3.0, 1.0, 2.0, 4.0])
     assert [r["val_loss"] for r in history] == [3.0, 1.0, 2.0, 4.0]
@@ -357,6 +358,7 @@ def test_a_shorter_run_in_a_longer_runs_folder_never_deletes_the_longer_ones(
     assert _pt(tmp_path) == ["epoch_2.pt", "epoch_3.pt", "epoch_4.pt"]
 
 
+@pytest.mark.slow
 def test_walk_experiments_keep_every_epoch_they_reuse(tiny_walk, tiny_model_overrides, tmp_path, monkeypatch):
     """E9 loads epochs 1, 2, 4 of one pretraining; X6 reads every epoch of a stage."""
     budget = Budget(pretrain_epochs=4, finetune_epochs=1, batch_size=48)
