@@ -29,6 +29,7 @@ sample_<i>.png`` and ``metadata/<k>.npy`` (text lines ``imgs/<k> sample_<i>.png 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -309,9 +310,13 @@ def write_dataset(out: str | Path, n: int, seed: int = 0, style: PathfinderStyle
     """
     check_counts(n, per_folder, n_test)
     root = dataset_root(out, style)
-    _write_block(root, generate(n, seed, style, progress), n, per_folder, "", style)
+    # closing(): an interrupt while a block is written ends the generator, and its progress line, as the
+    # interrupt unwinds, before the command's last line (not later, when the traceback lets it go)
+    with contextlib.closing(generate(n, seed, style, progress)) as samples:
+        _write_block(root, samples, n, per_folder, "", style)
     if n_test:
-        _write_block(root, generate(n_test, seed, style, progress, offset=n), n_test, per_folder, TEST_PREFIX, style)
+        with contextlib.closing(generate(n_test, seed, style, progress, offset=n)) as samples:
+            _write_block(root, samples, n_test, per_folder, TEST_PREFIX, style)
     settings = {k: v for k, v in asdict(style).items() if k != "balanced" or v}  # old markers unchanged
     write_marker(root, "synthetic.pathfinder", {"n": n, "seed": seed, **settings,
                                                 **({"n_test": n_test} if n_test else {})})
