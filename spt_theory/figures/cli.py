@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     if threads is not None:
         set_intra_op_threads(threads)
     code = _draw(args, seeds, settings)
-    if made and args.out.is_dir() and not any(args.out.iterdir()):  # nothing drawn: leave no folder behind
+    if code != 0 and made and args.out.is_dir() and not any(args.out.iterdir()):  # failed, nothing drawn: no folder
         args.out.rmdir()
     return code
 

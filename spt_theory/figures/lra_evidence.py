@@ -119,9 +119,10 @@ def plotted(summaries: dict[Path, dict]) -> dict:
         metric = proximity_of(summary["cells"])
         cells = {}
         for row in summary["cells"]:
-            runs = row["runs"]
+            runs = row.get("runs", [])  # a summary without per-run records draws its stats only
             cells[row["label"]] = {
-                "test_accuracy": [run["test_accuracy"] for run in runs],
+                "test_accuracy": ([run["test_accuracy"] for run in runs] if runs
+                                  else list(row.get("test_accuracy", {}).get("per_seed", []))),
                 metric: [run.get(metric) for run in runs],
                 "curves": {str(run["seed"]): [[p["step"], p["test_accuracy"]] for p in run.get("curve", [])]
                            for run in runs},

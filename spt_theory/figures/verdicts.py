@@ -81,4 +81,5 @@ def verdicts(ctx: FigureContext) -> list[Path]:
                            "exponent": "exponent"}[scale])
             ax.invert_yaxis()
         axes[0].set_title("interval (colour: verdict) against window (grey)", fontsize=8, loc="left")
-    return save(ctx, "verdicts", fig, {"figure": "verdicts", "claims": rows})
+    return save(ctx, "verdicts", fig, {"figure": "verdicts", "seeds": list(ctx.seeds or ()),
+                                       "claims": rows})  # seeds: the context's; each claim's are its evidence's

@@ -28,8 +28,10 @@ from spt_theory.walk.experiments import WalkData, initial_model
 TINY_DATA = WalkData(vocab=5, length=12, p=0.9, n_train=96, n_test=32)
 TINY_BUDGET = Budget(scratch_epochs=2, pretrain_epochs=2, finetune_epochs=1, batch_size=32)
 TINY_MODEL = dict(d_model=16, n_heads=2, d_ff=32)
-DRAWN = [name for name in FIGURES if name not in ("lra_table", "lra_evidence", "plateau_law", "escape_race")]
-# those four read committed results (their own tests: escape_race in tests/checks/test_race.py)
+DRAWN = [name for name in FIGURES
+         if name not in ("lra_table", "lra_evidence", "plateau_law", "escape_race", "verdicts")]
+# those five read committed results (their own tests: escape_race in tests/checks/test_race.py; lra_evidence,
+# escape_race and verdicts also in tests/figures/test_committed_figures_equal_a_redraw.py)
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -179,7 +181,7 @@ def test_lra_evidence_redraws_committed_sweeps_or_skips(context, tmp_path):
                           "spt_band_ratio": {"per_seed": [5.0, 6.0], "mean": 5.5, "std": 0.7}}]}
     (evidence / "listops.json").write_text(json.dumps(summary))
     paths = lra_evidence.lra_evidence(ctx)
-    assert sorted(p.name for p in paths) == ["listops.pdf", "listops.png"]
+    assert sorted(p.name for p in paths) == ["listops.pdf", "listops.png", "lra_evidence.json"]
     assert (out / "lra/listops.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert sorted(p.name for p in evidence.iterdir()) == ["listops.json"]  # inputs are not outputs
     (evidence / "listops.json").write_text(json.dumps({"task": "listops"}))
