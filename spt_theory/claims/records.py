@@ -56,7 +56,7 @@ EVIDENCE_HASHES: dict[str, tuple[str, str]] = {
     "lra/decide/l3b.json": ("5773184cbe52b33dd770ca4151a73786f73e52abd3e3e413a22fecddaeeff84d", L3B_RESULT),
     "lra/decide/l6.json": ("ba19c761a667f85db7fd33fc4acf0bd4ecdbd46aa48ee4dfd0fd65aaa654fbcb", L6_RESULT),
     "lra/decide/l6s.json": ("b08d25b075736ecb92c861df5e75630bc1dd31f7774b3046ac6380b0c942435f", "d40cae0"),
-    "lra/decide/l3p.json": ("dff330398182400b622cf31a6f6f428ff426b46948529ae0c9d907f89de0fc6d", "2026-12-04 17:52"),
+    "lra/decide/l3p.json": ("dff330398182400b622cf31a6f6f428ff426b46948529ae0c9d907f89de0fc6d", "2801f54"),
     "race/pathfinder16.json": ("f3b2084c60f2a018adf8b36c87c09d8423234beec331a99a56bf9733f76e0d09", RACE_RULES),
     "plateau/plateau_runs.json": ("f2bc4c4ecb0686fd16c5b2fd9fd556599f2f1cabf4e62b8d906c86422481aaec", N400_ADAMW),
     "plateau/gradient_rms.json": ("9545da87123ca5be285b7b0492084f9119740ff8c1b29327bef16f45faede4f5", PLATEAU_LAW),
