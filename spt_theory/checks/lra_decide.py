@@ -62,6 +62,11 @@ def command(experiment: str) -> str:
             f"then decide collect --experiment {experiment} --out OUT --promote")
 
 
+def claim_id(experiment: str) -> str:
+    """The claim an experiment's evidence is judged for: ``l1b`` -> ``L1b``."""
+    return experiment[:2].upper() + experiment[2:]
+
+
 def load(ctx: Context, experiment: str) -> tuple[dict | None, Path]:
     """(the evidence of ``experiment``, its path); None only where nothing is at the path and the
     claim's record says its runs have not been made (``Record.ran`` False).  EvidenceError if a
@@ -69,9 +74,9 @@ def load(ctx: Context, experiment: str) -> tuple[dict | None, Path]:
     field from its registration (:func:`spt_theory.lra.decide.conform`)."""
     path = Path(ctx.lra_evidence) / "decide" / f"{experiment}.json"
     if not path.exists() and not path.is_symlink():
-        record = records.RECORDS.get(experiment[:2].upper() + experiment[2:])
+        record = records.RECORDS.get(claim_id(experiment))
         if record is None or record.ran:
-            raise EvidenceError(f"{path}: missing (the record of {experiment[:2].upper() + experiment[2:]} rests "
+            raise EvidenceError(f"{path}: missing (the record of {claim_id(experiment)} rests "
                                 "on it; no evidence, no verdict)")
         return None, path
     found = schema.load(path, lra_schema.DecideEvidence, ctx.model_settings)
@@ -175,7 +180,7 @@ def gate_line(ctx: Context, experiment: str) -> str | None:
     gate = SETTING_GATE.get(experiment)
     if gate is None:
         return "setting's gate: none registered (ListOps: a 1-layer model's ceiling was not measured)"
-    name = gate[:2].upper() + gate[2:]
+    name = claim_id(gate)
     try:
         found, path = load(ctx, gate)
     except EvidenceError:  # the gate's own row is the ERROR; this line only informs
@@ -310,7 +315,7 @@ def gate_closed(ctx: Context, experiment: str) -> str | None:
     result, *_ = JUDGES[gate](found, path)
     if result == "PASS":
         return None
-    name = {x: x[:2].upper() + x[2:] for x in (gate, experiment)}  # l1b -> L1b
+    name = {x: claim_id(x) for x in (gate, experiment)}
     return (f"not run: {name[gate]} is {result} on its evidence, and the pre-registration runs "
             f"{name[experiment]} only after an {name[gate]} PASS")
 

@@ -237,10 +237,6 @@ THRESHOLDS = {
 }
 
 
-def _name(experiment: str) -> str:
-    return experiment[:2].upper() + experiment[2:]
-
-
 def verdict_of(ctx: Context, experiment: str) -> tuple[str, list[str], dict, str | None] | None:
     """The verdict of ``experiment`` from its evidence, or None where none is committed."""
     source, judge = READS.get(experiment, (experiment, JUDGES.get(experiment)))
@@ -257,10 +253,10 @@ def closed_gate(ctx: Context, experiment: str) -> str | None:
     for gate in GATES.get(experiment, ()):
         judged = verdict_of(ctx, gate)
         if judged is None:
-            return (f"not run: its gate {_name(gate)} has no evidence yet (registered to run after an "
-                    f"{_name(gate)} PASS)")
+            return (f"not run: its gate {base.claim_id(gate)} has no evidence yet (registered to run after an "
+                    f"{base.claim_id(gate)} PASS)")
         if judged[0] != "PASS":
-            return f"not run: gate {_name(gate)} is {judged[0]}, and the registration runs it only after a PASS"
+            return f"not run: gate {base.claim_id(gate)} is {judged[0]}, and the registration runs it only after a PASS"
     return None
 
 
@@ -269,7 +265,7 @@ def check(ctx: Context, experiment: str) -> Measurement:
     source = READS.get(experiment, (experiment,))[0]
     path = Path(ctx.lra_evidence) / "decide" / f"{source}.json"
     judged = verdict_of(ctx, experiment)
-    record = records.RECORDS.get(_name(experiment))
+    record = records.RECORDS.get(base.claim_id(experiment))
     if judged is None and (record is None or record.ran):
         raise EvidenceError(f"{path}: missing (the record rests on it: {record.evidence if record else 'no record'})")
     if judged is None:
