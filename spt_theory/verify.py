@@ -95,6 +95,10 @@ def skipped_claim(claim: Claim) -> dict:
             "details": {}, "seconds": 0.0, **record_fields(claim.id, "SKIP")}
 
 
+class SettingsIgnored(RuntimeError):
+    """A check ran without applying ``--set`` and declares no fixed model: its verdict is an ERROR."""
+
+
 def run_claim(claim: Claim, ctx: Context) -> dict:
     """Run one check; an exception inside it is reported as verdict ERROR (never as recorded)."""
     start = time.perf_counter()
@@ -103,7 +107,11 @@ def run_claim(claim: Claim, ctx: Context) -> dict:
         if claim.id.startswith(("L", "P")):
             check_documents()  # a pre-registration document changed: ERROR
         schema.READ.clear()
+        ctx = ctx.fresh()
         m: Measurement = claim.check(ctx)
+        if ctx.model_settings and not (ctx.applied or claim.fixed):  # never silently at the defaults
+            raise SettingsIgnored(f"{claim.id}: the check did not apply the model settings asked for (--set) and "
+                                  "declares no fixed model (claim(fixed=...); docs/add-a-claim.md)")
         check_read_evidence(schema.READ, ctx.evidence_root)  # evidence not as recorded: ERROR
         verdict = m.verdict
         row: dict[str, Any] = {"measured": m.measured, "threshold": m.threshold, "details": m.details}

@@ -78,7 +78,7 @@ def check_t2b(ctx: Context) -> Measurement:
     0 to rounding, so a non-zero figure is the model's residual/LayerNorm/MLP path, not the measure.
     E8 (proximity share of the expected gradient, sup vs rec) is the empirical bridge at init.
     """
-    per_seed = [departure(seed, ctx.model_settings) for seed in ctx.seeds]
+    per_seed = [departure(seed, ctx.settings()) for seed in ctx.seeds]
     ideal = max(float(row_departure(sup_autograd(inst).grad_S))
                 for inst in random_instances(30, seed=80, min_n=3, max_n=64))
     rows = sum(s["row_departure_mean"] for s in per_seed) / len(per_seed)
@@ -203,7 +203,7 @@ def check_t4b(ctx: Context) -> Measurement:
     r"""T4 for the factored scores of ``model.py`` (conditions in :func:`factored_first_steps`); control:
     the second AdamW step (``K`` no longer constant) gives ``W_Q`` a gradient and rows that differ,
     and T4's rank-one ``dL/dM`` fails in the real model (its ``G`` has unequal rows, T2b)."""
-    f = factored_first_steps(ctx.seeds[0], settings=ctx.model_settings)
+    f = factored_first_steps(ctx.seeds[0], settings=ctx.settings())
     conditions = {
         "grad_WQ_zero": f["grad_WQ_over_grad_WK"] <= TOLERANCE,
         "grad_WK_rank_one_per_head": f["grad_WK_head_sigma2_over_sigma1"] <= TOLERANCE,

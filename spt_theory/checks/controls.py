@@ -88,7 +88,7 @@ def control_spec(name: str, seed: int, **settings) -> RunSpec:
 
 def control_runs(ctx: Context, name: str) -> list[RunResult]:
     """The named control run trained (or loaded) for every seed of the context."""
-    return [run(control_spec(name, seed, **ctx.model_settings), ctx.cache_dir, progress=ctx.progress)
+    return [run(ctx.build(control_spec, name, seed), ctx.cache_dir, progress=ctx.progress)
             for seed in ctx.seeds]
 
 

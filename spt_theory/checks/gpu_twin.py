@@ -87,10 +87,10 @@ def evidence_path(ctx: Context, setting: str) -> Path:
 
 def load(ctx: Context, setting: str) -> dict | None:
     """The promoted twin result of ``setting``, or None where there is none yet."""
-    path = evidence_path(ctx, setting)
+    path, settings = evidence_path(ctx, setting), ctx.settings()  # what the evidence will be held to
     if not path.is_file():
         return None
-    found = schema.load(path, lra_schema.TwinEvidence, ctx.model_settings)
+    found = schema.load(path, lra_schema.TwinEvidence, settings)
     require(found["setting"] == setting, path, "setting", repr(setting))
     require(found["registered"] == REGISTERED, path, "registered", repr(REGISTERED))
     return found

@@ -114,7 +114,7 @@ gain there), cross-task SPT; on Pathfinder they ran as exploratory cells after t
 def evidence(ctx: Context) -> dict[str, dict]:
     """The committed sweep summary of every task (:func:`read_evidence`); EvidenceError (the
     claim's row is ERROR) if one is missing or does not fit: no evidence, no verdict."""
-    return {task: read_evidence(ctx.lra_evidence / f"{task}.json", task, ctx.model_settings) for task in TASKS}
+    return {task: read_evidence(ctx.lra_evidence / f"{task}.json", task, ctx.settings()) for task in TASKS}
 
 
 def read_evidence(path: Path, task: str, settings=None) -> dict:

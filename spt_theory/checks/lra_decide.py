@@ -79,7 +79,7 @@ def load(ctx: Context, experiment: str) -> tuple[dict | None, Path]:
             raise EvidenceError(f"{path}: missing (the record of {claim_id(experiment)} rests "
                                 "on it; no evidence, no verdict)")
         return None, path
-    found = schema.load(path, lra_schema.DecideEvidence, ctx.model_settings)
+    found = schema.load(path, lra_schema.DecideEvidence, ctx.settings())
     decide.conform(decide.EXPERIMENTS[experiment], found, str(path))
     return found, path
 

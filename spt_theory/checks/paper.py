@@ -95,7 +95,7 @@ def check_e5b(ctx: Context) -> Measurement:
     proximity directions of the scores) with ALiBi, where scratch partly learns (X1: 0.89 mean).
     Same two-sided decision as E5 (:func:`spt_theory.checks.walk.frozen_vs_trained`); written after E5's
     last-token runs (frozen at chance there, the readout is not mean-pooled) and before these runs."""
-    frozen, scratch = (finals(trained(ctx, [paper_runs.alibi_spec(name, s, WALK, BUDGET, **ctx.model_settings)
+    frozen, scratch = (finals(trained(ctx, [ctx.build(paper_runs.alibi_spec, name, s, WALK, BUDGET)
                                             for s in ctx.seeds]))
                        for name in ("frozen", "scratch"))
     return frozen_vs_trained(frozen, scratch)
@@ -125,7 +125,7 @@ def check_e10(ctx: Context) -> Measurement:
 @claim("E11", section="Paper: optimisation",
        method="scratch, 32k / 128k train seqs, 8 ep", quick=False)
 def check_e11(ctx: Context) -> Measurement:
-    by_scale = {scale: trained(ctx, [paper_runs.scaled_scratch_spec(scale, s, WALK, BUDGET, **ctx.model_settings)
+    by_scale = {scale: trained(ctx, [ctx.build(paper_runs.scaled_scratch_spec, scale, s, WALK, BUDGET)
                                      for s in ctx.seeds])
                 for scale in paper_runs.DATA_SCALES}
     best = max(statistics.fmean(finals(r)) for r in by_scale.values())
@@ -144,7 +144,7 @@ def check_e11b(ctx: Context) -> Measurement:
     """E11's 16x run differs from scratch in data and in optimizer steps (16 times as many).  This
     control keeps the data and matches the steps: if it also leaves chance, steps alone rescue
     scratch (a plateau that is slow to leave, not a bar); if it stays at chance, the data did it."""
-    long = trained(ctx, [paper_runs.step_matched_scratch_spec(s, WALK, BUDGET, **ctx.model_settings)
+    long = trained(ctx, [ctx.build(paper_runs.step_matched_scratch_spec, s, WALK, BUDGET)
                          for s in ctx.seeds])
     acc = finals(long)
     return Measurement(statistics.fmean(acc), f"<= {CHANCE_MAX:g}", statistics.fmean(acc) <= CHANCE_MAX,
@@ -159,7 +159,7 @@ def check_e11b(ctx: Context) -> Measurement:
 @claim("E12", section="Paper: depth",
        method="scratch 8 ep / SPT 4 + ft 3, 2 and 4 layers", quick=False)
 def check_e12(ctx: Context) -> Measurement:
-    acc = {(name, d): finals(trained(ctx, [paper_runs.depth_spec(name, d, s, WALK, BUDGET, **ctx.model_settings)
+    acc = {(name, d): finals(trained(ctx, [ctx.build(paper_runs.depth_spec, name, d, s, WALK, BUDGET)
                                            for s in ctx.seeds]))
            for d in paper_runs.DEPTHS for name in ("scratch", "spt")}
     worst_gain = min(statistics.fmean(acc["spt", d]) - statistics.fmean(acc["scratch", d]) for d in paper_runs.DEPTHS)
@@ -172,8 +172,10 @@ def check_e12(ctx: Context) -> Measurement:
 # ----------------------------------------------------------------------------- E13, E14
 def phase_map(ctx: Context) -> dict[str, dict]:
     """Per phase point: scratch accuracy per seed and the SPT budget per seed (None: > 8 epochs)."""
-    points = paper_runs.phase_map(ctx.seeds, lambda spec: paper_runs.train(spec, ctx.cache_dir, ctx.progress),
-                                  WALK, BUDGET)
+    def train(spec: RunSpec) -> RunResult:
+        return paper_runs.train(spec, ctx.cache_dir, ctx.progress)
+
+    points = ctx.build(paper_runs.phase_map, ctx.seeds, train, WALK, BUDGET)
     return {label: {"walk": p["walk"], "scratch": finals(p["scratch"]), "budgets": [f["budget"] for f in p["found"]],
                     "tried": [f["accuracy_by_spt_epochs"] for f in p["found"]]} for label, p in points.items()}
 
@@ -210,7 +212,7 @@ def check_e14(ctx: Context) -> Measurement:
 @claim("E6b", section="Paper: hybrid init",
        method="hybrids qk / vo / mlp / all, ft 8 ep, per epoch", quick=False)
 def check_e6b(ctx: Context) -> Measurement:
-    results = {name: trained(ctx, [recipe(name, WALK, s, BUDGET, **ctx.model_settings) for s in ctx.seeds])
+    results = {name: trained(ctx, [ctx.build(recipe, name, WALK, s, BUDGET) for s in ctx.seeds])
                for name in paper_runs.HYBRIDS}
     first = {name: [first_epoch_solved(r) for r in rs] for name, rs in results.items()}
     full, qk, mlp = (statistics.fmean(first[n]) for n in (paper_runs.FULL_SPT_KEEP, "hybrid_qk", "hybrid_mlp"))
@@ -228,7 +230,7 @@ def check_e6b(ctx: Context) -> Measurement:
        method="SPT on iid tokens / shuffled walk, ft 3", quick=False)
 def check_x5b(ctx: Context) -> Measurement:
     uniform = uniform_band_mass(WALK.length)
-    results = {s: trained(ctx, [paper_runs.negative_spec(s, seed, WALK, BUDGET, **ctx.model_settings)
+    results = {s: trained(ctx, [ctx.build(paper_runs.negative_spec, s, seed, WALK, BUDGET)
                                 for seed in ctx.seeds])
                for s in ("uniform", "shuffled")}
     best = max(statistics.fmean(finals(r)) for r in results.values())

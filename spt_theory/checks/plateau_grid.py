@@ -41,12 +41,12 @@ def check_whole(grid: dict, path) -> None:
 
 def grid_of(ctx: Context) -> dict:
     """The committed plateau grid of ``ctx``'s evidence."""
-    return load(ctx.evidence_root / evidence.PLATEAU / design.SUMMARY.name, ctx.model_settings)
+    return load(ctx.evidence_root / evidence.PLATEAU / design.SUMMARY.name, ctx.settings())
 
 
 def rms_of(ctx: Context) -> dict:
     """The committed gradient RMS of ``ctx``'s evidence."""
-    return load(ctx.evidence_root / evidence.PLATEAU / design.GRADIENT_RMS.name, ctx.model_settings)
+    return load(ctx.evidence_root / evidence.PLATEAU / design.GRADIENT_RMS.name, ctx.settings())
 
 
 def geometric_mean(values: list[float]) -> float:

@@ -40,7 +40,7 @@ ALTERNATIVE_NAMES = {"gradient_flow": "gradient flow under (A0), T ∝ 1/beta_n"
 
 def prediction_of(ctx: Context) -> dict:
     """The committed prediction of ``ctx``'s evidence (EvidenceError: an ERROR row)."""
-    return pp.load(ctx.evidence_root / evidence.PLATEAU / pp.NAME, ctx.model_settings)
+    return pp.load(ctx.evidence_root / evidence.PLATEAU / pp.NAME, ctx.settings())
 
 
 def runs_at(summary: dict, kind: str, length: int) -> dict[int, dict]:

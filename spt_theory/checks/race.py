@@ -71,7 +71,7 @@ def within_cap(arm: dict) -> dict:
 
 def evidence(ctx: Context) -> dict:
     """The committed race evidence (EvidenceError: an ERROR row)."""
-    return load_race(ctx.evidence_root, ctx.model_settings)
+    return load_race(ctx.evidence_root, ctx.settings())
 
 
 def decided(arms: dict[str, dict]) -> bool:

@@ -68,6 +68,10 @@ from synthetic.walk import histogram_distributions
 SYMBOLIC_NS = (2, 3, 4, 5)
 """The ``n`` of the sympy derivations (:func:`spt_theory.theory.symbolic.verify_lemma`)."""
 
+LEMMA_SETTING = ("the lemma's own setting: score matrices S, values V and readout gradients drawn at random "
+                 "(no model of model.py)")
+WALK_LAW = "the walk generator's law, enumerated exactly (no model)"
+
 
 def _verdict(measured: float, limit: float, conditions: dict[str, bool], **details) -> Measurement:
     """``measured <= limit`` and every named condition (symbolic, controls) holds."""
@@ -81,7 +85,7 @@ def _count(ctx: Context) -> int:
 
 
 @claim("T1", section="Theory T1",
-       method="sympy n=2..5 + autograd float64")
+       method="sympy n=2..5 + autograd float64", fixed=LEMMA_SETTING)
 @single_threaded()
 def check_t1(ctx: Context) -> Measurement:
     sym = symbolic.verify_lemma("T1", SYMBOLIC_NS)
@@ -105,7 +109,7 @@ def check_t1(ctx: Context) -> Measurement:
 
 
 @claim("T2", section="Theory T2",
-       method="sympy n=2..5, general n + autograd float64")
+       method="sympy n=2..5, general n + autograd float64", fixed=LEMMA_SETTING)
 @single_threaded()
 def check_t2(ctx: Context) -> Measurement:
     r"""T2 closed form against autograd and against the T1 formula at uniform ``S`` (two
@@ -136,7 +140,7 @@ def check_t2(ctx: Context) -> Measurement:
 
 
 @claim("T3", section="Theory T3",
-       method="sympy n=2..5 + autograd float64 + 3 controls")
+       method="sympy n=2..5 + autograd float64 + 3 controls", fixed=LEMMA_SETTING)
 @single_threaded()
 def check_t3(ctx: Context) -> Measurement:
     sym = symbolic.verify_lemma("T3", SYMBOLIC_NS)
@@ -183,7 +187,7 @@ def check_t3(ctx: Context) -> Measurement:
 
 
 @claim("T4", section="Theory T4",
-       method="sympy n=2..4 + autograd float64 + band SVD")
+       method="sympy n=2..4 + autograd float64 + band SVD", fixed=LEMMA_SETTING)
 @single_threaded()
 def check_t4(ctx: Context) -> Measurement:
     sym = symbolic.verify_lemma("T4", SYMBOLIC_NS)
@@ -215,7 +219,7 @@ def check_t4(ctx: Context) -> Measurement:
 
 
 @claim("T5", section="Theory T5",
-       method="sympy n=2..5 + autograd float64 + walk MC")
+       method="sympy n=2..5 + autograd float64 + walk MC", fixed=LEMMA_SETTING)
 @single_threaded()
 def check_t5(ctx: Context) -> Measurement:
     sym = symbolic.verify_lemma("T5", SYMBOLIC_NS)
@@ -258,7 +262,7 @@ T6_CASES = ((3, 5, Fraction(1, 2)), (3, 5, Fraction(1, 3)), (4, 4, Fraction(1, 2
 
 
 @claim("T6", section="Theory T6",
-       method="exact enumeration (Fraction) + generator chi2 + control")
+       method="exact enumeration (Fraction) + generator chi2 + control", fixed=WALK_LAW)
 def check_t6(ctx: Context) -> Measurement:
     r"""T6 by exact enumeration of ``sequence_probability``, and the generator's law itself.
 

@@ -26,10 +26,12 @@ from synthetic.walk import generate_walk
 
 WALK = WalkData()
 
+NO_TRANSFORMER = "fixed-feature baselines on the walk data (bag of tokens / of (token, position) pairs), no Transformer"
+
 
 def runs(ctx: Context, name: str) -> list[RunResult]:
     """The named recipe trained (or loaded) for every seed of the context."""
-    return [run(recipe(name, WALK, seed, **ctx.model_settings), ctx.cache_dir, progress=ctx.progress)
+    return [run(ctx.build(recipe, name, WALK, seed), ctx.cache_dir, progress=ctx.progress)
             for seed in ctx.seeds]
 
 
@@ -44,7 +46,7 @@ def final_accuracies(ctx: Context, name: str) -> list[float]:
 
 
 @claim("E1", section="Design, walk task (T6)",
-       method="histogram MLP, 30 epochs; leak control")
+       method="histogram MLP, 30 epochs; leak control", fixed=NO_TRANSFORMER)
 def check_e1(ctx: Context) -> Measurement:
     data = built_data(WALK)
     accs = [train_bag_of_tokens(data.x_train, data.y_train, data.x_test, data.y_test, WALK.vocab,
@@ -61,7 +63,7 @@ def check_e1(ctx: Context) -> Measurement:
 
 
 @claim("E1b", section="Theory T7 (scope of T6)",
-       method="pair one-hot MLP / linear, 10 ep; quadratic rule")
+       method="pair one-hot MLP / linear, 10 ep; quadratic rule", fixed=NO_TRANSFORMER)
 def check_e1b(ctx: Context) -> Measurement:
     r"""What a model without token interactions (uniform attention) can read: mean-pooled one-hot
     (token, position) features, all that a per-token map can pool (T7).  A nonlinear readout
@@ -132,7 +134,7 @@ def check_e5(ctx: Context) -> Measurement:
     runs reach about 0.74.  Two-sided: the gap frozen - scratch must lie in [-0.05, 0.05]."""
     from spt_theory.walk.paper_runs import last_token_spec
 
-    frozen, scratch = ([run(last_token_spec(name, seed, WALK, **ctx.model_settings), ctx.cache_dir,
+    frozen, scratch = ([run(ctx.build(last_token_spec, name, seed, WALK), ctx.cache_dir,
                             progress=ctx.progress).final["test_accuracy"] for seed in ctx.seeds]
                        for name in ("frozen", "scratch"))
     return frozen_vs_trained(frozen, scratch)
@@ -187,7 +189,7 @@ def check_e7(ctx: Context) -> Measurement:
        method="proximity share of E[dL/dS], sup / rec")
 def check_e8(ctx: Context) -> Measurement:
     data = built_data(WALK)
-    shares = [gradient_proximity_shares(initial_model(recipe("init", WALK, seed, **ctx.model_settings)),
+    shares = [gradient_proximity_shares(initial_model(ctx.build(recipe, "init", WALK, seed)),
                                         data.x_test[:256], data.y_test[:256], data.mask_id, seed=seed)
               for seed in ctx.seeds]
     ratio = [s["supervised"]["expected"] / s["spt"]["expected"] for s in shares]
@@ -217,7 +219,7 @@ def check_e9(ctx: Context) -> Measurement:
 
     per_epoch = steps_per_epoch(WALK)
     grid = spt_length_steps(WALK) if ctx.full else (BUDGET.pretrain_epochs * per_epoch,)
-    curve = {steps: [run(spt_length_spec(steps, seed, WALK, **ctx.model_settings), ctx.cache_dir, progress=ctx.progress
+    curve = {steps: [run(ctx.build(spt_length_spec, steps, seed, WALK), ctx.cache_dir, progress=ctx.progress
                          ).final["test_accuracy"] for seed in ctx.seeds] for steps in grid}
     means = {steps: statistics.fmean(v) for steps, v in curve.items()}
     solved = [steps for steps in grid if means[steps] >= E9_SOLVED]

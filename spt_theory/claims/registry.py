@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +44,36 @@ class Context:
     """The committed evidence (package data): the race, the plateau grid (claims L5, P*)."""
     model_settings: Mapping[str, Any] = field(default_factory=dict)
     """The model settings asked for (``verify --set``; fields of
-    :data:`spt_theory.core.model.MODEL_SETTINGS`): every run a check trains or builds is made with
-    them (a walk run's model overrides), and committed evidence is held to them
-    (:func:`spt_theory.evidence.schema.check_model_settings`).  A claim whose model is fixed by its
-    method says so (:attr:`Claim.fixed`)."""
+    :data:`spt_theory.core.model.MODEL_SETTINGS`).  A check reads them only through
+    :meth:`build` (every run or model it makes) or :meth:`settings` (committed evidence held to
+    them, :func:`spt_theory.evidence.schema.check_model_settings`); a claim whose model is fixed by
+    its method says so (:attr:`Claim.fixed`).  ``verify`` refuses a check that does neither."""
+    _applied: list[bool] = field(init=False, default_factory=list, repr=False, compare=False)
+
+    def settings(self) -> Mapping[str, Any]:
+        """The model settings asked for, read by a check that applies them (marks it as applied)."""
+        self._applied.append(True)
+        return self.model_settings
+
+    def build(self, make: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``make(*args, **kwargs, **settings)``: a run spec (or model) made with the settings asked for.
+
+        >>> ctx = Context(model_settings={"d_model": 32})
+        >>> ctx.build(dict, name="scratch")
+        {'name': 'scratch', 'd_model': 32}
+        >>> ctx.applied
+        True
+        """
+        return make(*args, **kwargs, **self.settings())
+
+    @property
+    def applied(self) -> bool:
+        """Whether the check run with this context read the model settings (:meth:`settings`)."""
+        return bool(self._applied)
+
+    def fresh(self) -> Context:
+        """The same context for the next check, with nothing applied yet."""
+        return replace(self)
 
 
 @dataclass(frozen=True)
