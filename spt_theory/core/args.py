@@ -160,16 +160,6 @@ def parse_seed(value, default: int = 0) -> int:
     return default if value is None else value
 
 
-def parse_seeds(values: Sequence | None, option: str = "--seeds") -> tuple[int, ...] | None:
-    """Seeds given in Python (a sweep's list) checked like ``--seeds``: InputError naming ``option``."""
-    if values is None:
-        return None
-    try:
-        return seeds(values, option)
-    except argparse.ArgumentTypeError as error:
-        raise InputError(f"{option}: {error}") from None
-
-
 @overload
 def parse_groups(words: Sequence[str] | str, option: str, *, none: str | None = None,
                  all_groups: tuple[str, ...] | None = None) -> tuple[str, ...]: ...
@@ -234,6 +224,19 @@ def registered_spelling(names: Sequence[str]) -> None:
     _WARNED.update(names)
 
 
+def assignment(text) -> tuple[str, str]:
+    """One ``--set`` word as ``(FIELD, VALUE)``, both stripped: the one reading of ``FIELD=VALUE``
+    (an argparse ``type=``; :class:`argparse.ArgumentTypeError` without ``=`` or a field name).
+
+    >>> assignment(" d_model = 32")
+    ('d_model', '32')
+    """
+    name, sep, value = str(text).partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE, e.g. --set d_model=32, got {str(text)!r}")
+    return name.strip(), value.strip()
+
+
 def parse_settings(texts: Sequence[str], defaults, names: Sequence[str], what: str = "model") -> dict:
     """``--set FIELD=VALUE`` words as ``{field: value}``: the one parser of ``--set``.
 
@@ -244,10 +247,10 @@ def parse_settings(texts: Sequence[str], defaults, names: Sequence[str], what: s
     InputError naming the word otherwise; the caller checks the config the values make."""
     settings: dict = {}
     for text in texts:
-        name, sep, value = str(text).partition("=")
-        name, value = name.strip(), value.strip()
-        if not sep or not name:
-            raise InputError(f"--set {text}: expected FIELD=VALUE, e.g. --set d_model=32")
+        try:
+            name, value = assignment(text)
+        except argparse.ArgumentTypeError as error:
+            raise InputError(f"--set {text}: {error}") from None
         if name in SETTING_ALIASES and SETTING_ALIASES[name] in names:
             if name not in _WARNED:
                 _WARNED.add(name)

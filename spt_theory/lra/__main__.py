@@ -109,13 +109,6 @@ def check_options(args: argparse.Namespace) -> None:
             raise InputError(f"--{name.replace('_', '-')} does nothing in '{args.command}' ({why})")
 
 
-def _assignment(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE, got {text!r}")
-    return name.strip(), value.strip()
-
-
 def _run_arguments() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("data and task")
@@ -135,7 +128,7 @@ def _run_arguments() -> argparse.ArgumentParser:
                    help="transformer, or a learnability control trained like scratch: cnn (pixel tasks), "
                         "lstm (token tasks), bag (bag of tokens); see spt_theory/lra/controls.py")
     g.add_argument("--tiny", action="store_true", help="CPU-test sizes: width 16, batch 4, 3 steps per stage")
-    g.add_argument("--set", dest="overrides", action="append", type=_assignment, default=[],
+    g.add_argument("--set", dest="overrides", action="append", type=cli_args.assignment, default=[],
                    metavar="FIELD=VALUE",
                    help="override a task config field (repeatable), e.g. d_model=128, n_heads=4, d_ff=256, "
                         "batch_size=64, warmup_steps=500, lr_pretrain=1e-3, mask_ratio=0.15")

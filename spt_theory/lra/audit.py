@@ -264,6 +264,8 @@ def add_parser(commands) -> None:
 
 def execute(args) -> dict:
     """Load the data, audit it, print the table and write ``--json`` (checked before any work)."""
+    import argparse
+
     from spt_theory.core import args as cli_args
     from spt_theory.evidence import lra_schema, schema
     from spt_theory.lra.data import data_source, load_task_data
@@ -273,7 +275,10 @@ def execute(args) -> dict:
 
     if args.task not in task_names():
         raise InputError(f"--task {args.task}: not a task ({', '.join(task_names())})")
-    overrides = tuple(_assignment(text) for text in args.overrides)
+    try:
+        overrides = tuple(cli_args.assignment(text) for text in args.overrides)
+    except argparse.ArgumentTypeError as error:
+        raise InputError(f"--set: {error}") from None
     config = apply_overrides(config_for(args.task), overrides)
     cli_args.refuse_evidence_outputs(args)
     data = load_task_data(config, args.data_dir)  # bad data stop here, before anything is made
@@ -298,10 +303,3 @@ def execute(args) -> dict:
 
 def _relative(source: dict) -> dict:
     return {k: v for k, v in source.items() if k != "path"}
-
-
-def _assignment(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not name.strip():
-        raise InputError(f"--set {text}: expected FIELD=VALUE")
-    return name.strip(), value.strip()

@@ -192,7 +192,7 @@ def check_registration(experiment: Experiment, run: LRARun, data) -> None:
 def run(experiment: Experiment, seeds, data_dir: Path, out: Path, runtime, tiny: bool = False,
         progress: bool = True) -> list[dict]:
     """Run (or reload) the registered arms of ``experiment`` at ``seeds``, one sweep per seed."""
-    seeds = list(cli_args.parse_seeds(seeds) or ())
+    seeds = list(seeds)  # parsed once, by --seeds (core.args.Seeds)
     stray = [s for s in seeds if s not in experiment.seeds]
     if stray and not tiny:
         raise InputError(f"--seeds {' '.join(map(str, stray))}: not registered for {experiment.name} "

@@ -42,7 +42,6 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from spt_theory.core import args as cli_args
 from spt_theory.lra.controls import TRAINED
 from spt_theory.lra.curves import run_steps
 from spt_theory.lra.probe import probe_result
@@ -142,7 +141,7 @@ def summary_lock(path: Path):
 def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, name: str,
           probe_limit: int | None = None, controls: tuple[str, ...] = ()) -> dict:
     """Run every cell at every seed; write and return the summary (:func:`summary_path`)."""
-    seeds = list(cli_args.parse_seeds(seeds) or ())
+    seeds = list(seeds)  # parsed once, by --seeds (core.args.Seeds)
     if not seeds:
         raise InputError("--seeds: at least one seed")
     start = time.perf_counter()
