@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,15 @@ REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 """Subprocesses import this checkout's code and use one thread: on a loaded machine torch's thread
 pool makes tiny runs many times slower, and the bitwise comparisons are between one-thread runs."""
+
+
+def full_git_history() -> bool:
+    """Whether the checkout under test is a git clone with its whole history (not shallow)."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        return False
+    shallow = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--is-shallow-repository"], capture_output=True,
+                             text=True)
+    return shallow.returncode == 0 and shallow.stdout.strip() == "false"
 
 
 def _one_error_line(stderr: str, *names: str) -> str:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO
+from helpers import REPO, full_git_history
 
 pytestmark = pytest.mark.slow
 
@@ -71,15 +71,7 @@ def test_the_guide_registers_with_the_rows_commit_and_asks_a_theory_claim_for_it
     assert "tests/claims/test_claims_table.py" in check and "tests/commands/test_verify_cli.py" in check
 
 
-def _full_history() -> bool:
-    if shutil.which("git") is None or not (REPO / ".git").exists():
-        return False
-    shallow = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--is-shallow-repository"], capture_output=True,
-                             text=True)
-    return shallow.returncode == 0 and shallow.stdout.strip() == "false"
-
-
-@pytest.mark.skipif(not _full_history(), reason="needs a git checkout with its full history")
+@pytest.mark.skipif(not full_git_history(), reason="needs a git checkout with its full history")
 def test_adding_a_claim_as_the_guide_says_touches_five_files(tmp_path):
     copy = tmp_path / "repo"
     _git_copy(copy)

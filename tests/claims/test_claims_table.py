@@ -9,7 +9,7 @@ import shutil
 import subprocess
 
 import pytest
-from helpers import REPO
+from helpers import REPO, full_git_history
 
 from spt_theory import verify
 from spt_theory.claims import history, records
@@ -61,16 +61,8 @@ def _commits() -> set[str]:
     return found
 
 
-def _full_history() -> bool:
-    if shutil.which("git") is None or not (REPO / ".git").exists():
-        return False
-    shallow = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--is-shallow-repository"], capture_output=True,
-                             text=True)
-    return shallow.returncode == 0 and shallow.stdout.strip() == "false"
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not _full_history(), reason="needs a git checkout with its full history")
+@pytest.mark.skipif(not full_git_history(), reason="needs a git checkout with its full history")
 def test_every_recorded_commit_exists_in_the_history():
     missing = [h for h in sorted(_commits())
                if subprocess.run(["git", "-C", str(REPO), "cat-file", "-e", f"{h}^{{commit}}"],
@@ -79,7 +71,7 @@ def test_every_recorded_commit_exists_in_the_history():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _full_history(), reason="needs a git checkout with its full history")
+@pytest.mark.skipif(not full_git_history(), reason="needs a git checkout with its full history")
 def test_no_threshold_commit_comes_after_its_rows_first_commit():
     assert history.later_than_row(records.TABLE.values(), history.row_commits(REPO), REPO) == []
 
