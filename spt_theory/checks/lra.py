@@ -70,11 +70,12 @@ from typing import Any
 import numpy as np
 
 from spt_theory import stats
+from spt_theory.checks.lra_decide import gate_line
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.evidence import EvidenceError, lra_schema, require, schema
 from spt_theory.lra.curves import SELECTION_RULES, best_correctness, best_within
 from spt_theory.lra.references import gap_closed
-from spt_theory.lra.sweep_cells import DEFAULTS
+from spt_theory.lra.sweep_cells import find_cell
 from spt_theory.stats import at_least, within
 
 TASKS = ("listops", "pathfinder")
@@ -143,13 +144,6 @@ def read_evidence(path: Path, task: str, settings=None) -> dict:
             "controls.majority", "the (untrained) majority class")
     require(summary.get("references") is not None, path, "references", "the reference entropies")
     return summary
-
-
-def find_cell(summary: dict, **axes) -> dict | None:
-    """The cell of ``summary`` whose axes are ``axes`` (the others at their defaults), or None."""
-    want = {**DEFAULTS, **axes}
-    rows = [row for row in summary["cells"] if {**DEFAULTS, **row["cell"]} == want]
-    return rows[0] if rows else None
 
 
 def cells(summary: dict) -> dict[str, dict | None]:
@@ -293,8 +287,6 @@ def _judge(ctx: Context, per_task, threshold: str, spt_gate: bool = True) -> Mea
                      + f" {setting_words(summary, state)}")
         details[task] = {**info, "seeds": summary["seeds"], "verdict": verdict, "setting": SETTINGS[task],
                          "decidable": state, "undecided": why}
-    from spt_theory.checks.lra_decide import gate_line  # the decide checks import this module
-
     for task in found:  # the setting's capacity gate (Pathfinder-16, contour 6: L6; ListOps: none)
         gate = gate_line(ctx, "l1b" if task == "pathfinder" else "l3b")  # None only for a gate itself
         if gate is not None:

@@ -32,13 +32,13 @@ from typing import Any
 import numpy as np
 
 from spt_theory import stats
-from spt_theory.checks.lra import find_cell
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import EvidenceError, lra_schema, schema
 from spt_theory.lra import decide
 from spt_theory.lra.curves import best_correctness, best_within
 from spt_theory.lra.sweep_cells import cells as parse_cells
+from spt_theory.lra.sweep_cells import find_cell
 
 LOOKS = ((tuple(range(100, 104)), 0.99), (tuple(range(100, 106)), 0.99), (tuple(range(100, 108)), 0.95))
 """L1b / L4b's sequential looks: (seeds, level)."""
@@ -187,10 +187,7 @@ def gate_line(ctx: Context, experiment: str) -> str | None:
         return f"setting's gate {name}: its evidence is missing or not as registered (see its row)"
     if found is None:
         return f"setting's gate {name}: not run yet"
-    from spt_theory.checks import lra_short
-
-    judge = JUDGES.get(gate) or lra_short.JUDGES[gate]
-    verdict = judge(found, path)[0]
+    verdict = JUDGES[gate](found, path)[0]
     meaning = ("the mechanism has room here" if verdict == "PASS" else
                "no 1-layer model reached the bar here: the verdict says little about the paper's claim")
     return f"setting's gate {name}: {verdict} ({meaning})"
@@ -298,6 +295,16 @@ THRESHOLDS = {"l1b": f"PASS lo > 0, FAIL hi < {SUPPORT:g} pts; looks 4, 6 seeds 
               "l3b": f"|frozen - scratch| <= {L3B_BOUND:g} at 1570 and 3140 steps, 95%, 6 seeds",
               "l6": f"proximity init: both seeds >= {ROOM:g}% (FAIL: both <= {LIMIT:g}%)"}
 JUDGES = {"l1b": judge_l1b, "l4b": judge_l4b, "l3b": judge_l3b, "l6": judge_l6}
+"""Every decided experiment's judge, by name: these, and the short-contour setting's, which
+:mod:`spt_theory.checks.lra_short` adds with :func:`add_judges` (a gate line reads any setting's gate)."""
+
+
+def add_judges(judges: dict) -> None:
+    """Register the judges of another setting's experiments (each name once)."""
+    twice = sorted(set(judges) & set(JUDGES))
+    if twice:
+        raise ValueError(f"judges registered twice: {', '.join(twice)}")
+    JUDGES.update(judges)
 
 
 GATES = {"l4b": "l1b"}

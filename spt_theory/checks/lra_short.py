@@ -221,6 +221,7 @@ WINDOWS = {"l1s": (0.0, SUPPORT), "l7s": (0.0, SUPPORT), "l4s": (0.0, 0.0), "l3s
 boundaries, or the band an equivalence claim must lie in."""
 JUDGES = {"l6s": judge_l6s, "l1s": judge_l1s, "l4s": judge_l4s, "l3s": judge_l3s, "l7s": judge_l7s,
           "l3p": judge_l3p}
+base.add_judges(JUDGES)  # the gate line of any claim reads L6s by its judge
 READS = {"l2s": ("l1s", judge_l2s), "l2b": ("l1b", judge_l2b)}
 """Claims computed from another experiment's evidence: (that experiment, judge)."""
 GATES = {"l1s": ("l6s",), "l3s": ("l6s",), "l7s": ("l6s",), "l2s": ("l6s",), "l4s": ("l6s", "l1s")}

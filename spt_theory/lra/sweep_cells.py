@@ -130,6 +130,13 @@ def cells(grid: list[str], extra: list[str]) -> list[dict]:
     return unique
 
 
+def find_cell(summary: dict, **axes) -> dict | None:
+    """The cell of ``summary`` whose axes are ``axes`` (the others at their defaults, :data:`DEFAULTS`), or None."""
+    want = {**DEFAULTS, **axes}
+    rows = [row for row in summary["cells"] if {**DEFAULTS, **row["cell"]} == want]
+    return rows[0] if rows else None
+
+
 def label(cell: dict) -> str:
     """A cell in words: its recipe and every axis that differs from the default."""
     parts = [cell["recipe"]] + [f"{axis}={cell.get(axis, DEFAULTS[axis])}" for axis in list(AXES)[1:]
