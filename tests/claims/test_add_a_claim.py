@@ -6,6 +6,7 @@ to that commit from git, and the test files that list claims (the table with its
 checks, verify's command line, the controls) pass there.  Without its proof the proof check fails."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,7 +28,7 @@ ROW = f'''    Row("T99",
 CHECK = '''from spt_theory.claims.registry import Context, Measurement, at_least, claim
 
 
-@claim("T99", section="Toy", method="a constant")
+@claim("T99", section="Toy", method="a constant", fixed="a closed form: no model is built")
 def check_t99(ctx: Context) -> Measurement:
     return at_least(0.75, 0.5)
 '''
@@ -35,11 +36,23 @@ PROOF = """# T99: a toy lemma
 
 **Statement.** 0.75 >= 0.5.  **Proof.** 0.75 - 0.5 = 0.25 >= 0.  **Checked by** T99 `check_t99`.
 """
-PROOF_ROW = ("| T99 toy lemma | [T99_toy_lemma.md](T99_toy_lemma.md) | T99 `check_t99` (`checks/toy.py`) | - | - "
+PROOF_ROW = ("| T99 toy lemma | [T99_toy_lemma.md](T99_toy_lemma.md) | T99 `check_t99` (`checks/toy_t99.py`) | - | - "
              "| `tests/claims/test_add_a_claim.py` |\n")
+"""The toy claim's texts, written for T99; :func:`toy` names them after a free id."""
+
+
+def free_toy_id(records_text: str) -> str:
+    """T99, or the first of T98, T97, ... without a row (a checkout where the guide was followed)."""
+    return next(f"T{n}" for n in range(99, 9, -1) if f'Row("T{n}",' not in records_text)
+
+
+def toy(text: str, cid: str) -> str:
+    return text.replace("T99", cid).replace("t99", cid.lower())
+
+
 IMPORT = "from spt_theory.claims.row import VERDICT_OF_RECORD, Record, Registration, Row\n"
-LISTING_TESTS = ("tests/claims/test_claims_table.py", "tests/commands/test_verify_cli.py",
-                 "tests/checks/test_controls.py")
+LISTING_TESTS = ("tests/claims/test_claims_table.py", "tests/claims/test_settings_applied.py",
+                 "tests/commands/test_verify_cli.py", "tests/checks/test_controls.py")
 """The test files that list claims or families; each must pass with the new claim."""
 SELECTED = ("one_row or docs_claims_md or families or theory_claims or registered or quick or registrations "
             "or recorded_commit or threshold_commit or proof")
@@ -80,10 +93,12 @@ def test_adding_a_claim_as_the_guide_says_touches_five_files(tmp_path):
     text = records.read_text()
     marker = '\n)\n"""Every claim verify checks'
     assert marker in text, "records.TABLE's closing line moved: update this test and the guide"
-    assert text.count(IMPORT) == 1, "records.py imports the row types otherwise now: update this test"
-    text = text.replace(IMPORT, IMPORT.replace("Record, Registration, Row", "ROW_COMMIT, Record, Registration, Row"))
-    records.write_text(text.replace(marker, "\n" + ROW.rstrip("\n") + marker, 1))
-    (copy / "spt_theory" / "checks" / "toy.py").write_text(CHECK)
+    cid = free_toy_id(text)
+    if not re.search(r"^from spt_theory\.claims\.row import .*\bROW_COMMIT\b", text, re.M):  # import it beside Row
+        assert text.count(IMPORT) == 1, "records.py imports the row types otherwise now: update this test"
+        text = text.replace(IMPORT, IMPORT.replace("Record, Registration", "ROW_COMMIT, Record, Registration"))
+    records.write_text(text.replace(marker, "\n" + toy(ROW, cid).rstrip("\n") + marker, 1))
+    (copy / "spt_theory" / "checks" / f"toy_{cid.lower()}.py").write_text(toy(CHECK, cid))
     env = {**os.environ, "PYTHONPATH": str(copy), "OMP_NUM_THREADS": "1"}
 
     def run(*args):
@@ -97,22 +112,22 @@ def test_adding_a_claim_as_the_guide_says_touches_five_files(tmp_path):
     assert listed.returncode == 0, listed.stderr
     (copy / "docs" / "claims.md").write_text(listed.stdout)
     unproved = listing("proof")  # a T claim without its proof is refused, by name
-    assert unproved.returncode == 1 and "T99" in unproved.stdout, unproved.stdout[-3000:]
-    (copy / "proofs" / "T99_toy_lemma.md").write_text(PROOF)
+    assert unproved.returncode == 1 and cid in unproved.stdout, unproved.stdout[-3000:]
+    (copy / "proofs" / f"{cid}_toy_lemma.md").write_text(toy(PROOF, cid))
     readme = copy / "proofs" / "README.md"
     rows = readme.read_text().splitlines(keepends=True)
     last = max(i for i, line in enumerate(rows) if line.startswith("| ") and ".md](" in line)
-    readme.write_text("".join(rows[:last + 1] + [PROOF_ROW] + rows[last + 1:]))
-    row = run("-m", "spt_theory.verify", "--only", "T99", "--no-progress")
-    assert row.returncode == 0 and "T99  PASS" in row.stdout and "project" in row.stdout, row.stdout + row.stderr
+    readme.write_text("".join(rows[:last + 1] + [toy(PROOF_ROW, cid)] + rows[last + 1:]))
+    row = run("-m", "spt_theory.verify", "--only", cid, "--no-progress")
+    assert row.returncode == 0 and f"{cid}  PASS" in row.stdout and "project" in row.stdout, row.stdout + row.stderr
 
     _git(copy, "add", "-A")
-    _git(copy, "commit", "-q", "-m", "T99, a toy lemma (docs/add-a-claim.md)")
+    _git(copy, "commit", "-q", "-m", f"{cid}, a toy lemma (docs/add-a-claim.md)")
     added = _git(copy, "rev-parse", "--short", "HEAD")
     resolved = run("-c", "from spt_theory.claims import history, records; "
-                         "print(history.threshold_commit(records.TABLE['T99'], history.row_commits('.')))")
+                         f"print(history.threshold_commit(records.TABLE['{cid}'], history.row_commits('.')))")
     assert resolved.stdout.strip() == added, resolved.stdout + resolved.stderr  # ROW_COMMIT: the row's own commit
-    checked = listing(*SELECTED.split(" or "))
+    checked = listing(*SELECTED.split(" or "), cid)
     assert checked.returncode == 0, checked.stdout[-3000:]
     for name in ("test_every_recorded_commit_exists_in_the_history", "test_every_theory_claim_has_its_proof",
                  "test_no_threshold_commit_comes_after_its_rows_first_commit",
@@ -120,5 +135,5 @@ def test_adding_a_claim_as_the_guide_says_touches_five_files(tmp_path):
                  "test_every_registered_claim_has_one_row_and_takes_its_statement_from_it"):
         assert f"PASSED tests/claims/test_claims_table.py::{name}" in checked.stdout, (name, checked.stdout[-3000:])
     changed = set(_git(copy, "diff", "--name-only", base, "HEAD").splitlines())
-    assert changed == {"spt_theory/claims/records.py", "spt_theory/checks/toy.py", "docs/claims.md",
-                       "proofs/T99_toy_lemma.md", "proofs/README.md"}
+    assert changed == {"spt_theory/claims/records.py", f"spt_theory/checks/toy_{cid.lower()}.py", "docs/claims.md",
+                       f"proofs/{cid}_toy_lemma.md", "proofs/README.md"}

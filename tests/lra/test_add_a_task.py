@@ -20,7 +20,16 @@ GUIDE = REPO / "docs" / "add-a-task.md"
 EXAMPLE = "parity"
 """The guide's example name; the test renames it to a name nobody has taken (:func:`_free_name`)."""
 IMPORT = "from spt_theory.lra.configs import LRAConfig\n"
-RETURN = "    pathfinder.write_dataset(root / \"pathfinder32\", 30, seed=0)\n    return root\n"
+RETURN = "\n    return root\n"
+"""The end of ``_write_lra`` in tests/helpers.py, where the guide adds the examples (step 3)."""
+
+
+def _add_examples(source: str, examples: str) -> str:
+    """tests/helpers.py with ``examples`` at the end of ``_write_lra``, before its ``return root``."""
+    start = source.index("\ndef _write_lra(")
+    end = source.index(RETURN, start)
+    assert "\ndef " not in source[start + 1:end], "_write_lra ends otherwise now: update this test and the guide"
+    return source[:end] + "\n" + examples.rstrip("\n") + source[end:]
 """The end of ``_write_lra`` in tests/helpers.py, where the guide puts the new task's examples."""
 LISTING_TESTS = ("tests/lra/test_lra_readers.py", "tests/lra/test_lra_pipeline.py")
 """The test files that run or read every registered task; each must pass with the new one."""
@@ -69,8 +78,7 @@ def test_adding_a_task_as_the_guide_says_touches_three_files(tmp_path):
     tasks.write_text(source.replace(IMPORT, f"from spt_theory.lra import {name}\n" + IMPORT) + "\n" + registration)
     helpers = copy / "tests" / "helpers.py"  # step 3
     source = helpers.read_text()
-    assert source.count(RETURN) == 1, "_write_lra ends otherwise now: update this test and the guide"
-    helpers.write_text(source.replace(RETURN, RETURN.replace("    return root\n", examples + "    return root\n")))
+    helpers.write_text(_add_examples(source, examples))
     script = tmp_path / f"make_{name}.py"  # step 4: a throwaway script, outside the repository
     script.write_text(data)
     env = {**os.environ, "PYTHONPATH": str(copy), "OMP_NUM_THREADS": "1"}
@@ -94,7 +102,7 @@ def test_adding_a_task_as_the_guide_says_touches_three_files(tmp_path):
     assert result["config"]["d_model"] == 32 and result["data"]["n_train"] == 64
 
     selected = re.sub(r"\s+", " ", check.splitlines()[2]).split()
-    assert selected[0] == "pytest" and set(LISTING_TESTS) <= set(selected), check
+    assert selected[:3] == ["python", "-m", "pytest"] and set(LISTING_TESTS) <= set(selected), check
     listing = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *LISTING_TESTS,
                               "-k", f"registered or config or {name}"],
                              cwd=copy, env=env, capture_output=True, text=True)
