@@ -56,7 +56,7 @@ EVIDENCE_HASHES: dict[str, tuple[str, str]] = {
     "lra/decide/l3b.json": ("5773184cbe52b33dd770ca4151a73786f73e52abd3e3e413a22fecddaeeff84d", L3B_RESULT),
     "lra/decide/l6.json": ("ba19c761a667f85db7fd33fc4acf0bd4ecdbd46aa48ee4dfd0fd65aaa654fbcb", L6_RESULT),
     "lra/decide/l6s.json": ("b08d25b075736ecb92c861df5e75630bc1dd31f7774b3046ac6380b0c942435f", "d40cae0"),
-    "lra/decide/l3p.json": ("dff330398182400b622cf31a6f6f428ff426b46948529ae0c9d907f89de0fc6d", "2801f54"),
+    "lra/decide/l3p.json": ("97b6a238d4075ec37a78a4c594a868249eea4479e8a1c5240646ef18ab983064", "66706a9"),
     "race/pathfinder16.json": ("f3b2084c60f2a018adf8b36c87c09d8423234beec331a99a56bf9733f76e0d09", RACE_RULES),
     "plateau/plateau_runs.json": ("f2bc4c4ecb0686fd16c5b2fd9fd556599f2f1cabf4e62b8d906c86422481aaec", N400_ADAMW),
     "plateau/gradient_rms.json": ("9545da87123ca5be285b7b0492084f9119740ff8c1b29327bef16f45faede4f5", PLATEAU_LAW),
@@ -428,9 +428,10 @@ TABLE: dict[str, Row] = _table(
         "ListOps: attention frozen at random init is about as good as trained, both at their plateau",
         "|frozen - scratch| <= 3 at 9,420 steps, both arms at their plateau, 95%, 6 seeds; chance gate",
         Registration("pre", SHORT, SHORT),
-        Record("inconclusive", "2026-12-04", "evidence/lra/decide/l3p.json: seeds 110, 111 of 110-115 in (scratch "
-                                             "34.5 / 36.2%, frozen 32.3 / 32.6%, descriptive); the one look waits for "
-                                             "seeds 112-115")),
+        Record("inconclusive", "2026-12-04", "evidence/lra/decide/l3p.json (66706a9), seeds 110-115 at 9,420 steps, "
+                                             "both arms at plateau (+0.3 pts in the last quarter): frozen - scratch "
+                                             "-3.3 [-5.0, -1.5] pts (95% t, 5 df) crosses -3; scratch 35.5%, frozen "
+                                             "32.2%, chance 15.6%")),
     Row("L2b",
         "Pathfinder-16 (L1b's runs): SPT's attention is proximal, scratch's is not",
         "log(SPT / scratch neighbour attention): PASS lo > log 2, FAIL hi < log 1.25; L1b's 8 seeds, 95%",
