@@ -140,8 +140,9 @@ def read_evidence(path: Path, task: str, settings=None) -> dict:
                for steps in supervised_budget(row).values()]
     require(all(min(point["step"] for point in run["curve"]) <= min(budgets) for run in present["scratch"]["runs"]),
             path, "cells (scratch runs)", f"curves with an epoch within the {min(budgets)} steps they are read at")
-    require("majority" in summary["controls"] and "runs" not in summary["controls"]["majority"], path,
-            "controls.majority", "the (untrained) majority class")
+    controls = summary.get("controls")
+    require(isinstance(controls, dict) and isinstance(controls.get("majority"), dict)
+            and "runs" not in controls["majority"], path, "controls.majority", "the (untrained) majority class")
     require(summary.get("references") is not None, path, "references", "the reference entropies")
     return summary
 

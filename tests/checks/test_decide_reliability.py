@@ -232,3 +232,20 @@ def test_every_pre_registration_document_is_recorded_and_unchanged(tmp_path):
     doc.write_text(doc.read_text().replace("D >= 3.5", "D >= 0.5"))
     with pytest.raises(EvidenceError, match="2026-12-02-lra-decide.md"):
         registry.check_documents(copy_root)
+
+
+@pytest.mark.parametrize("controls", [None, {}, {"majority": 0.2}])
+def test_a_summary_without_its_majority_control_is_an_evidence_error(tmp_path, controls):
+    """Found by tests/lra/test_fuzz_readers.py in a fresh clone: a summary without ``controls`` was a
+    KeyError traceback (an ERROR row with a traceback), not one line naming the field."""
+    from spt_theory.checks.lra import read_evidence
+
+    data = json.loads((evidence.path(evidence.LRA) / "listops.json").read_text())
+    if controls is None:
+        del data["controls"]
+    else:
+        data["controls"] = controls
+    path = tmp_path / "listops.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(EvidenceError, match="controls"):
+        read_evidence(path, "listops")
