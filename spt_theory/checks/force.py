@@ -133,9 +133,10 @@ def check_t9(ctx: Context) -> Measurement:
     r"""The exact force (:mod:`spt_theory.theory.force`) against enumeration and sampling; measured: its n-exponent."""
     start = time.perf_counter()
     enum = enumeration_errors()
-    mc = monte_carlo(settings=ctx.settings())
-    real = exponents("model", SEEDS, ctx.settings())
-    linear = exponents("linear", SEEDS if ctx.full else SEEDS[:1], ctx.settings())
+    settings = ctx.settings()
+    mc = monte_carlo(settings=settings)
+    real = exponents("model", SEEDS, settings)
+    linear = exponents("linear", SEEDS if ctx.full else SEEDS[:1], settings)
     beta = force.loglog_fit(list(LENGTHS), [pair_coupling_bound(n, P) for n in LENGTHS])
     conditions = {"recursion_equals_enumeration": enum["max_relative_error"] <= EXACT_TOL,
                   "monte_carlo_within_z_tol": mc["max_abs_z"] <= Z_TOL}

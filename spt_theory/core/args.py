@@ -233,7 +233,7 @@ def assignment(text) -> tuple[str, str]:
     """
     name, sep, value = str(text).partition("=")
     if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE, e.g. --set d_model=32, got {str(text)!r}")
+        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE, got {str(text)!r}")
     return name.strip(), value.strip()
 
 
@@ -249,8 +249,8 @@ def parse_settings(texts: Sequence[str], defaults, names: Sequence[str], what: s
     for text in texts:
         try:
             name, value = assignment(text)
-        except argparse.ArgumentTypeError as error:
-            raise InputError(f"--set {text}: {error}") from None
+        except argparse.ArgumentTypeError:
+            raise InputError(f"--set {text}: expected FIELD=VALUE, e.g. --set d_model=32") from None
         if name in SETTING_ALIASES and SETTING_ALIASES[name] in names:
             if name not in _WARNED:
                 _WARNED.add(name)

@@ -275,11 +275,13 @@ def execute(args) -> dict:
 
     if args.task not in task_names():
         raise InputError(f"--task {args.task}: not a task ({', '.join(task_names())})")
-    try:
-        overrides = tuple(cli_args.assignment(text) for text in args.overrides)
-    except argparse.ArgumentTypeError as error:
-        raise InputError(f"--set: {error}") from None
-    config = apply_overrides(config_for(args.task), overrides)
+    overrides: list[tuple[str, str]] = []
+    for text in args.overrides:
+        try:
+            overrides.append(cli_args.assignment(text))
+        except argparse.ArgumentTypeError:
+            raise InputError(f"--set {text}: expected FIELD=VALUE") from None
+    config = apply_overrides(config_for(args.task), tuple(overrides))
     cli_args.refuse_evidence_outputs(args)
     data = load_task_data(config, args.data_dir)  # bad data stop here, before anything is made
     if args.json is not None:
