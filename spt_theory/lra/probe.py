@@ -39,6 +39,7 @@ from typing import Any
 import torch
 
 from spt_theory.analysis.probes import offset_mass, pe_toeplitz_fit, uniform_pattern
+from spt_theory.core.inits import grid2d_neighbours
 from spt_theory.core.model import Encoder
 from spt_theory.lra.inputs import LRATask
 from spt_theory.lra.report import result_files, setting
@@ -91,6 +92,10 @@ def attention_statistics(model: Encoder, task: LRATask, x: torch.Tensor, limit: 
     width = x.shape[-1]
     totals = [torch.zeros(model.cfg.n_heads, 2 * width - 1, dtype=torch.float64) for _ in model.blocks]
     uniform_total = torch.zeros(1, 2 * width - 1, dtype=torch.float64)
+    side = math.isqrt(width)
+    grid2d = grid2d_neighbours(side) if not task.tokens and side * side == width else None  # [query, key]
+    grid2d_totals = [0.0 for _ in model.blocks]
+    grid2d_queries = 0
     queries = 0
     model.eval()
     for index in task.batches(x):
@@ -104,10 +109,13 @@ def attention_statistics(model: Encoder, task: LRATask, x: torch.Tensor, limit: 
             pattern = pattern[:, :, 1:, 1:] if model.cls is not None else pattern  # tokens only
             sums, count = offset_mass(pattern.double(), valid)
             total[:, centre] += sums.cpu()
+            if grid2d is not None:  # [batch, head, query, key] on the true 2-D neighbours
+                grid2d_totals[layer] += float((pattern.double().cpu() * grid2d).sum()) / pattern.shape[1]
         real = valid if valid is not None else torch.ones(xb.shape[:2], dtype=torch.bool, device=xb.device)
         sums, count = offset_mass(uniform_pattern(real).double(), real)
         uniform_total[:, centre] += sums.cpu()
         queries += count
+        grid2d_queries += xb.shape[0] * xb.shape[-1]
         if shown is not None:
             shown.update()
     deltas = torch.arange(-(width - 1), width)
@@ -127,6 +135,10 @@ def attention_statistics(model: Encoder, task: LRATask, x: torch.Tensor, limit: 
             stats["grid_neighbour_share"] = sum(float(mean[deltas == d]) for d in grid)
             stats["uniform_grid_neighbour_share"] = sum(float(uniform[deltas == d]) for d in grid)
             stats["grid_ratio"] = stats["grid_neighbour_share"] / stats["uniform_grid_neighbour_share"]
+        if grid2d is not None:  # true 2-D neighbours (no row wrap: grid_ratio counts +-1 across a row's end)
+            stats["grid2d_neighbour_share"] = grid2d_totals[layer] / grid2d_queries
+            stats["uniform_grid2d_neighbour_share"] = float(grid2d.sum()) / width ** 2
+            stats["grid2d_ratio"] = stats["grid2d_neighbour_share"] / stats["uniform_grid2d_neighbour_share"]
         fit = pe_toeplitz_fit(model, layer)
         stats["pe_toeplitz"] = {"r2": fit["r2"], "heads_peaked_near": fit["heads_peaked_near"],
                                 "peak_offsets": [h["peak_offset"] for h in fit["heads"]]}

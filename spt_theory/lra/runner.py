@@ -24,7 +24,7 @@ during supervised training: ``qk`` in a scratch run is attention frozen at rando
 ``keep`` (hybrid initialisation, e.g. only ``qk`` from the SPT checkpoint) and ``init``
 (``proximity``: every random init of the run gets W_Q, W_K that attend to the neighbours, the
 rest of the model at its default init: :func:`~spt_theory.core.inits.grid_proximity_init`, the 4
-grid neighbours, for pixel tasks, :func:`~spt_theory.core.inits.proximity_init`, offsets +-1, for
+grid neighbours as 1-D offsets, for pixel tasks, :func:`~spt_theory.core.inits.proximity_init`, offsets +-1, for
 token tasks; it enters the cache keys only when set, so the keys of default runs are unchanged).
 
 A stage is cached in ``out/cache/<key>/`` where the key hashes everything it depends on (the
@@ -52,7 +52,7 @@ import torch
 
 import spt_theory
 from spt_theory.core.args import parse_settings
-from spt_theory.core.inits import grid_proximity_init, proximity_init
+from spt_theory.core.inits import grid2d_proximity_init, grid_proximity_init, proximity_init
 from spt_theory.core.model import Encoder
 from spt_theory.lra import controls
 from spt_theory.lra.configs import LRAConfig, tiny
@@ -71,8 +71,10 @@ ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
 """What finetuning takes from the SPT checkpoint by default (the head is never trained by SPT)."""
 DEFAULT_FINETUNE_EPOCHS = 20
 MODELS = ("transformer", "cnn", "lstm", "bag")
-INITS = ("default", "proximity")
-"""How a run's Transformer starts (:attr:`RunOptions.init`; module doc)."""
+INITS = ("default", "proximity", "proximity2d")
+"""How a run's Transformer starts (:attr:`RunOptions.init`; module doc).  ``proximity2d`` (pixel
+tasks; 2026-12-05): W_Q, W_K fitted to the true 2-D grid neighbours, no row wrap, an edge pixel
+attending to itself where a neighbour is missing (:func:`~spt_theory.core.inits.grid2d_proximity_init`)."""
 WARMUP_SHARE = 1 / 3
 """Largest share of a stage's optimizer steps its linear warm-up may take (:func:`check_warmup`)."""
 
@@ -107,6 +109,9 @@ class RunOptions:
             raise InputError(f"init {self.init}: must be one of {', '.join(INITS)}")
         if self.init != "default" and self.model != "transformer":
             raise InputError(f"init {self.init}: only for the transformer (--model {self.model} has no W_Q, W_K)")
+        if self.init == "proximity2d" and config_for(self.task).masking != "pixel":
+            raise InputError(f"init proximity2d: only for image tasks (task {self.task} is a token sequence: "
+                             "use init=proximity)")
         if self.finetune_epochs < 1:
             raise InputError(f"--finetune-epochs must be >= 1, got {self.finetune_epochs}")
         if self.checkpoint_every < 1:
@@ -358,6 +363,8 @@ class LRARun:
         model = build(model_config) if isinstance(model_config, ControlConfig) else Encoder(model_config)
         if self.options.init == "proximity":
             (proximity_init if model_config.vocab_size > 0 else grid_proximity_init)(model)
+        elif self.options.init == "proximity2d":
+            grid2d_proximity_init(model)
         return model.to(self.runtime.device)
 
     def _init_field(self) -> dict:

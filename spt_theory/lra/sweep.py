@@ -72,10 +72,14 @@ def run_cell(base: RunOptions, cell: dict, seed: int, runtime, probe_limit: int 
               "band_ratio": trained["band_ratio"], "init_band_ratio": stats["init"]["band_ratio"]}
     if "grid_ratio" in trained:
         record.update(grid_ratio=trained["grid_ratio"], init_grid_ratio=stats["init"]["grid_ratio"])
+    if "grid2d_ratio" in trained:  # 2026-12-05: true 2-D neighbours (absent from earlier probes)
+        record.update(grid2d_ratio=trained["grid2d_ratio"], init_grid2d_ratio=stats["init"]["grid2d_ratio"])
     if "spt" in stats:
         record["spt_band_ratio"] = stats["spt"]["band_ratio"]
         if "grid_ratio" in stats["spt"]:
             record["spt_grid_ratio"] = stats["spt"]["grid_ratio"]
+        if "grid2d_ratio" in stats["spt"]:
+            record["spt_grid2d_ratio"] = stats["spt"]["grid2d_ratio"]
         record["pretrain_seconds"] = result["pretrain"]["train_seconds"]
         record["spt_val_loss"] = result["pretrain"]["best_val_loss"]
     return {**record, **steps}
@@ -170,7 +174,8 @@ def sweep(base: RunOptions, grid_cells: list[dict], seeds: list[int], runtime, n
         rows = []
         for cell, records in zip(grid_cells, by_cell):
             row = {"label": label(cell), "cell": cell, "runs": records}
-            for metric in ("test_accuracy", "band_ratio", "grid_ratio", "spt_band_ratio", "spt_grid_ratio",
+            for metric in ("test_accuracy", "band_ratio", "grid_ratio", "grid2d_ratio", "spt_band_ratio",
+                           "spt_grid_ratio", "spt_grid2d_ratio",
                            "spt_val_loss"):
                 if metric in records[0]:
                     row[metric] = spread([r[metric] for r in records])

@@ -97,3 +97,68 @@ def test_lra_option_init_proximity_has_its_own_cache_key(tmp_path, monkeypatch):
     assert "init" not in runner.options_json(sweep_cells.cell_options(base, plain, 0))
     with pytest.raises(Exception, match="init=bogus"):
         sweep_cells.cells([], ["recipe=scratch,init=bogus"])
+
+
+# ------------------------------------------------------------------ the 2-D init (no row wrap), issue 56
+def _targets_attended(model: Encoder, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per (head, query): the attention on its 2-D target and the key it attends to most."""
+    from spt_theory.core.inits import grid2d_targets
+
+    with torch.no_grad():
+        _, cache = model.run_with_cache(x)
+    pattern = cache["blocks.0.attn.pattern"].double().mean(0)  # [head, query, key]
+    targets = grid2d_targets(SIDE, model.cfg.n_heads)  # [head, query]
+    return pattern.gather(2, targets.unsqueeze(-1)).squeeze(-1), pattern.argmax(-1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_grid2d_init_attends_to_the_true_neighbour_without_row_wrap(images, seed):
+    """Every (head, query) attends most to its own 2-D neighbour (itself at an edge where the
+    neighbour is missing) with at least 0.7 of its mass on average; the 1-D grid init sends the
+    most attention of some (head, query) pairs across a row's end or to a distant pixel."""
+    from spt_theory.core.inits import grid2d_proximity_init, grid2d_targets
+
+    targets = grid2d_targets(SIDE, 4)
+    old = _model(seed)
+    grid_proximity_init(old)
+    _, old_argmax = _targets_attended(old, images)
+    assert (old_argmax != targets).sum() > 20  # the wrap and the leak this init removes
+    model = _model(seed)
+    grid2d_proximity_init(model)
+    mass, argmax = _targets_attended(model, images)
+    assert torch.equal(argmax, targets)
+    assert mass.mean() > 0.7
+
+
+def test_grid2d_init_changes_only_w_q_w_k_and_repeats():
+    from spt_theory.core.inits import grid2d_proximity_init
+
+    fresh, a, b = _model(3), _model(3), _model(3)
+    grid2d_proximity_init(a)
+    grid2d_proximity_init(b)
+    for (name, before), after, again in zip(fresh.state_dict().items(), a.state_dict().values(),
+                                            b.state_dict().values()):
+        assert torch.equal(after, again), name  # same model, same machine: the same weights
+        if "attn.qk" not in name:
+            assert torch.equal(before, after), name
+
+
+def test_grid2d_targets_and_neighbours_agree():
+    """A target is a true neighbour, or the query itself exactly where that neighbour is missing."""
+    from spt_theory.core.inits import grid2d_neighbours, grid2d_targets
+
+    side = 5
+    neighbours, targets = grid2d_neighbours(side), grid2d_targets(side, 4)
+    query = torch.arange(side * side)
+    on_edge = targets == query
+    assert neighbours[query.expand(4, -1)[~on_edge], targets[~on_edge]].all()
+    assert on_edge.sum() == 4 * side  # one missing neighbour per edge pixel and direction
+    assert not neighbours[side - 1, side]  # the end of row 0 is not next to the start of row 1
+
+
+def test_option_init_proximity2d_is_refused_for_token_tasks(tmp_path):
+    from spt_theory.lra.runner import RunOptions
+    from spt_theory.util.files import InputError
+
+    with pytest.raises(InputError, match="proximity2d: only for image tasks"):
+        RunOptions(task="listops", data_dir=tmp_path, init="proximity2d")
