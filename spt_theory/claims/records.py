@@ -305,12 +305,13 @@ TABLE: dict[str, Row] = _table(
                      note="2026-12-02 18:05 (1efdbaa): judged by its interval alone, rule (c) 'no headroom' no longer "
                           "applies (it was written for gain claims; direction: away from passing, a harm can FAIL "
                           "again)"),
-        Record("inconclusive", "2026-12-04", f"{LRA_SEEDS}, with per-example correctness: ListOps frozen - "
-                                             "scratch -10.6 [-19.0, -2.3] pts (paired seeds x 1000 test examples, t "
-                                             "with 2 df: Satterthwaite's 2.8 capped at k - 1 since 2026-12-04, "
-                                             "docs/preregistration.md), the interval covers -3; Pathfinder-16 near "
-                                             "chance.  Was 'does not hold' at 2.8 df ([-17.1, -4.1]), an interval "
-                                             "that covered 0.93 at 3 seeds; L3b and L3p re-test it, pre-registered")),
+        Record("does not hold", "2026-12-05", f"{LRA_SEEDS}, with per-example correctness: ListOps frozen - "
+                                              "scratch -10.6 [-17.1, -4.1] pts (paired seeds x 1000 test examples, "
+                                              "t with 2.8 df: Satterthwaite's, no cap at k - 1 since 2026-12-05, "
+                                              "docs/preregistration.md), wholly below -3; Pathfinder-16 near chance.  "
+                                              "Was 'inconclusive' from 2026-12-04 ([-19.0, -2.3] with the cap, which "
+                                              "over-covered: 0.998 at 3 seeds); L3b and L3p re-test it, "
+                                              "pre-registered")),
     Row("P3",
         "AdamW, W_Q,W_K init /10: T grows as the noise floor says",
         "|measured/predicted - 1| <= 0.3 at every n",
@@ -430,7 +431,8 @@ TABLE: dict[str, Row] = _table(
         Registration("pre", SHORT, SHORT),
         Record("inconclusive", "2026-12-04", "evidence/lra/decide/l3p.json (66706a9), seeds 110-115 at 9,420 steps, "
                                              "both arms at plateau (+0.3 pts in the last quarter): frozen - scratch "
-                                             "-3.3 [-5.0, -1.5] pts (95% t, 5 df) crosses -3; scratch 35.5%, frozen "
+                                             "-3.3 [-4.7, -1.8] pts (95% t, 13.7 df; [-5.0, -1.5] at 5 df before 2026-12-05) crosses -3; "
+                                             "scratch 35.5%, frozen "
                                              "32.2%, chance 15.6%")),
     Row("L2b",
         "Pathfinder-16 (L1b's runs): SPT's attention is proximal, scratch's is not",
