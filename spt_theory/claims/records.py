@@ -431,7 +431,8 @@ TABLE: dict[str, Row] = _table(
         Registration("pre", SHORT, SHORT),
         Record("inconclusive", "2026-12-04", "evidence/lra/decide/l3p.json (66706a9), seeds 110-115 at 9,420 steps, "
                                              "both arms at plateau (+0.3 pts in the last quarter): frozen - scratch "
-                                             "-3.3 [-4.7, -1.8] pts (95% t, 13.7 df; [-5.0, -1.5] at 5 df before 2026-12-05) crosses -3; "
+                                             "-3.3 [-4.7, -1.8] pts (95% t, 13.7 df; [-5.0, -1.5] at 5 df before "
+                                             "2026-12-05) crosses -3; "
                                              "scratch 35.5%, frozen "
                                              "32.2%, chance 15.6%")),
     Row("L2b",

@@ -2,7 +2,6 @@
 correlated 0.8 across arms), and its width when per-seed gains are equal."""
 
 import numpy as np
-
 import pytest
 
 from spt_theory.stats import COVERAGE_CELLS, COVERAGE_WINDOW, coverage_seed, paired_difference, simulate_coverage
