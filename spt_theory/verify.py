@@ -261,9 +261,14 @@ def selects(key: str, claim_id: str) -> bool:
 
 
 def select(claims: list[Claim], only: list[str] | None) -> list[Claim]:
-    if not only:
+    """The claims ``--only`` selects (all when it is not given); an empty or blank id, which would
+    select every claim, and an id that matches none are bad arguments."""
+    if only is None:
         return claims
     known = {c.id for c in claims}
+    if not only or any(not key.strip() for key in only):
+        raise InputError("--only: an empty id selects nothing (give claim ids or families, e.g. --only L6 or "
+                         "--only T)")
     for key in only:
         if not any(selects(key, cid) for cid in known):
             raise InputError(f"--only: no claim matches {key!r} (known: {', '.join(sorted(known))})")
@@ -274,6 +279,9 @@ def _check_arguments(args: argparse.Namespace) -> list[Claim]:
     """The selected claims; bad arguments and an unwritable ``--json`` raise before any work."""
     cli_args.refuse_evidence_outputs(args)
     claims = select(all_claims(), args.only)
+    for option, folder in (("--evidence", args.evidence), ("--lra-evidence", args.lra_evidence)):
+        if folder is not None and not folder.is_dir():  # one line, not an ERROR row per claim
+            raise InputError(f"{option} {folder}: " + ("not a folder" if folder.exists() else "no such folder"))
     args.model_settings = cli_args.parse_model_settings(args.model_settings)
     if args.json and not args.list:
         prepare_output(args.json)
