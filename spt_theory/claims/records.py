@@ -67,17 +67,23 @@ EVIDENCE_HASHES: dict[str, tuple[str, str]] = {
 ERROR, naming the file and this entry's commit, for a file that differs or that a check read without
 an entry here (:func:`spt_theory.claims.registry.check_read_evidence`).  Updated by hand in the
 commit that promotes new evidence, like the record it supports."""
-DOCUMENTS: dict[str, str] = {
+GPU_TWIN = "859c15b"  # 2026-12-04: G1-G4, G6s, G1s-G4s pre-registered (docs/preregistration/2026-12-04-gpu-twin.md)
+DOCUMENTS: dict[str, tuple[str, str]] = {
+    # path in a checkout: (sha256 as committed, the commit that added it; none has changed since)
     "docs/preregistration/2026-12-02-lra-verdicts-and-escape-race.md":
-        "c66e6eeed2c6098e0776a1a506c23f29a5de4ba25921bd6fe5608f2e4eaf5474",
-    "docs/preregistration/2026-12-02-lra-decide.md": "f28c0314bddcef02303a8e3d8be9859c46f65dee24387e59f113adc88f686ea6",
+        ("c66e6eeed2c6098e0776a1a506c23f29a5de4ba25921bd6fe5608f2e4eaf5474", RACE_RULES),
+    "docs/preregistration/2026-12-02-lra-decide.md":
+        ("f28c0314bddcef02303a8e3d8be9859c46f65dee24387e59f113adc88f686ea6", DECIDE),
     "docs/preregistration/2026-12-04-lra-short-contour.md":
-        "e8bc8d84ada39643778989c0ad26673496fc4ad21a6eaa906cf79c92d7690f44",
-    "docs/preregistration/2026-12-04-gpu-twin.md": "74ae16b647b1d0586fe91374c48a72328036b45d4b9c1c63dde02b9852db0d63",
+        ("e8bc8d84ada39643778989c0ad26673496fc4ad21a6eaa906cf79c92d7690f44", SHORT),
+    "docs/preregistration/2026-12-04-gpu-twin.md":
+        ("74ae16b647b1d0586fe91374c48a72328036b45d4b9c1c63dde02b9852db0d63", GPU_TWIN),
 }
-"""The pre-registration documents (path in a checkout: sha256 as committed).  They are not package
-data: verify checks each where a checkout holds it, and the test suite always
-(``tests/claims/test_registration_hashes.py``)."""
+"""The pre-registration documents (path in a checkout: sha256 as committed, and the commit that
+added it).  They are not package data: verify checks each where a checkout holds it, for every
+claim of the families they register (:data:`spt_theory.claims.registry.DOCUMENT_FAMILIES`: L, P,
+G), and the test suite always (``tests/checks/test_decide_reliability.py``,
+``tests/claims/test_integrity.py``)."""
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
                 "SPT-learned gate (50% of the marginal-to-neighbour gap) was written with the ListOps "

@@ -19,7 +19,9 @@ an :class:`~spt_theory.evidence.EvidenceError` naming the file and the field's p
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -281,11 +283,13 @@ def load(path: str | Path, model: type[BaseModel], settings: Mapping[str, Any] |
         raise EvidenceError(f"{path}: unreadable ({error.strerror or error})") from None
     data = parse(text, model, str(path))
     check_model_settings(data, str(path), settings)
-    READ.add(path.resolve())
+    READ[Path(os.path.abspath(path))] = hashlib.sha256(text).hexdigest()
     return data
 
 
-READ: set[Path] = set()
-"""Every evidence file :func:`load` has read in this process (resolved): what a verdict rests on,
-so a test can hold each one to a recorded hash (``tests/evidence/test_evidence_hashes.py``)."""
+READ: dict[Path, str] = {}
+"""Every evidence file :func:`load` has read in this process: its path as named (absolute, links
+not followed, so a link keeps the name of the file it stands for) -> the sha256 of the bytes parsed
+(read through any link, wherever it leads).  What a verdict rests on, held to the recorded hashes by
+:func:`spt_theory.claims.registry.check_read_evidence`."""
 
