@@ -29,8 +29,7 @@ import math
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -272,39 +271,41 @@ def format_audit(report: dict) -> str:
 
 
 # ----------------------------------------------------------------------------------- progress
-@contextmanager
-def heartbeat(every: float | None = None) -> Iterator[Callable[[str], None]]:
+class Heartbeat:
     """``say(step)`` prints ``audit: <step> ...`` on stderr (``say(step, aloud=False)`` only notes
-    it); while the block runs, a step that goes on for ``every`` seconds (default
-    :data:`HEARTBEAT`) without another line is said with its time (``audit: still fitting ngrams3
-    (60 s)``), so the command is never silent a minute."""
-    every = HEARTBEAT if every is None else every
-    lock, stop = threading.Lock(), threading.Event()
-    state = {"step": "starting", "since": time.monotonic(), "said": time.monotonic()}
+    it); inside ``with``, a step that goes on for ``every`` seconds (default :data:`HEARTBEAT`)
+    without another line is said with its time (``audit: still fitting ngrams3 (60 s)``), so the
+    command is never silent a minute."""
 
-    def say(step: str, aloud: bool = True) -> None:
-        with lock:
-            now = time.monotonic()
-            state.update(step=step, since=now, said=now)
+    def __init__(self, every: float | None = None) -> None:
+        self.every = HEARTBEAT if every is None else every
+        self._lock, self._stop = threading.Lock(), threading.Event()
+        self._step, self._since = "starting", time.monotonic()
+        self._said = self._since
+        self._thread = threading.Thread(target=self._beat, name="audit-heartbeat", daemon=True)
+
+    def __call__(self, step: str, aloud: bool = True) -> None:
+        with self._lock:
+            self._step, self._since = step, time.monotonic()
+            self._said = self._since
             if aloud:
                 print(f"audit: {step} ...", file=sys.stderr, flush=True)
 
-    def beat() -> None:
-        while not stop.wait(min(every, 1.0) / 2):
-            with lock:
+    def _beat(self) -> None:
+        while not self._stop.wait(min(self.every, 1.0) / 2):
+            with self._lock:
                 now = time.monotonic()
-                if now - state["said"] >= every:
-                    state["said"] = now
-                    print(f"audit: still {state['step']} ({now - state['since']:.0f} s)", file=sys.stderr,
-                          flush=True)
+                if now - self._said >= self.every:
+                    self._said = now
+                    print(f"audit: still {self._step} ({now - self._since:.0f} s)", file=sys.stderr, flush=True)
 
-    thread = threading.Thread(target=beat, name="audit-heartbeat", daemon=True)
-    thread.start()
-    try:
-        yield say
-    finally:
-        stop.set()
-        thread.join()
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 # ----------------------------------------------------------------------------------- command line
@@ -345,7 +346,7 @@ def execute(args) -> dict:
             raise InputError(f"--set {text}: expected FIELD=VALUE") from None
     config = apply_overrides(config_for(args.task), tuple(overrides))
     cli_args.refuse_evidence_outputs(args)
-    with heartbeat() as say:
+    with Heartbeat() as say:
         say(f"loading {args.task} from {args.data_dir}", aloud=False)  # bad data: their one line alone
         data = load_task_data(config, args.data_dir)  # bad data stop here, before anything is made
         check_classes(data)

@@ -167,17 +167,18 @@ _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK,
 
 
 def refuse_special(path: str | os.PathLike) -> None:
-    """InputError in one line naming ``path`` when something other than a regular file stands
-    there (through a link: a link to ``/dev/full`` is a device): a writer replaces only a file, never
-    a device node, FIFO, socket or folder that is not its own.  Nothing there (or a dangling link)
-    is fine."""
+    """:class:`StorageError` (an InputError: one line, exit 2) naming ``path`` when something other
+    than a regular file stands there (through a link: a link to ``/dev/full`` is a device): a
+    writer replaces only a file, never a device node, FIFO, socket or folder that is not its own.
+    Nothing there (or a dangling link) is fine."""
     try:
         mode = os.stat(path).st_mode
     except OSError:  # nothing there, a dangling link, a folder we cannot search: the write says
         return
     for test, kind in _KINDS:
         if test(mode):
-            raise InputError(f"{path}: {kind}, not a regular file: a writer replaces only a file; nothing was written")
+            raise StorageError(f"{path}: cannot write ({kind} stands there, not a regular file; "
+                               "a writer replaces only a file: nothing was written)")
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], object]) -> Path:
@@ -298,7 +299,8 @@ def check_output(path: str | os.PathLike) -> list[Path]:
     like :func:`atomic_write`'s (``.NAME.<pid>.*.tmp``), is created and removed in the folder.  A
     folder that cannot be created or written, or a ``path`` that is a folder, raises
     :class:`StorageError` naming ``path``; a ``path`` inside the committed evidence, or one where a
-    device, FIFO or socket stands, InputError (:func:`refuse_evidence`, :func:`refuse_special`).
+    device, FIFO or socket stands, InputError (:func:`refuse_evidence`; :func:`refuse_special`, a
+    StorageError).
     """
     path = Path(path)
     refuse_evidence(path)

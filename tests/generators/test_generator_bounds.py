@@ -5,9 +5,9 @@ Each is argparse's own ``error: argument --X: ...`` line after the usage, exit 2
 
 import pytest
 
+from spt_theory.util.files import InputError
 from synthetic import listops, pathfinder
 from synthetic.pathfinder import PathfinderStyle
-from spt_theory.util.files import InputError
 
 
 @pytest.mark.parametrize("option, value, words", [

@@ -83,7 +83,7 @@ def test_the_command_says_each_step_on_stderr_and_again_while_one_runs_on(tmp_pa
 
 
 def test_the_heartbeat_speaks_at_least_once_per_period_of_silence(capsys):
-    with audit_module.heartbeat(every=0.1) as say:
+    with audit_module.Heartbeat(every=0.1) as say:
         say("fitting ngrams3")
         time.sleep(0.55)
     lines = capsys.readouterr().err.splitlines()

@@ -49,7 +49,8 @@ def test_an_atomic_write_refuses_a_target_that_is_not_a_regular_file(tmp_path, k
         with pytest.raises(InputError) as error:
             write()
         message = str(error.value)
-        assert message.startswith(f"{target}: {words}, not a regular file") and "\n" not in message, message
+        assert message.startswith(f"{target}: cannot write ({words} stands there, not a regular file")
+        assert "\n" not in message, message
     assert not written  # refused before writing anything
     assert _state(target) == before and sorted(os.listdir(tmp_path)) == listing
 
@@ -60,7 +61,7 @@ def test_an_atomic_write_refuses_a_socket(monkeypatch):
         server = socket.socket(socket.AF_UNIX)
         try:
             server.bind(str(target))
-            with pytest.raises(InputError, match="a socket, not a regular file"):
+            with pytest.raises(InputError, match="a socket stands there, not a regular file"):
                 write_json(target, {"a": 1})
             assert stat.S_ISSOCK(os.lstat(target).st_mode) and os.listdir(folder) == ["out.json"]
         finally:
@@ -86,7 +87,7 @@ def test_the_output_check_before_any_work_refuses_it(tmp_path, kind):
     make, words = KINDS[kind]
     target = make(tmp_path)
     before = _state(target)
-    with pytest.raises(InputError, match=f"{words}, not a regular file"):
+    with pytest.raises(InputError, match=f"{words} stands there, not a regular file"):
         check_output(target)
     assert _state(target) == before and os.listdir(tmp_path) == ["out.json"]
 
