@@ -106,7 +106,7 @@ COMMANDS = {
     "lra scratch": ("spt_theory.lra.__main__", ["scratch", "--task", "listops", "--data-dir", "{T}", "--out", "{E}"]),
     "lra sweep": ("spt_theory.lra.__main__", ["sweep", "--task", "listops", "--data-dir", "{T}", "--out", "{E}/lra"]),
     "lra race": ("spt_theory.lra.__main__", ["race", "--data-dir", "{T}", "--out", "{E}"]),
-    "lra probe": ("spt_theory.lra.__main__", ["probe", "{T}", "--out", "{E}/lra/earlier"]),
+    "lra probe": ("spt_theory.lra.__main__", ["probe", "{T}", "--out", "{E}/lra/results"]),
 }
 
 
