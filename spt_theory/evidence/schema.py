@@ -287,5 +287,5 @@ def load(path: str | Path, model: type[BaseModel], settings: Mapping[str, Any] |
 
 READ: set[Path] = set()
 """Every evidence file :func:`load` has read in this process (resolved): what a verdict rests on,
-so a test can hold each one to a recorded hash (``tests/evidence/test_evidence_hashes.py``)."""
+so a test can hold each one to a recorded hash (``tests/checks/test_decide_reliability.py``)."""
 
