@@ -278,7 +278,8 @@ def load(path: str | Path, model: type[BaseModel], settings: Mapping[str, Any] |
     ``settings`` asked for (:func:`check_model_settings`); EvidenceError if it is missing,
     unreadable, does not fit, or was made at other model settings."""
     path = Path(path)
-    data = validate(strict.read(path), model, str(path))  # size and kind by stat, before reading
+    text = strict.read_bytes(path)  # size and kind by stat, before reading
+    data = parse(text, model, str(path))
     check_model_settings(data, str(path), settings)
     READ[Path(os.path.abspath(path))] = hashlib.sha256(text).hexdigest()
     return data

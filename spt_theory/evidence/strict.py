@@ -87,11 +87,17 @@ def strict_json(text: str | bytes, name: str) -> Any:
 
 
 def read(path: str | os.PathLike, name: str | None = None) -> Any:
-    """The file ``path`` read as strict evidence JSON (:func:`strict_json`); ``name`` (default the
-    path) begins every message.  Before a byte is read, ``stat`` says it is a regular file (a FIFO
-    would hang the read, a device never end) of at most :data:`MAX_BYTES` (a 3 GB file is refused
-    without reading it); and no more than that is read even if it grows meanwhile.  EvidenceError
-    in one line: missing, not a regular file, too large, unreadable, or not strict JSON."""
+    """The file ``path`` read as strict evidence JSON (:func:`strict_json`) through
+    :func:`read_bytes`; EvidenceError in one line: missing, not a regular file, too large,
+    unreadable, or not strict JSON."""
+    return strict_json(read_bytes(path, name), str(path) if name is None else name)
+
+
+def read_bytes(path: str | os.PathLike, name: str | None = None) -> bytes:
+    """The bytes of the evidence file ``path``; ``name`` (default the path) begins every message.
+    Before a byte is read, ``stat`` says it is a regular file (a FIFO would hang the read, a device
+    never end) of at most :data:`MAX_BYTES` (a 3 GB file is refused without reading it); and no more
+    than that is read even if it grows meanwhile."""
     path = Path(path)
     name = str(path) if name is None else name
     try:
@@ -113,4 +119,6 @@ def read(path: str | os.PathLike, name: str | None = None) -> Any:
         raise EvidenceError(f"{name}: missing (no evidence, no verdict)") from None
     except OSError as error:
         raise EvidenceError(f"{name}: unreadable ({error.strerror or error})") from None
-    return strict_json(text, name)
+    if len(text) > MAX_BYTES:
+        raise EvidenceError(f"{name}: over the {MAX_BYTES} bytes an evidence file may have")
+    return text
