@@ -1,23 +1,30 @@
 """``python -m spt_theory.lra.gpu.twin`` (``scripts/lra_gpu_confirm.sh``): the GPU twin of the
-CPU designs on 1-layer Pathfinder-16 (docs/gpu.md, issue 51): 8 seeds x {scratch, SPT then
+CPU designs on 1-layer Pathfinder-16 (docs/gpu.md, issues 51 and 57): 8 seeds x {scratch, SPT then
 finetune, W_Q W_K hybrid, frozen W_Q W_K, proximity init} as one stacked ensemble
 (:mod:`spt_theory.lra.gpu.stacked`), in the setting ``--setting`` (``contour6`` or ``short``), ended
 by itself inside ``--wall`` seconds counted from the script's start (``--started``).
 
 Order: the folders and the carried data are checked (one line, nothing made or changed when one is
-refused), the data (carried with ``--data FILE.npz``, made beforehand by ``--make-data FILE.npz``,
-or generated here by ``workers`` processes, image ``i`` of a split drawn from the stream ``(seed,
-i)``), the bench (:func:`~spt_theory.lra.gpu.twin_train.bench`: both attention paths, the faster
-runs), the plan (:mod:`spt_theory.lra.gpu.twin_plan`: what fits in the time left), the training
+refused, a read-only export folder included), ``summary.json`` is written (phase ``start``), a
+deadline check, the data (carried with ``--data FILE.npz``, made beforehand by ``--make-data
+FILE.npz``, or generated here by ``workers`` processes, image ``i`` of a split drawn from the stream
+``(seed, i)``; before CUDA starts, and ended when not done inside the wall), their fingerprint
+held to the registered one (``twin_plan.FINGERPRINTS``), a deadline check, the bench
+(:func:`~spt_theory.lra.gpu.twin_train.bench`: both attention paths, the faster runs), the plan
+(:mod:`spt_theory.lra.gpu.twin_plan`: what fits in the time left), the training
 (:func:`~spt_theory.lra.gpu.twin_train.train_group`, cut at an evaluation when the next would end
 past the deadline).
 
 Results stream to the run folder and the export folder (``$OUT`` or ``--export``), each file
-rewritten atomically (never through a link): ``summary.json`` (versions, device, phases' seconds,
-data, bench, plan, ``cut``, ``complete``), ``group-0.json`` (per arm and seed the curve of
-validation and test accuracy with the per-example test correctness) and ``log.txt``.  This module
-and what it imports need nothing the GPU image lacks (no pydantic: ``preflight``); the formats are
-checked where pydantic is, when the result is promoted (``python -m spt_theory.lra gpu promote``).
+rewritten atomically (never through a link): ``summary.json`` (versions, device, ``phase`` and the
+phases' seconds, data, bench, plan, ``cut``, ``stopped``, ``complete``; written from the start and
+after every phase), ``group-0.json`` (per arm and seed the curve of validation and test accuracy
+with the per-example test correctness; every arm x seed from its first write) and ``log.txt``.  A
+run stopped by an error, SIGINT or SIGTERM records ``stopped`` in both (the phase, how, the step of
+the last evaluation written) with every evaluation kept, and exits 1, 130 or 143.  This module and
+what it imports need nothing the GPU image lacks (no pydantic: ``preflight``); the formats and the
+registration are checked where pydantic is, when the result is promoted (``python -m
+spt_theory.lra gpu promote``).
 
 A run folder holding an earlier run of this script is refused unless ``--restart`` (start over) or
 ``--reuse-data`` (start over with its data); one holding anything else, or a link, is refused.
@@ -135,10 +142,12 @@ def generate(sizes: Sizes, workers: int, timeout: float | None = None) -> dict[s
         pool = ProcessPoolExecutor(max_workers=workers)
         try:
             parts = list(pool.map(_images, jobs, timeout=timeout))
-        except FuturesTimeout:
+        except BaseException as error:  # a timeout, a signal, a worker's error: no worker is left running
             for process in list((getattr(pool, "_processes", None) or {}).values()):
                 process.terminate()
-            raise RuntimeError(f"the data were not generated in {timeout:.0f} s ({workers} processes)") from None
+            if isinstance(error, FuturesTimeout):
+                raise RuntimeError(f"the data were not generated in {timeout:.0f} s ({workers} processes)") from None
+            raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
     else:
@@ -450,7 +459,8 @@ def run(args: argparse.Namespace, sizes: Sizes, export: Path | None, started: fl
     device = "cuda" if not sizes.tiny and torch.cuda.is_available() else "cpu"
     if not sizes.tiny and device != "cuda":
         raise InputError("no CUDA device visible to torch (--tiny: the pipeline on the CPU; --dry-run: the plan)")
-    folders = [(out, states["run"], ("data.npz",) if args.reuse_data else ())]
+    keep: tuple[str, ...] = ("data.npz",) if args.reuse_data else ()
+    folders: list[tuple[Path, str, tuple[str, ...]]] = [(out, states["run"], keep)]
     if export is not None:
         folders.append((export, states["export"], ()))
     claim_all(folders)

@@ -332,6 +332,10 @@ def _short(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _mapping(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def conform(found: dict) -> list[str]:
     """Every field in which the twin evidence ``found`` (``lra_schema.TwinEvidence``'s fields) differs
     from its registration (:data:`REGISTERED`), one line each, in this order: the registration
@@ -356,17 +360,17 @@ def conform(found: dict) -> list[str]:
         need(False, "setting", setting, " or ".join(sorted(SETTINGS)))
         return faults
     sizes = SETTINGS[setting]
-    data = found.get("data") if isinstance(found.get("data"), dict) else {}
+    data = _mapping(found.get("data"))
     same("data.fingerprint", data.get("fingerprint"), FINGERPRINTS[setting])
     for name in ("n_train", "n_val", "n_test"):
         same(f"data.{name}", data.get(name), getattr(sizes, name))
     need(data.get("settings") == data_settings(sizes), "data.settings", data.get("settings"), data_settings(sizes))
-    p = found.get("plan") if isinstance(found.get("plan"), dict) else {}
+    p = _mapping(found.get("plan"))
     same("plan.setting", p.get("setting"), setting)
-    made = p.get("sizes") if isinstance(p.get("sizes"), dict) else {}
+    made = _mapping(p.get("sizes"))
     for name in REGISTERED_SIZES:
         same(f"plan.sizes.{name}", made.get(name), getattr(sizes, name))
-    config = found.get("config") if isinstance(found.get("config"), dict) else {}
+    config = _mapping(found.get("config"))
     for name, want in (("d_model", sizes.d_model), ("heads", sizes.heads), ("ff", sizes.ff), ("layers", 1),
                        ("pooling", "mean"), ("head", "linear")):
         same(f"config.{name}", config.get(name), want)

@@ -14,7 +14,12 @@ of a seed reads the same batches (one data stream per seed: paired comparisons).
 **The deadline.**  At every evaluation the run predicts when the next one would be done (the
 seconds a step measured so far, the last evaluation's seconds); if that is past the deadline it
 stops there: the runs not done are marked incomplete and the group records ``cut`` (the step
-reached, the step planned, why).  Pretraining checks at every epoch the same way.
+reached, the step planned, why).  Pretraining checks at every epoch the same way; a cut there
+streams every arm x seed with an empty curve.
+
+**Divergence.**  A member whose train loss at an evaluation is not finite is recorded as diverged
+(``diverged``: the curve step; its ``train_loss`` null from there) and trains on with the others:
+its parameters are its own rows of the stacked tensor, so its NaN reaches no other member.
 """
 
 from __future__ import annotations
