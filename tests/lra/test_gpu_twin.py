@@ -671,12 +671,20 @@ def test_a_read_only_export_folder_leaves_no_run_folder(how, tmp_path, monkeypat
 @pytest.mark.slow
 @needs_bash
 def test_the_prepared_command_of_the_docs_can_be_rerun_on_a_warm_machine(tmp_path):
-    """docs/gpu.md's prepared command, at tiny sizes, run twice in one checkout (a warm machine):
-    the second start is not refused (a fresh run folder each start)."""
+    """docs/gpu.md's data line and prepared command, at tiny sizes: the data made, then the command
+    run twice in one checkout (a warm machine): the second start is not refused (a fresh run folder
+    each start; it was refused: the run folder held the first run)."""
     docs = (REPO / "docs" / "gpu.md").read_text()
+    make = re.search(r"^bash scripts/lra_gpu_confirm.sh --make-data \S+ --setting short$", docs, re.M).group(0)
     command = re.search(r"^command:\s+(.+)$", docs, re.M).group(1).strip()
+    carry = json.loads(re.search(r"^carry:\s+(.+)$", docs, re.M).group(1))
     assert command.startswith("bash scripts/lra_gpu_confirm.sh ") and "--setting short" in command
-    tiny = command.replace("bash scripts/", f"bash {REPO}/scripts/").replace("--wall 540", "--tiny --workers 1")
+    assert [f"--data {path}" in command and path in make for path in carry] == [True]
+    here = f"bash {REPO}/scripts/"
+    made = subprocess.run(["bash", "-c", make.replace("bash scripts/", here) + " --tiny --workers 1"],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path, env=_env(tmp_path))
+    assert made.returncode == 0 and (tmp_path / carry[0]).is_file(), made.stderr[-3000:]
+    tiny = command.replace("bash scripts/", here).replace("--wall 540", "--tiny --workers 1")
     for attempt in range(2):
         out = tmp_path / f"OUT{attempt}"
         out.mkdir()

@@ -470,19 +470,25 @@ def run(args: argparse.Namespace, sizes: Sizes, export: Path | None, started: fl
                      "tiny": sizes.tiny, "started": started, "wall_seconds": wall, "versions": versions(),
                      "device": {"kind": device}, "phase": "start", "phases": {"start": round(time.time() - started, 2)},
                      "complete": False, "cut": None, "stopped": None}
-    group: dict = {}  # the last group-0.json written (a copy): what a stop keeps
+    latest: dict = {}  # "group": the last group-0.json written (a copy, swapped in whole): what a stop keeps
 
     def write_group(runs: list[dict], cut: dict | None, stopped: dict | None = None) -> None:
-        group.clear()
-        group.update(json.loads(json.dumps(
+        made = json.loads(json.dumps(
             {"group": 0, "seeds": summary["plan"]["seeds"], "arms": summary["plan"]["arms"], "runs": runs, "cut": cut,
-             "stopped": stopped, "data": summary["data"]["fingerprint"], "config": summary["plan"]["sizes"]})))
-        output.write("group-0.json", group)
+             "stopped": stopped, "data": summary["data"]["fingerprint"], "config": summary["plan"]["sizes"]}))
+        latest["group"] = made  # one assignment: a signal sees the previous copy or this one, never a part
+        output.write("group-0.json", made)
 
     def stop(by: str, why: str) -> None:
         """Record the stop in both files (signals are ignored meanwhile: :func:`stoppable`)."""
         p = summary.get("plan")
-        runs = group.get("runs") if group else (empty_runs(p) if p else None)
+        group = latest.get("group")
+        if group and group.get("cut"):  # stopped while finishing a cut run: the cut is what it is
+            summary["cut"], summary["complete"] = group["cut"], False
+            summary["phases"]["end"] = round(time.time() - started, 2)
+            output.write("summary.json", summary)
+            return
+        runs = group["runs"] if group else (empty_runs(p) if p else None)
         step = reached(runs or [])
         summary["stopped"] = stop_record(summary["phase"], by, why, step, p["steps"] if p else None, started)
         summary["complete"] = False
@@ -492,7 +498,7 @@ def run(args: argparse.Namespace, sizes: Sizes, export: Path | None, started: fl
                 last = p["finetune_steps"] if record["offset"] else p["steps"]
                 if record["curve"] and record["curve"][-1]["step"] - record["offset"] >= last:
                     record["complete"], record["test_accuracy"] = True, record["curve"][-1]["test_accuracy"]
-            write_group(runs, group.get("cut") if group else None, summary["stopped"])
+            write_group(runs, None, summary["stopped"])
         output.write("summary.json", summary)
 
     def phase(name: str) -> None:
@@ -568,7 +574,7 @@ def run(args: argparse.Namespace, sizes: Sizes, export: Path | None, started: fl
     except Exception as error:
         why = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
         stop("error", why)
-        print(f"error: the run stopped in its {summary['stopped']['phase']} phase: {why}; every evaluation done is "
+        print(f"error: the run stopped in its {summary['phase']} phase: {why}; every evaluation done is "
               "written (summary.json: stopped)", file=sys.stderr)
         return STOPPED_BY_ERROR
     if cut:
