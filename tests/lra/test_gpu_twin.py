@@ -466,11 +466,19 @@ sys.meta_path.insert(0, _SlowSteps())
 """Appended to the test's ``sitecustomize``: the twin's steps slowed in the subprocess."""
 
 
-def _wait_for(path: Path, proc: subprocess.Popen, seconds: float = 300) -> None:
+def _evaluated(out: Path) -> bool:
+    """Whether ``out/group-0.json`` holds an evaluation (it holds every run from the training's start)."""
+    try:
+        return any(r["curve"] for r in json.loads((out / "group-0.json").read_text())["runs"])
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def _wait_for_an_evaluation(out: Path, proc: subprocess.Popen, seconds: float = 300) -> None:
     deadline = time.time() + seconds
-    while not path.exists() and time.time() < deadline and proc.poll() is None:
+    while not _evaluated(out) and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
-    assert path.exists(), f"{path} never appeared (the run ended with {proc.poll()})"
+    assert _evaluated(out), f"no evaluation in {out} (the run ended with {proc.poll()})"
 
 
 @pytest.mark.slow
@@ -492,7 +500,7 @@ def test_a_signal_to_the_script_stops_the_run_which_records_it_with_every_evalua
                              "--export", str(out), "--workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env, cwd=tmp_path, start_new_session=True)
     try:
-        _wait_for(out / "group-0.json", proc)  # the first evaluation is written; 3 steps and 2 evaluations to go
+        _wait_for_an_evaluation(out, proc)  # the first evaluation is written; 3 steps and 2 evaluations to go
         proc.send_signal(signum)
         err = proc.communicate(timeout=120)[1]
     finally:
@@ -625,6 +633,7 @@ def _sleepy_images(job):
     time.sleep(60)
 
 
+@pytest.mark.slow
 def test_the_data_pool_is_timed_out_and_leaves_no_process(monkeypatch):
     import multiprocessing
 
@@ -717,3 +726,52 @@ def test_data_that_are_not_the_registered_ones_are_refused_before_the_bench(tmp_
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert "not the registered" in summary["refused"] and "bench" not in summary
     assert not (tmp_path / "run" / "group-0.json").exists()
+
+
+@pytest.mark.slow
+@needs_bash
+def test_a_run_killed_without_a_word_reads_back_as_stopped_at_its_last_evaluation(tmp_path):
+    """SIGKILL (the lease's end, the host out of memory) records nothing: the files are as of the
+    last write, each whole, and promotion reads them as stopped there (``by: killed``) instead of
+    refusing "complete false with cut false"."""
+    from spt_theory.lra.gpu import promote
+
+    env = _env(tmp_path)
+    (tmp_path / "no-pydantic" / "sitecustomize.py").write_text(BLOCK_PYDANTIC + SLOW_STEPS.replace("{delay}", "0.4"))
+    out = tmp_path / "OUT"
+    proc = subprocess.Popen(["bash", str(REPO / "scripts/lra_gpu_confirm.sh"), "--tiny", str(tmp_path / "run"),
+                             "--export", str(out), "--workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=tmp_path, start_new_session=True)
+    try:
+        _wait_for_an_evaluation(out, proc)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == -signal.SIGKILL
+    found = promote.collect(out, strict=False)
+    stopped = found["stopped"]
+    assert stopped["by"] == "killed" and stopped["step"] >= 4 and stopped["phase"] == "train"
+    assert not found["complete"] and all(r["curve"] for r in found["runs"])
+
+
+@pytest.mark.slow
+def test_a_run_killed_in_pretraining_reads_back_with_every_run_and_no_evaluation(tmp_path, monkeypatch):
+    """group-0.json holds every arm x seed from the training's start: a kill before the first
+    evaluation (here: the process dies in pretraining, nothing recorded) still reads back."""
+    from spt_theory.lra.gpu import promote
+
+    real = Stacked.step
+
+    def dying(self, *args, **kwargs):
+        if self.objective == "spt" and self.step_count == 1 and (tmp_path / "OUT" / "group-0.json").exists():
+            raise SystemExit(137)  # as abrupt as a kill for the files: nothing recorded after it
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Stacked, "step", dying)
+    with pytest.raises(SystemExit):
+        twin.main(["--tiny", str(tmp_path / "run"), "--export", str(tmp_path / "OUT"), "--workers", "1"])
+    found = promote.collect(tmp_path / "OUT", strict=False)
+    assert found["stopped"]["by"] == "killed" and found["stopped"]["step"] == 0
+    assert len(found["runs"]) == 10 and all(r["curve"] == [] for r in found["runs"])

@@ -11,7 +11,9 @@ the registration document, the setting's sizes, model and optimiser, seeds 500-5
 evaluation points, the registered data's fingerprint); the first field that differs is refused in
 one line.  A run cut by its deadline (``cut``) or stopped by a signal or an error (``stopped``) is
 promoted as what it is, with every evaluation it wrote: the G claims read it as a pilot
-(INCONCLUSIVE).  A run refused or stopped before its plan trained nothing: refused here.
+(INCONCLUSIVE); one killed without recording its end (SIGKILL) is read as stopped at its last
+evaluation written (``by: killed``, :func:`killed`).  A run refused or stopped before its plan
+trained nothing: refused here.
 
 Refused, with nothing written, when anything does not fit (one ``error:`` line, never a traceback:
 a file that is not UTF-8, not JSON, over 64 MiB, a FIFO or a folder; a target that is not a regular
@@ -85,6 +87,8 @@ def collect(folder: Path, strict: bool = True) -> dict:
     if summary.get("refused"):
         raise InputError(f"{folder / 'summary.json'}: the run was refused ({str(summary['refused'])[:200]}): "
                          "nothing to promote")
+    if not summary["complete"] and not any(f.get(k) for f in (summary, group) for k in ("cut", "stopped")):
+        killed(summary, group)
     if group["data"] != summary["data"]["fingerprint"]:
         raise EvidenceError(f"{folder / 'group-0.json'}: data: {group['data'][:16]}..., the summary's data is "
                             f"{summary['data']['fingerprint'][:16]}... (files of two runs)")
@@ -110,6 +114,24 @@ def collect(folder: Path, strict: bool = True) -> dict:
             more = f" (and {len(faults) - 1} more)" if len(faults) > 1 else ""
             raise EvidenceError(f"{folder}: {faults[0]}{more}: not the registered design, nothing was written")
     return found
+
+
+def killed(summary: dict, group: dict) -> None:
+    """A run that ended without recording its end (SIGKILL, the machine's end, out of host memory):
+    its files are as of its last write, each whole.  Read as stopped there (``by: killed``, at the
+    step of the last evaluation written, the phase the summary last named), in both files; a run
+    whose last evaluation was written is complete."""
+    p = summary["plan"]
+    runs = group["runs"]
+    for record in runs:
+        last = p["finetune_steps"] if record["offset"] else p["steps"]
+        if record["curve"] and record["curve"][-1]["step"] - record["offset"] >= last and not record["complete"]:
+            record["complete"], record["test_accuracy"] = True, record["curve"][-1]["test_accuracy"]
+    step = max((r["curve"][-1]["step"] - r["offset"] for r in runs if r["curve"]), default=0)
+    stopped = {"phase": str(summary.get("phase", "train")), "by": "killed",
+               "why": "the run ended without recording its end (SIGKILL?): its files as of its last write",
+               "step": step, "planned": p["steps"], "at": max(summary["phases"].values(), default=0.0)}
+    summary["stopped"] = group["stopped"] = stopped
 
 
 def target(setting: str) -> Path:

@@ -554,6 +554,7 @@ def run(args: argparse.Namespace, sizes: Sizes, export: Path | None, started: fl
         if not p["fits"]:
             raise InputError("the plan does not fit the time left even at the floor with scratch and SPT: nothing "
                              "trained")
+        write_group(empty_runs(p), None)  # every run, none evaluated yet: a kill in pretraining still says so
         phase("train")
         t = time.time()
         cut = train_group(sizes, p, tensors, device, write_group, output.say,
