@@ -1,9 +1,11 @@
-"""The GPU twin (scripts/lra_gpu_confirm.sh, spt_theory.lra.gpu.twin, issue 51) on the CPU: the
-stacked ensemble against separate Encoders for every arm, the pipeline at tiny size with pydantic
-made unimportable (the GPU image has none), the preflight, the deadline (the dry run's plan for a
-540-s wall and a cut at an evaluation), and the run's files (links, reruns, SIGINT, the data
-checks, the folder checks before anything is made).  Promotion and the G claims:
-tests/checks/test_gpu_twin_claims.py."""
+"""The GPU twin (scripts/lra_gpu_confirm.sh, spt_theory.lra.gpu.twin, issues 51 and 57) on the CPU:
+the stacked ensemble against separate Encoders for every arm, the pipeline at tiny size with
+pydantic made unimportable (the GPU image has none), the preflight, the deadline (the dry run's
+plan for a 540-s wall and a cut at an evaluation), the run's files (links, reruns, SIGINT, the data
+checks, the folder checks before anything is made), and a run that always comes back (issue 57):
+signals to the script, an error, a kill, a cut in pretraining, a NaN member, the data before CUDA
+and the pool's timeout, a read-only OUT, unregistered data, the prepared command rerun.  Promotion
+and the G claims: tests/checks/test_gpu_twin_claims.py."""
 
 import json
 import os
