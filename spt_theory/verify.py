@@ -34,17 +34,16 @@ from typing import Any
 from spt_theory import checks, evidence
 from spt_theory.claims import records
 from spt_theory.claims.registry import (
+    UNREGISTERED,
     Claim,
     Context,
     Measurement,
     all_claims,
-    check_documents,
-    check_read_evidence,
-    check_registered_files,
+    judge,
 )
 from spt_theory.claims.row import RECORD_OF_VERDICT
 from spt_theory.core import args as cli_args
-from spt_theory.evidence import EvidenceError, schema
+from spt_theory.evidence import EvidenceError
 from spt_theory.util import tables
 from spt_theory.util.files import InputError, StorageError, announce, prepare_output, write_json
 from spt_theory.util.interrupts import interruptible
@@ -95,24 +94,15 @@ def skipped_claim(claim: Claim) -> dict:
             "details": {}, "seconds": 0.0, **record_fields(claim.id, "SKIP")}
 
 
-class SettingsIgnored(RuntimeError):
-    """A check ran without applying ``--set`` and declares no fixed model: its verdict is an ERROR."""
-
-
 def run_claim(claim: Claim, ctx: Context) -> dict:
-    """Run one check; an exception inside it is reported as verdict ERROR (never as recorded)."""
+    """Run one check through :func:`~spt_theory.claims.registry.judge` (every integrity check); an
+    exception inside it is reported as verdict ERROR (never as recorded)."""
     start = time.perf_counter()
+    unregistered: tuple[str, ...] = ()
     try:
-        check_registered_files(claim.id, ctx.evidence_root)  # a pre-registered file changed: ERROR
-        if claim.id.startswith(("L", "P")):
-            check_documents()  # a pre-registration document changed: ERROR
-        schema.READ.clear()
-        ctx = ctx.fresh()
-        m: Measurement = claim.check(ctx)
-        if ctx.model_settings and not (ctx.applied or claim.fixed):  # never silently at the defaults
-            raise SettingsIgnored(f"{claim.id}: the check did not apply the model settings asked for (--set) and "
-                                  "declares no fixed model (claim(fixed=...); docs/add-a-claim.md)")
-        check_read_evidence(schema.READ, ctx.evidence_root)  # evidence not as recorded: ERROR
+        judged = judge(claim, ctx)
+        m: Measurement = judged.measurement
+        unregistered = judged.unregistered
         verdict = m.verdict
         row: dict[str, Any] = {"measured": m.measured, "threshold": m.threshold, "details": m.details}
         if m.lines:
@@ -128,15 +118,21 @@ def run_claim(claim: Claim, ctx: Context) -> dict:
         verdict = "ERROR"
         row = {"measured": f"{type(exc).__name__}: {exc}", "threshold": "-", "details": {
             "traceback": traceback.format_exc()}}
+    fields = record_fields(claim.id, verdict)
+    if unregistered:  # a verdict on files that are not the recorded evidence: shown, never as recorded
+        row["unregistered"] = list(unregistered)
+        fields["matches_record"] = False
     return {"id": claim.id, "verdict": verdict, "statement": claim.statement,
             "section": claim.section, "method": claim.method, **row,
-            "seconds": round(time.perf_counter() - start, 3), **record_fields(claim.id, verdict)}
+            "seconds": round(time.perf_counter() - start, 3), **fields}
 
 
 def record_text(row: dict) -> str:
     """The record column: ``= holds`` when the verdict reproduces its record, ``CHANGED`` when not,
     ``(holds)`` for a skipped row (the record, not reproduced in this run); ``project`` for a
     project claim (``project: not PASS`` when it does not pass)."""
+    if row.get("unregistered"):
+        return UNREGISTERED
     if row["record"] is None:
         return "project" if row["matches_record"] is not False else "project: not PASS"
     if row["matches_record"] is None:
@@ -172,7 +168,10 @@ def _print_row(row: dict) -> None:
         statement = statement[: width - 1] + "…"
     print(row_line([row["id"], row["verdict"], record_text(row), registration_text(row), statement,
                     _format_measured(row["measured"]), row["threshold"], row["method"]]), flush=True)
-    if row["record"] is not None and row["matches_record"] is False:
+    if row.get("unregistered"):
+        print(f"     {UNREGISTERED.upper()}: {', '.join(row['unregistered'])}: not the recorded evidence (no "
+              "recorded sha256 matches), so this verdict is not on record", flush=True)
+    elif row["record"] is not None and row["matches_record"] is False:
         print(f"     CHANGED: recorded {row['record']['verdict']}, now "
               f"{RECORD_OF_VERDICT.get(row['verdict'], row['verdict'])} ({row['verdict']})", flush=True)
     for line in row.get("lines", ()):
@@ -262,9 +261,14 @@ def selects(key: str, claim_id: str) -> bool:
 
 
 def select(claims: list[Claim], only: list[str] | None) -> list[Claim]:
-    if not only:
+    """The claims ``--only`` selects (all when it is not given); an empty or blank id, which would
+    select every claim, and an id that matches none are bad arguments."""
+    if only is None:
         return claims
     known = {c.id for c in claims}
+    if not only or any(not key.strip() for key in only):
+        raise InputError("--only: an empty id selects nothing (give claim ids or families, e.g. --only L6 or "
+                         "--only T)")
     for key in only:
         if not any(selects(key, cid) for cid in known):
             raise InputError(f"--only: no claim matches {key!r} (known: {', '.join(sorted(known))})")
@@ -275,6 +279,9 @@ def _check_arguments(args: argparse.Namespace) -> list[Claim]:
     """The selected claims; bad arguments and an unwritable ``--json`` raise before any work."""
     cli_args.refuse_evidence_outputs(args)
     claims = select(all_claims(), args.only)
+    for option, folder in (("--evidence", args.evidence), ("--lra-evidence", args.lra_evidence)):
+        if folder is not None and not folder.is_dir():  # one line, not an ERROR row per claim
+            raise InputError(f"{option} {folder}: " + ("not a folder" if folder.exists() else "no such folder"))
     args.model_settings = cli_args.parse_model_settings(args.model_settings)
     if args.json and not args.list:
         prepare_output(args.json)
@@ -387,17 +394,21 @@ def claims_markdown(claims: list[Claim]) -> str:
 
 
 def summary_line(rows: list[dict], seconds: float, code: int) -> str:
-    """Counts by verdict, how many reproduce their record, what changed, and what was skipped."""
+    """Counts by verdict, how many reproduce their record, what changed, what read unregistered
+    evidence, and what was skipped; capacity gates are counted apart from the claims."""
     ran = [r for r in rows if r["verdict"] != "SKIP"]
     claims = [r for r in ran if r.get("kind") != "gate"]  # a capacity gate is not a claim: counted apart
     gates = [r for r in ran if r.get("kind") == "gate"]
     counts = {v: sum(r["verdict"] == v for r in claims) for v in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR")}
-    changed = [r["id"] for r in ran if r["matches_record"] is False]
+    unregistered = [r["id"] for r in ran if r.get("unregistered")]
+    changed = [r["id"] for r in ran if r["matches_record"] is False and r["id"] not in unregistered]
     skipped = [r["id"] for r in rows if r["verdict"] == "SKIP"]
-    text = (f"{len(claims)} claims in {seconds:.1f} s: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-            + ("; gates " + ", ".join(f"{r['id']} {r['verdict']}" for r in gates) if gates else "")
-            + f"; {len(ran) - len(changed)}/{len(ran)} as recorded"
+    counted = ", ".join(f"{n} {v}" for v, n in counts.items() if n)  # nothing when only gates ran
+    head = (f"{len(claims)} claims in {seconds:.1f} s" + (f": {counted}" if counted else "")
+            + ("; gates " + ", ".join(f"{r['id']} {r['verdict']}" for r in gates) if gates else ""))
+    text = (head + f"; {len(ran) - len(changed) - len(unregistered)}/{len(ran)} as recorded"
             + (f"; CHANGED or not passing: {', '.join(changed)}" if changed else "")
+            + (f"; {UNREGISTERED} (never as recorded): {', '.join(unregistered)}" if unregistered else "")
             + (f"; skipped (run with --full or --only): {', '.join(skipped)}" if skipped else "")
             + f"; exit {code}")
     return text

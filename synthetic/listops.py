@@ -30,6 +30,7 @@ from spt_theory.util.interrupts import GENERATING, interruptible
 from spt_theory.util.prog import prog
 from spt_theory.util.progress import Progress
 from spt_theory.util.provenance import MARKER, removed_on_error, write_marker
+from synthetic.bounds import integer_between
 
 OPERATORS = ("[MIN", "[MAX", "[MED", "[SM")
 CLOSE = "]"
@@ -40,6 +41,12 @@ MIN_ARGS, MAX_ARGS = 2, 10
 SPLITS = ("train", "val", "test")
 HEADER = "Source\tTarget"
 NEWLINE = "\r\n"  # the release files' line ending
+MAX_TREES = 1_000_000
+"""Most trees a split may ask for (LRA: 96,000 train): every tree is held in memory until written,
+a few kilobytes each at LRA's lengths, so 10^7 would need tens of gigabytes."""
+MAX_MIN_LEN = 5_000
+"""Largest ``--min-len``: at depth 10 about 1 tree in 10,000 is longer than 5,000, so a longer
+minimum would sample for days (LRA: 500)."""
 COUNT_HORIZON = 200
 """:func:`count_trees` counts lengths up to this one exactly; every length from 16 to it has more
 than ``10**15`` trees, so a window reaching past it holds more trees than anyone can ask for."""
@@ -247,11 +254,13 @@ def main(argv: list[str] | None = None) -> int:
                     "(header Source<TAB>Target; Source in the release's parenthesised format; "
                     "Target = the value 0-9). Trees are distinct across all splits and kept only "
                     "if min-len < length < max-len (length = operators + ']' + digits).")
+    trees = integer_between(0, MAX_TREES, "every tree is held in memory until written")
     parser.add_argument("--out", required=True, type=Path, help="output folder (created)")
-    parser.add_argument("--train", type=int, default=96000, help="train trees (default 96000)")
-    parser.add_argument("--val", type=int, default=2000, help="validation trees (default 2000)")
-    parser.add_argument("--test", type=int, default=2000, help="test trees (default 2000)")
-    parser.add_argument("--min-len", type=int, default=500, help="exclusive lower length bound (500)")
+    parser.add_argument("--train", type=trees, default=96000, help="train trees (default 96000)")
+    parser.add_argument("--val", type=trees, default=2000, help="validation trees (default 2000)")
+    parser.add_argument("--test", type=trees, default=2000, help="test trees (default 2000)")
+    parser.add_argument("--min-len", type=integer_between(0, MAX_MIN_LEN, "longer trees are too rare to sample"),
+                        default=500, help="exclusive lower length bound (500)")
     parser.add_argument("--max-len", type=int, default=2000, help="exclusive upper length bound (2000)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--no-progress", action="store_true",

@@ -43,7 +43,13 @@ from spt_theory.util.interrupts import GENERATING, interruptible
 from spt_theory.util.prog import prog
 from spt_theory.util.progress import Progress
 from spt_theory.util.provenance import MARKER, removed_on_error, write_marker
+from synthetic.bounds import integer_between
 
+MAX_SIZE = 1024
+"""Largest image side (LRA's largest Pathfinder is 256; the drawing canvas is (4 x side)^2 bytes)."""
+MAX_SEGMENTS = 1000
+"""Most segments a path (``--contour-length``, ``--distractor-length``) and most distractors an
+image may have: each is drawn and grown in memory proportional to it (LRA: 14 and 2-10)."""
 SUPERSAMPLE = 4
 MAX_ATTEMPTS = 1000
 TURN_TRIES = 8
@@ -69,8 +75,10 @@ class PathfinderStyle:
     segment, so a path's two ends look alike; label-0 paths placed at their target distance directly."""
 
     def __post_init__(self):
-        if self.size < 16:
-            raise InputError(f"size must be >= 16, got {self.size}")
+        if not 16 <= self.size <= MAX_SIZE:
+            raise InputError(f"size must be between 16 and {MAX_SIZE}, got {self.size}")
+        if max(self.contour_length, self.distractors, self.distractor_length) > MAX_SEGMENTS:
+            raise InputError(f"contour length, distractors and distractor length must be at most {MAX_SEGMENTS}")
         if self.contour_length < 2:
             raise InputError(f"contour length must be >= 2, got {self.contour_length}")
         if self.distractors < 0 or self.distractor_length < 1:
@@ -357,12 +365,15 @@ def main(argv: list[str] | None = None) -> int:
                     "DATA_DIR/pathfinder32 for the LRA readers.")
     parser.add_argument("--out", required=True, type=Path, help="output folder (created)")
     parser.add_argument("--n", type=int, default=10000, help="number of images (default 10000)")
-    parser.add_argument("--size", type=int, default=32, help="image side in pixels (default 32)")
-    parser.add_argument("--contour-length", type=int, default=14,
+    parser.add_argument("--size", type=integer_between(16, MAX_SIZE, "LRA's largest is 256"), default=32,
+                        help="image side in pixels (default 32)")
+    parser.add_argument("--contour-length", type=integer_between(2, MAX_SEGMENTS), default=14,
                         help="segments per long path (default 14, LRA's hard setting)")
-    parser.add_argument("--distractors", type=int, default=PathfinderStyle.distractors,
+    parser.add_argument("--distractors", type=integer_between(0, MAX_SEGMENTS),
+                        default=PathfinderStyle.distractors,
                         help=f"short distractor paths per image (default {PathfinderStyle.distractors})")
-    parser.add_argument("--distractor-length", type=int, default=PathfinderStyle.distractor_length,
+    parser.add_argument("--distractor-length", type=integer_between(1, MAX_SEGMENTS),
+                        default=PathfinderStyle.distractor_length,
                         help=f"segments per distractor (default {PathfinderStyle.distractor_length})")
     parser.add_argument("--match-distances", action="store_true",
                         help="label-0 markers at the label-1 marker-distance law (removes the "

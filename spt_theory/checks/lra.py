@@ -6,7 +6,7 @@ data, config, seeds, versions, controls and reference entropies are inside each 
 ``figures/README.md`` gives the commands).  A task whose file is missing, or is not a sweep
 summary holding what the claims read (:func:`read_evidence`), is an ``EvidenceError`` naming the
 file and the field: the claim's row is ERROR (no evidence, no verdict).  The earlier setting
-(2026-12-01: about 785 SPT steps, no control) lies in ``evidence/lra/earlier/`` and is not read.
+(2026-12-01: about 785 SPT steps, no control) lies in ``docs/history-evidence/lra-earlier/`` and is not read.
 
 The setting of each task (:data:`SETTINGS`, fixed 2026-12-01 after the seed-0 pilots and before
 the runs of seeds 1 and 2): SPT for ``pretrain_epochs``, finetuning for ``finetune_epochs``, and

@@ -153,7 +153,7 @@ def exponent_check(by_n: dict[int, dict], predicted: float, details: dict) -> Me
 
 def interval_verdict(value: float, threshold: str, fit: dict, window: tuple[float, float], details: dict
                      ) -> Measurement:
-    """The verdict of an interval against its window, as every L claim reads one (DESIGN.md): PASS
+    """The verdict of an interval against its window, as every L claim reads one (docs/statistics.md): PASS
     when the 95% interval lies inside ``window``, FAIL when wholly outside, else INCONCLUSIVE;
     without an interval (fewer than 3 points), INCONCLUSIVE."""
     low, high = window

@@ -67,17 +67,23 @@ EVIDENCE_HASHES: dict[str, tuple[str, str]] = {
 ERROR, naming the file and this entry's commit, for a file that differs or that a check read without
 an entry here (:func:`spt_theory.claims.registry.check_read_evidence`).  Updated by hand in the
 commit that promotes new evidence, like the record it supports."""
-DOCUMENTS: dict[str, str] = {
+GPU_TWIN = "859c15b"  # 2026-12-04: G1-G4, G6s, G1s-G4s pre-registered (docs/preregistration/2026-12-04-gpu-twin.md)
+DOCUMENTS: dict[str, tuple[str, str]] = {
+    # path in a checkout: (sha256 as committed, the commit that added it; none has changed since)
     "docs/preregistration/2026-12-02-lra-verdicts-and-escape-race.md":
-        "c66e6eeed2c6098e0776a1a506c23f29a5de4ba25921bd6fe5608f2e4eaf5474",
-    "docs/preregistration/2026-12-02-lra-decide.md": "f28c0314bddcef02303a8e3d8be9859c46f65dee24387e59f113adc88f686ea6",
+        ("c66e6eeed2c6098e0776a1a506c23f29a5de4ba25921bd6fe5608f2e4eaf5474", RACE_RULES),
+    "docs/preregistration/2026-12-02-lra-decide.md":
+        ("f28c0314bddcef02303a8e3d8be9859c46f65dee24387e59f113adc88f686ea6", DECIDE),
     "docs/preregistration/2026-12-04-lra-short-contour.md":
-        "e8bc8d84ada39643778989c0ad26673496fc4ad21a6eaa906cf79c92d7690f44",
-    "docs/preregistration/2026-12-04-gpu-twin.md": "74ae16b647b1d0586fe91374c48a72328036b45d4b9c1c63dde02b9852db0d63",
+        ("e8bc8d84ada39643778989c0ad26673496fc4ad21a6eaa906cf79c92d7690f44", SHORT),
+    "docs/preregistration/2026-12-04-gpu-twin.md":
+        ("74ae16b647b1d0586fe91374c48a72328036b45d4b9c1c63dde02b9852db0d63", GPU_TWIN),
 }
-"""The pre-registration documents (path in a checkout: sha256 as committed).  They are not package
-data: verify checks each where a checkout holds it, and the test suite always
-(``tests/claims/test_registration_hashes.py``)."""
+"""The pre-registration documents (path in a checkout: sha256 as committed, and the commit that
+added it).  They are not package data: verify checks each where a checkout holds it, for every
+claim of the families they register (:data:`spt_theory.claims.registry.DOCUMENT_FAMILIES`: L, P,
+G), and the test suite always (``tests/checks/test_decide_reliability.py``,
+``tests/claims/test_integrity.py``)."""
 
 LRA_ORIGINAL = (f"the same thresholds at equal supervised epochs without the gates ({LRA}, pre); the "
                 "SPT-learned gate (50% of the marginal-to-neighbour gap) was written with the ListOps "
@@ -305,12 +311,13 @@ TABLE: dict[str, Row] = _table(
                      note="2026-12-02 18:05 (1efdbaa): judged by its interval alone, rule (c) 'no headroom' no longer "
                           "applies (it was written for gain claims; direction: away from passing, a harm can FAIL "
                           "again)"),
-        Record("inconclusive", "2026-12-04", f"{LRA_SEEDS}, with per-example correctness: ListOps frozen - "
-                                             "scratch -10.6 [-19.0, -2.3] pts (paired seeds x 1000 test examples, t "
-                                             "with 2 df: Satterthwaite's 2.8 capped at k - 1 since 2026-12-04, "
-                                             "docs/preregistration.md), the interval covers -3; Pathfinder-16 near "
-                                             "chance.  Was 'does not hold' at 2.8 df ([-17.1, -4.1]), an interval "
-                                             "that covered 0.93 at 3 seeds; L3b and L3p re-test it, pre-registered")),
+        Record("does not hold", "2026-12-05", f"{LRA_SEEDS}, with per-example correctness: ListOps frozen - "
+                                              "scratch -10.6 [-17.1, -4.1] pts (paired seeds x 1000 test examples, "
+                                              "t with 2.8 df: Satterthwaite's, no cap at k - 1 since 2026-12-05, "
+                                              "docs/preregistration.md), wholly below -3; Pathfinder-16 near chance.  "
+                                              "Was 'inconclusive' from 2026-12-04 ([-19.0, -2.3] with the cap, which "
+                                              "over-covered: 0.998 at 3 seeds); L3b and L3p re-test it, "
+                                              "pre-registered")),
     Row("P3",
         "AdamW, W_Q,W_K init /10: T grows as the noise floor says",
         "|measured/predicted - 1| <= 0.3 at every n",
@@ -430,7 +437,9 @@ TABLE: dict[str, Row] = _table(
         Registration("pre", SHORT, SHORT),
         Record("inconclusive", "2026-12-04", "evidence/lra/decide/l3p.json (66706a9), seeds 110-115 at 9,420 steps, "
                                              "both arms at plateau (+0.3 pts in the last quarter): frozen - scratch "
-                                             "-3.3 [-5.0, -1.5] pts (95% t, 5 df) crosses -3; scratch 35.5%, frozen "
+                                             "-3.3 [-4.7, -1.8] pts (95% t, 13.7 df; [-5.0, -1.5] at 5 df before "
+                                             "2026-12-05) crosses -3; "
+                                             "scratch 35.5%, frozen "
                                              "32.2%, chance 15.6%")),
     Row("L2b",
         "Pathfinder-16 (L1b's runs): SPT's attention is proximal, scratch's is not",

@@ -20,7 +20,8 @@ A claim's statement, threshold, registration and record are its row in the one t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -188,44 +189,138 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def check_read_evidence(read: set[Path], root: Path) -> None:
-    """EvidenceError naming the file and the commit that recorded it when an evidence file under the
-    evidence folder ``root`` that a check read (``read``, resolved paths) differs from its recorded
-    content (:data:`~spt_theory.claims.records.EVIDENCE_HASHES`), or has no recorded content at all.
-    Files outside ``root`` (``--lra-evidence DIR`` of the user's own) are the user's and not held."""
-    base = Path(root).resolve()
-    for path in sorted(read):
+def _name_under(path: Path, root: Path) -> str | None:
+    """``path``'s name under the folder ``root`` as it is named (links not followed: a link keeps
+    the name of the file it stands for), else with both folders' links resolved; None if outside."""
+    named = Path(os.path.abspath(path))
+    for base, here in ((Path(os.path.abspath(root)), named),
+                       (Path(os.path.realpath(root)), Path(os.path.realpath(named.parent)) / named.name)):
         try:
-            name = path.relative_to(base).as_posix()
+            return here.relative_to(base).as_posix()
         except ValueError:
+            continue
+    return None
+
+
+def _link_note(path: Path) -> str:
+    """`` (a link to TARGET)`` where ``path`` or a folder above it is a link, else nothing."""
+    named, real = Path(os.path.abspath(path)), Path(os.path.realpath(path))
+    return f" (a link to {real})" if named != real else ""
+
+
+UNREGISTERED = "unregistered evidence"
+"""What a row says whose verdict read a file that is not the recorded evidence (verify's record column)."""
+
+
+def check_read_evidence(read: Mapping[Path, str] | Iterable[Path], root: Path,
+                        lra_root: Path | None = None) -> tuple[str, ...]:
+    """Hold every evidence file a check read to its recorded content
+    (:data:`~spt_theory.claims.records.EVIDENCE_HASHES`).
+
+    ``read`` maps each file as named (:data:`spt_theory.evidence.schema.READ`) to the sha256 of the
+    bytes parsed: the content after links are followed, wherever they lead, so a link to an edited
+    copy is an edited file (a path alone is hashed now).  A file named under the evidence folder
+    ``root`` (``verify --evidence``, by default the package's) raises EvidenceError, naming it and
+    the commit that recorded it, when its content differs from its entry or it has none.  A file
+    read from elsewhere (``verify --lra-evidence DIR``: a user's own sweep summaries) counts only
+    where its content is the recorded content of the same name under ``lra/``; otherwise it is
+    returned: the files of an :data:`UNREGISTERED` verdict, which never counts as recorded."""
+    found_digests = dict(read) if isinstance(read, Mapping) else {Path(p): _sha256(Path(p)) for p in read}
+    unregistered = []
+    for path, found in sorted(found_digests.items()):
+        name = _name_under(path, root)
+        if name is None:
+            inside = None if lra_root is None else _name_under(path, lra_root)
+            entry = None if inside is None else records.EVIDENCE_HASHES.get(f"{evidence.LRA}/{inside}")
+            if entry is None or entry[0] != found:
+                unregistered.append(str(path))
             continue
         entry = records.EVIDENCE_HASHES.get(name)
         if entry is None:
-            raise evidence.EvidenceError(f"{path}: read by a verdict but its content is recorded nowhere "
-                                         "(records.EVIDENCE_HASHES): no recorded evidence, no verdict")
+            raise evidence.EvidenceError(f"{path}{_link_note(path)}: read by a verdict but its content is recorded "
+                                         "nowhere (records.EVIDENCE_HASHES): no recorded evidence, no verdict")
         digest, commit = entry
-        found = _sha256(path)
         if found != digest:
-            raise evidence.EvidenceError(f"{path}: differs from the content recorded in {commit} (sha256 "
-                                         f"{found[:12]}..., recorded {digest[:12]}...): restore it (git checkout "
-                                         f"{commit} -- spt_theory/evidence/{name}) or record the new content with "
-                                         "its verdicts")
+            raise evidence.EvidenceError(f"{path}{_link_note(path)}: differs from the content recorded in {commit} "
+                                         f"(sha256 {found[:12]}..., recorded {digest[:12]}...): restore it (git "
+                                         f"checkout {commit} -- spt_theory/evidence/{name}) or record the new content "
+                                         "with its verdicts")
+    return tuple(unregistered)
+
+
+DOCUMENT_FAMILIES = ("L", "P", "G")
+"""The claim families whose thresholds a pre-registration document states
+(:data:`~spt_theory.claims.records.DOCUMENTS`): each of their checks first holds every document
+to its recorded hash."""
+
+
+REPO = Path(__file__).resolve().parents[2]
+"""The checkout (or install) :func:`check_documents` reads the pre-registration documents from."""
 
 
 def check_documents(repo: Path | None = None) -> None:
-    """EvidenceError naming the document when a pre-registration document of a checkout differs
-    from its recorded content (:data:`~spt_theory.claims.records.DOCUMENTS`); from an install without
-    the documents there is nothing to compare (the test suite compares them)."""
-    repo = Path(__file__).resolve().parents[2] if repo is None else Path(repo)
-    for name, digest in records.DOCUMENTS.items():
+    """EvidenceError naming the document and the commit that added it when a pre-registration
+    document of a checkout differs from its recorded content
+    (:data:`~spt_theory.claims.records.DOCUMENTS`); from an install without the documents there is
+    nothing to compare (the test suite compares them)."""
+    repo = REPO if repo is None else Path(repo)
+    checkout = (repo / "docs" / "preregistration").is_dir()
+    for name, (digest, commit) in records.DOCUMENTS.items():
         path = repo / name
-        if not path.is_file():
-            continue
-        found = _sha256(path)
+        if not checkout and not path.exists() and not path.is_symlink():
+            continue  # an install: no documents to compare
+        try:
+            if path.exists() and not path.is_file():  # a FIFO would hang the read
+                raise evidence.EvidenceError(f"{path}: a pre-registration document (added in {commit}) is not a "
+                                             "regular file")
+            found = _sha256(path)
+        except FileNotFoundError:
+            raise evidence.EvidenceError(f"{path}: a pre-registration document (added in {commit}) is missing from "
+                                         f"the checkout (restore it: git checkout {commit} -- {name})") from None
+        except OSError as error:
+            raise evidence.EvidenceError(f"{path}: a pre-registration document (added in {commit}) is unreadable "
+                                         f"({error.strerror or error})") from None
         if found != digest:
-            raise evidence.EvidenceError(f"{path}: a pre-registration document changed after its commit (sha256 "
-                                         f"{found[:12]}..., recorded {digest[:12]}...): a registration cannot change; "
-                                         "write a dated rule change instead (docs/preregistration.md)")
+            raise evidence.EvidenceError(f"{path}: a pre-registration document changed after its commit {commit} "
+                                         f"(sha256 {found[:12]}..., recorded {digest[:12]}...): a registration cannot "
+                                         f"change (restore it: git checkout {commit} -- {name}); write a dated rule "
+                                         "change instead (docs/preregistration.md)")
+
+
+class SettingsIgnored(RuntimeError):
+    """A check ran without applying ``--set`` and declares no fixed model: its verdict is an ERROR."""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A claim's measurement as the integrity checks let it stand (:func:`judge`)."""
+
+    measurement: Measurement
+    unregistered: tuple[str, ...] = ()
+    """Files the verdict read that are not the recorded evidence (``--lra-evidence DIR`` of a
+    user's): the verdict is shown, as :data:`UNREGISTERED`, and never counts as recorded."""
+
+
+def judge(claim: Claim, ctx: Context) -> Judged:
+    """Run ``claim``'s check behind every integrity check: the one path from evidence to a verdict,
+    for ``verify`` and the ``verdicts`` figure alike.  Raises EvidenceError (an ERROR row, never a
+    verdict) when a file registered with its threshold changed, a pre-registration document of its
+    family changed, or evidence it read differs from its recorded content
+    (:func:`check_read_evidence`); SettingsIgnored when it ignored ``--set``; and whatever the check
+    raises."""
+    from spt_theory.evidence import schema
+
+    check_registered_files(claim.id, ctx.evidence_root)  # a pre-registered file changed: ERROR
+    if claim.id.startswith(DOCUMENT_FAMILIES):
+        check_documents()  # a pre-registration document changed: ERROR
+    schema.READ.clear()
+    ctx = ctx.fresh()
+    m = claim.check(ctx)
+    if ctx.model_settings and not (ctx.applied or claim.fixed):  # never silently at the defaults
+        raise SettingsIgnored(f"{claim.id}: the check did not apply the model settings asked for (--set) and "
+                              "declares no fixed model (claim(fixed=...); docs/add-a-claim.md)")
+    unregistered = check_read_evidence(dict(schema.READ), ctx.evidence_root, ctx.lra_evidence)
+    return Judged(m, unregistered)
 
 
 def check_registered_files(claim_id: str, root: Path) -> None:

@@ -84,6 +84,7 @@ class _OneDNNLinear(torch.autograd.Function):
         ctx.input_shape = x.shape
         ctx.uses_xt = ctx.needs_input_grad[1] and n_in <= n_out
         ctx.folds_bias = ctx.uses_xt and bias is not None and ctx.needs_input_grad[2]
+        saved: torch.Tensor | None
         if ctx.uses_xt:
             saved = torch.empty(n_in + ctx.folds_bias, x2.shape[0], dtype=x2.dtype)
             saved[:n_in].copy_(x2.t())

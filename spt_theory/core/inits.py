@@ -165,7 +165,7 @@ def grid2d_proximity_init(model: Encoder, side: int | None = None, mass: float =
     scores ``LN(P) W_Q^T W_K LN(P)^T / sqrt(d_h)`` (float64, Adam, a fixed number of steps: the
     same model gives the same weights).  The scores of real inputs also carry LayerNorm's
     per-position scale, which the fit does not see: the probes measure the init on data
-    (``tests/core/test_inits.py``).
+    (``tests/core/test_grid_init.py``).
     """
     cfg = model.cfg
     if side is None:

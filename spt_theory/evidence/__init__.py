@@ -4,8 +4,8 @@ Files (package data, read with :mod:`importlib.resources`, so a regular and an e
 read the same bytes from any folder)::
 
     lra/<task>.json           the LRA sweep summaries claims L1-L4 read (``lra sweep --name evidence``)
-    lra/results/, earlier/,   the per-run result JSONs behind them, the earlier setting, exploratory
-      ablations/              ablations (provenance; not read by verify)
+    lra/results/, ablations/  the per-run result JSONs behind them, exploratory ablations
+                              (provenance; not read by verify)
     race/pathfinder16.json    the Pathfinder-16 escape race, claim L5 (``lra race``)
     plateau/plateau_runs.json the plateau grid, claims P1-P5 (``plateau``)
     plateau/gradient_rms.json the noise scale s(n) the plateau law uses

@@ -1,6 +1,6 @@
 """Per-example test correctness, as evidence keeps it: which test examples a run classified correctly.
 
-Arms are compared paired on the same test examples (DESIGN.md, "Statistics of a verdict"), so every
+Arms are compared paired on the same test examples (docs/statistics.md), so every
 evaluation of an LRA run's test split keeps, beside its ``test_accuracy``, a ``test_correct``
 object in the test split's order (example i of the split is bit i)::
 

@@ -1,8 +1,7 @@
 """The LRA evidence formats, over the shared schema (:mod:`spt_theory.evidence.schema`): the sweep
 summary (:class:`SweepSummary`), the pre-registered decide experiments (:class:`DecideEvidence`),
-the escape race (:class:`RaceEvidence`), the GPU run's summary (:class:`GPUSummary`), the GPU
-twin's files (:class:`TwinSummary`, :class:`TwinGroup`).  A reader
-says ``schema.load(path, lra_schema.SweepSummary, settings)``.
+the escape race (:class:`RaceEvidence`), the GPU twin's files (:class:`TwinSummary`,
+:class:`TwinGroup`).  A reader says ``schema.load(path, lra_schema.SweepSummary, settings)``.
 
 Per-example test correctness (``test_correct``, :mod:`spt_theory.evidence.correctness`) may sit
 beside a ``test_accuracy`` (curve points, untrained controls); where it does it must decode, count
@@ -31,7 +30,6 @@ from spt_theory.evidence.schema import (
     Positive,
     PositiveCount,
     Seed,
-    Version,
     Versioned,
     close,
     unique,
@@ -406,14 +404,6 @@ class RaceEvidence(Versioned):
         correctness.check_counts([(f"arms[{j}].curve[{i}]", p) for j, a in enumerate(self.arms)
                                   for i, p in enumerate(a.curve)], self.data.n_test)
         return self
-
-
-# ---------------------------------------------------------------------------------- GPU summary
-class GPUSummary(Open):
-    """The GPU confirmation run's ``summary.json`` (written by ``scripts/lra_gpu_confirm.sh``)."""
-
-    schema_version: Version | None = None
-    device: Any = None
 
 
 # ---------------------------------------------------------------------------------- GPU twin

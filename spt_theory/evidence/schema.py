@@ -19,14 +19,16 @@ an :class:`~spt_theory.evidence.EvidenceError` naming the file and the field's p
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from spt_theory.evidence import EvidenceError
+from spt_theory.evidence import EvidenceError, strict
 from spt_theory.evidence.strict import strict_json
 
 SCHEMA_VERSION = 1
@@ -204,7 +206,12 @@ def _message(error: Mapping[str, Any]) -> str:
 def parse(text: str | bytes, model: type[BaseModel], name: str) -> dict:
     """``text`` parsed as JSON (:func:`strict_json`) and validated by ``model``: the plain object
     (EvidenceError otherwise)."""
-    data = strict_json(text, name)
+    return validate(strict_json(text, name), model, name)
+
+
+def validate(data: Any, model: type[BaseModel], name: str) -> dict:
+    """JSON ``data`` already read strictly (:func:`strict_json`, :func:`strict.read`) validated by
+    ``model``: the plain object (EvidenceError otherwise)."""
     if not isinstance(data, dict):
         raise EvidenceError(f"{name}: (top level): not an object")
     try:
@@ -271,21 +278,15 @@ def load(path: str | Path, model: type[BaseModel], settings: Mapping[str, Any] |
     ``settings`` asked for (:func:`check_model_settings`); EvidenceError if it is missing,
     unreadable, does not fit, or was made at other model settings."""
     path = Path(path)
-    try:
-        if path.exists() and not path.is_file():  # a FIFO would hang the read, a folder cannot be read
-            raise EvidenceError(f"{path}: not a regular file (no evidence, no verdict)")
-        text = path.read_bytes()
-    except FileNotFoundError:
-        raise EvidenceError(f"{path}: missing (no evidence, no verdict)") from None
-    except OSError as error:
-        raise EvidenceError(f"{path}: unreadable ({error.strerror or error})") from None
-    data = parse(text, model, str(path))
+    data = validate(strict.read(path), model, str(path))  # size and kind by stat, before reading
     check_model_settings(data, str(path), settings)
-    READ.add(path.resolve())
+    READ[Path(os.path.abspath(path))] = hashlib.sha256(text).hexdigest()
     return data
 
 
-READ: set[Path] = set()
-"""Every evidence file :func:`load` has read in this process (resolved): what a verdict rests on,
-so a test can hold each one to a recorded hash (``tests/evidence/test_evidence_hashes.py``)."""
+READ: dict[Path, str] = {}
+"""Every evidence file :func:`load` has read in this process: its path as named (absolute, links
+not followed, so a link keeps the name of the file it stands for) -> the sha256 of the bytes parsed
+(read through any link, wherever it leads).  What a verdict rests on, held to the recorded hashes by
+:func:`spt_theory.claims.registry.check_read_evidence`."""
 

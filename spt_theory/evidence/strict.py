@@ -8,12 +8,19 @@ a traceback).
   ValueError);
 - a file over :data:`MAX_BYTES` or nested deeper than :data:`MAX_DEPTH` (a 200,000-deep nesting
   raises RecursionError inside ``json``).
+
+:func:`read` is the one way an evidence file is read from disk (``schema.load``, ``decide collect``'s
+sweep summaries): its size is taken with ``stat`` before a byte is read, so a 3 GB (sparse) file is
+one line, not a MemoryError, and a FIFO, device or folder is refused without opening it.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import stat
+from pathlib import Path
 from typing import Any
 
 from spt_theory.evidence import EvidenceError
@@ -77,3 +84,33 @@ def strict_json(text: str | bytes, name: str) -> Any:
         raise EvidenceError(f"{name}: not evidence JSON ({error})") from None
     _walk(data, name)
     return data
+
+
+def read(path: str | os.PathLike, name: str | None = None) -> Any:
+    """The file ``path`` read as strict evidence JSON (:func:`strict_json`); ``name`` (default the
+    path) begins every message.  Before a byte is read, ``stat`` says it is a regular file (a FIFO
+    would hang the read, a device never end) of at most :data:`MAX_BYTES` (a 3 GB file is refused
+    without reading it); and no more than that is read even if it grows meanwhile.  EvidenceError
+    in one line: missing, not a regular file, too large, unreadable, or not strict JSON."""
+    path = Path(path)
+    name = str(path) if name is None else name
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise EvidenceError(f"{name}: missing (no evidence, no verdict)") from None
+    except OSError as error:
+        raise EvidenceError(f"{name}: unreadable ({error.strerror or error})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise EvidenceError(f"{name}: not a regular file (no evidence, no verdict)")
+    if info.st_size > MAX_BYTES:
+        raise EvidenceError(f"{name}: {info.st_size} bytes, over the {MAX_BYTES} an evidence file may have")
+    try:
+        with open(path, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):  # replaced between the stat and the open
+                raise EvidenceError(f"{name}: not a regular file (no evidence, no verdict)")
+            text = file.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise EvidenceError(f"{name}: missing (no evidence, no verdict)") from None
+    except OSError as error:
+        raise EvidenceError(f"{name}: unreadable ({error.strerror or error})") from None
+    return strict_json(text, name)

@@ -88,6 +88,11 @@ def _draw(args: argparse.Namespace, seeds: tuple[int, ...], settings: dict) -> i
             print(f"{name}: not drawn, needs training: {'; '.join(missing.needs)} "
                   f"(about {_minutes(sum(missing.needs.values()))})", flush=True)
             continue
+        except context.DrawnWithErrors as drawn:  # drawn, showing verify's ERROR rows as errors: a failure
+            print(f"{name}: {', '.join(map(str, drawn.paths))}  ({time.perf_counter() - t0:.1f} s)", flush=True)
+            print(f"error: {name}: {drawn}", file=sys.stderr, flush=True)
+            failed.append(name)
+            continue
         except StorageError as err:  # read-only or full cache / output folder: the rest would fail too
             print(f"error: {err}", file=sys.stderr, flush=True)
             return 2

@@ -59,6 +59,15 @@ class FigureSkipped(Exception):
     """A figure whose inputs do not exist (e.g. no LRA results): reported, not an error."""
 
 
+class DrawnWithErrors(Exception):
+    """A figure drawn and saved (``paths``) that shows ERROR rows, evidence that verify gives ERROR,
+    as errors: the command names them and fails (exit 1)."""
+
+    def __init__(self, paths: list[Path], message: str):
+        super().__init__(message)
+        self.paths = paths
+
+
 class NotCached(Exception):
     """Runs a figure needs that the cache does not hold, while training was not asked for:
     ``needs`` maps each run (recipe, seed, the stages to train) to its estimated seconds."""

@@ -11,6 +11,11 @@ regularisation chosen on the validation split, and read once on the held-out tes
   (k = 3 and 5; each pixel quantised to 0, faint (< 128) or strong; 5 x 5 hashed into 2^18 bins) or
   of token n-grams (n = 2 and 3, hashed the same way).
 
+Every split must hold at least two classes (a classifier cannot be fitted on one, and read on one
+its accuracy says nothing of the window): otherwise one line names the split and its class counts.
+The command says on stderr what it is doing, and at least every :data:`HEARTBEAT` seconds while
+one step (loading, one fit) runs on.
+
 The floor is the best floor baseline, the ceiling the best ceiling baseline.  A task can show the
 mechanism under test (DESIGN.md, "Where a comparison can show") when the ceiling stands well above
 both chance and the floor.  The report (``--json PATH``, schema
@@ -21,6 +26,9 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,6 +45,8 @@ HASH_BINS = 1 << 18
 INTENSITY_BINS = 16
 STRONG = 128
 """Pixel intensity from which a pixel counts as strong ink (below: faint; 0: none)."""
+HEARTBEAT = 30.0
+"""Seconds of silence after which the command says on stderr that it is still at the same step."""
 
 
 @dataclass(frozen=True)
@@ -211,9 +221,24 @@ def fit(features: Callable, data, side: int | None, vocab: int) -> dict:
             "val_accuracy": 100.0 * val, "C": c, "features": int(x_train.shape[1])}
 
 
+def check_classes(data) -> None:
+    """InputError in one line unless each split of ``data`` holds at least two classes, naming the
+    first split that does not and every split's class counts (``train 0: 180, 1: 0``)."""
+    counts = {split: np.bincount(np.asarray(y.cpu().numpy() if hasattr(y, "cpu") else y).reshape(-1).astype(np.int64))
+              for split, y in (("train", data.y_train), ("val", data.y_val), ("test", data.y_test))}
+    for split, count in counts.items():
+        if np.count_nonzero(count) < 2:
+            said = "; ".join(f"{name} " + (", ".join(f"{k}: {n}" for k, n in enumerate(c) if n) or "no examples")
+                             for name, c in counts.items())
+            raise InputError(f"{split} split: {'no class' if not count.sum() else 'one class'} (class counts "
+                             f"{said}); the audit needs at least two classes in every split: nothing was fitted")
+
+
 def audit(data, progress: Callable[[str], None] | None = None) -> dict:
     """Every baseline of the task's kind on ``data`` (an :class:`~spt_theory.lra.data.LRAData`);
-    the floor, the one-hop ceiling and chance (the majority class of test)."""
+    the floor, the one-hop ceiling and chance (the majority class of test).  InputError, before
+    any fit, unless every split holds two classes or more (:func:`check_classes`)."""
+    check_classes(data)
     pixel = data.vocab.pad_id is None
     width = _flat(data.x_train).shape[1]
     side = math.isqrt(width) if pixel else None
@@ -243,6 +268,44 @@ def format_audit(report: dict) -> str:
              f"({report['floor']}), one-hop ceiling {report['ceiling_accuracy']:.1f}% ({report['ceiling']}); "
              f"window {report['window']:.1f} points"]
     return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------- progress
+class Heartbeat:
+    """``say(step)`` prints ``audit: <step> ...`` on stderr (``say(step, aloud=False)`` only notes
+    it); inside ``with``, a step that goes on for ``every`` seconds (default :data:`HEARTBEAT`)
+    without another line is said with its time (``audit: still fitting ngrams3 (60 s)``), so the
+    command is never silent a minute."""
+
+    def __init__(self, every: float | None = None) -> None:
+        self.every = HEARTBEAT if every is None else every
+        self._lock, self._stop = threading.Lock(), threading.Event()
+        self._step, self._since = "starting", time.monotonic()
+        self._said = self._since
+        self._thread = threading.Thread(target=self._beat, name="audit-heartbeat", daemon=True)
+
+    def __call__(self, step: str, aloud: bool = True) -> None:
+        with self._lock:
+            self._step, self._since = step, time.monotonic()
+            self._said = self._since
+            if aloud:
+                print(f"audit: {step} ...", file=sys.stderr, flush=True)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(min(self.every, 1.0) / 2):
+            with self._lock:
+                now = time.monotonic()
+                if now - self._said >= self.every:
+                    self._said = now
+                    print(f"audit: still {self._step} ({now - self._since:.0f} s)", file=sys.stderr, flush=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 # ----------------------------------------------------------------------------------- command line
@@ -283,10 +346,13 @@ def execute(args) -> dict:
             raise InputError(f"--set {text}: expected FIELD=VALUE") from None
     config = apply_overrides(config_for(args.task), tuple(overrides))
     cli_args.refuse_evidence_outputs(args)
-    data = load_task_data(config, args.data_dir)  # bad data stop here, before anything is made
-    if args.json is not None:
-        prepare_output(args.json)
-    report = audit(data, progress=lambda name: print(f"fitting {name} ...", flush=True))
+    with Heartbeat() as say:
+        say(f"loading {args.task} from {args.data_dir}", aloud=False)  # bad data: their one line alone
+        data = load_task_data(config, args.data_dir)  # bad data stop here, before anything is made
+        check_classes(data)
+        if args.json is not None:
+            prepare_output(args.json)
+        report = audit(data, progress=lambda name: say(f"fitting {name}"))
     report = {"schema_version": schema.SCHEMA_VERSION, "model_defaults": schema.model_defaults(), "task": args.task,
               "settings": dict(overrides), "data": {"fingerprint": data.fingerprint(), "width": data.width,
                                                    "n_train": len(data.y_train), "n_val": len(data.y_val),

@@ -29,7 +29,7 @@ from typing import Any
 
 from spt_theory import evidence
 from spt_theory.core import args as cli_args
-from spt_theory.evidence import lra_schema, schema
+from spt_theory.evidence import lra_schema, schema, strict
 from spt_theory.lra.data import data_source
 from spt_theory.lra.runner import LRARun, RunOptions, versions
 from spt_theory.lra.sweep import RUN_MECHANICS, format_summary, spread, summary_path, sweep
@@ -339,13 +339,10 @@ def collect(experiment: Experiment, out: Path) -> dict:
 
 def _read_summary(path: Path) -> dict:
     """A sweep summary, validated as one (a sweep writes no schema version: the code's are added)."""
-    try:
-        summary = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"{path}: not a readable sweep summary ({type(error).__name__})") from None
+    summary = strict.read(path)  # one line: a huge integer, deep nesting, a key twice, over the size cap
     if isinstance(summary, dict):
         summary = {"schema_version": schema.SCHEMA_VERSION, "model_defaults": schema.model_defaults(), **summary}
-    return schema.parse(json.dumps(summary), lra_schema.SweepSummary, str(path))
+    return schema.validate(summary, lra_schema.SweepSummary, str(path))
 
 
 def _piece(experiment: Experiment, summary: dict) -> dict:

@@ -360,7 +360,9 @@ class LRARun:
         """The random init of ``seed`` (made on the CPU, so it is the same on every device), then
         the ``init`` hook (module doc)."""
         torch.manual_seed(self.options.seed)
-        model = build(model_config) if isinstance(model_config, ControlConfig) else Encoder(model_config)
+        if isinstance(model_config, ControlConfig):  # RunOptions allows an init hook for the transformer only
+            return build(model_config).to(self.runtime.device)
+        model = Encoder(model_config)
         if self.options.init == "proximity":
             (proximity_init if model_config.vocab_size > 0 else grid_proximity_init)(model)
         elif self.options.init == "proximity2d":

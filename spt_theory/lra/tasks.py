@@ -114,8 +114,9 @@ def references_text() -> str:
 
 
 # ------------------------------------------------------------------------------ the LRA tasks
-# Values from LRA.md (Amos et al.); the warm-up lengths are a choice within its stated 2000-5000
-# steps (longer for the long token tasks, whose pretraining learning rates are highest).
+# Values from Amos et al. ("Never Train from Scratch", ICLR 2024, and their released configs); the
+# warm-up lengths are a choice within their stated 2000-5000 steps (longer for the long token
+# tasks, whose pretraining learning rates are highest).
 
 register_task("listops", LRAConfig(
     task="listops", n_layers=6, d_model=512, n_heads=8, d_ff=2048, head="linear", pooling="mean",

@@ -19,9 +19,10 @@ def make_optimizer(model: Encoder, lr: float, *, freeze: tuple[str, ...] = (), k
 
     Weight decay (``Stage.weight_decay``, 0.01) applies to every trainable parameter, LayerNorm
     gains, biases and embeddings included.  This is the recipe on purpose: the design's prototype,
-    whose numbers the walk claims reproduce (``DESIGN.md``: "AdamW lr 1e-3, batch 64"), and the
-    LRA recipe (``LRA.md``: "AdamW") name plain AdamW, i.e. ``torch.optim.AdamW(model.parameters())``
-    with torch's default ``weight_decay=0.01`` on every parameter.  Most Transformer code instead
+    whose numbers the walk claims reproduce ("AdamW lr 1e-3, batch 64"), names plain AdamW, i.e.
+    ``torch.optim.AdamW(model.parameters())`` with torch's default ``weight_decay=0.01`` on every
+    parameter (docs/weight-decay.md; Amos et al.'s LRA configs set decay 0, which that page weighs
+    for the LRA runs).  Most Transformer code instead
     exempts LayerNorm, bias and embedding parameters; on the walk task (seed 0, scratch and SPT
     then finetune) that split leaves every test accuracy as it is and moves the band mass by under
     0.5% (README, section "Weight decay"); it is not used, so no cached run moves.

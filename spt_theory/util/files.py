@@ -29,6 +29,7 @@ import json
 import math
 import os
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -161,17 +162,39 @@ def refuse_evidence(path: str | os.PathLike, option: str = "") -> None:
                          f"({EVIDENCE_FOLDER}); only --promote writes there: nothing was written")
 
 
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+          (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
+
+
+def refuse_special(path: str | os.PathLike) -> None:
+    """:class:`StorageError` (an InputError: one line, exit 2) naming ``path`` when something other
+    than a regular file stands there (through a link: a link to ``/dev/full`` is a device): a
+    writer replaces only a file, never a device node, FIFO, socket or folder that is not its own.
+    Nothing there (or a dangling link) is fine."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # nothing there, a dangling link, a folder we cannot search: the write says
+        return
+    for test, kind in _KINDS:
+        if test(mode):
+            raise StorageError(f"{path}: cannot write ({kind} stands there, not a regular file; "
+                               "a writer replaces only a file: nothing was written)")
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], object]) -> Path:
     """Call ``write(tmp_path)`` and move the finished file onto ``path`` atomically.
 
-    A ``path`` inside the committed evidence is refused (:func:`refuse_evidence`) unless promoting.
-    The file gets mode ``0666 & ~umask``.  An OSError while writing (no space, read-only folder),
+    A ``path`` inside the committed evidence is refused (:func:`refuse_evidence`) unless promoting;
+    a ``path`` where something other than a regular file stands (a device, FIFO, socket or folder,
+    a link to one) is refused before anything is written (:func:`refuse_special`), and again just
+    before the move.  The file gets mode ``0666 & ~umask``.  An OSError while writing (no space, read-only folder),
     or an error raised while handling one, becomes a :class:`StorageError` naming ``path``; the
     previous file at ``path`` stays intact.  (``write`` should write through a Python file object:
     C++ writers such as ``torch.save(obj, path)`` lose the OSError.)
     """
     path = Path(path)
     refuse_evidence(path)
+    refuse_special(path)
     make_dirs(path.parent)
     tmp = None
     try:
@@ -179,6 +202,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], object]) -> Pa
             tmp = _temporary_beside(path)
         os.chmod(tmp, 0o666 & ~_umask())
         write(Path(tmp))
+        refuse_special(path)  # made meanwhile
         os.replace(tmp, path)
     except BaseException as error:
         if tmp is not None:  # this call's own temporary file, and nothing else
@@ -274,13 +298,15 @@ def check_output(path: str | os.PathLike) -> list[Path]:
     Missing parent folders are created (the caller announces them); a probe temporary file, named
     like :func:`atomic_write`'s (``.NAME.<pid>.*.tmp``), is created and removed in the folder.  A
     folder that cannot be created or written, or a ``path`` that is a folder, raises
-    :class:`StorageError` naming ``path``; a ``path`` inside the committed evidence, InputError
-    (:func:`refuse_evidence`).
+    :class:`StorageError` naming ``path``; a ``path`` inside the committed evidence, or one where a
+    device, FIFO or socket stands, InputError (:func:`refuse_evidence`; :func:`refuse_special`, a
+    StorageError).
     """
     path = Path(path)
     refuse_evidence(path)
     if path.is_dir():
         raise StorageError(f"{path}: cannot write (it is a folder)")
+    refuse_special(path)
     missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
     make_dirs(path.parent)
     os.unlink(_temporary_beside(path))

@@ -252,3 +252,50 @@ def test_verify_prints_the_exit_status_it_returns_when_the_json_cannot_be_writte
     summary = [line for line in out.splitlines() if " claims in " in line]
     assert code == 2 and summary and summary[-1].endswith(f"; exit {code}"), out
     error_line(err, str(target), "cannot write")
+
+
+# ------------------------------------------------------------------------ issue 57, item 10 (verify's part)
+@pytest.fixture
+def no_claim_runs(monkeypatch):
+    """verify's run_claim replaced: a test of a refusal fails at once, never trains, if a claim runs."""
+    def refuse(claim, ctx):
+        raise AssertionError(f"{claim.id} ran: the arguments should have been refused before any work")
+
+    monkeypatch.setattr("spt_theory.verify.run_claim", refuse)
+
+
+@pytest.mark.parametrize("option", ["--evidence", "--lra-evidence"])
+def test_a_missing_evidence_folder_is_one_line_and_exit_2_before_any_work(option, tmp_path, capsys, no_claim_runs,
+                                                                          error_line):
+    """Before: an ERROR row for every claim that reads it (27 of them), exit 1."""
+    missing = tmp_path / "no-such-folder"
+    assert main(["--only", "L", option, str(missing), "--no-progress"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "", captured.out
+    error_line(captured.err, option, str(missing), "no such folder")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    assert main(["--only", "L", option, str(a_file), "--no-progress"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    error_line(captured.err, option, "not a folder")
+
+
+@pytest.mark.parametrize("only", ["", " "])
+def test_an_empty_only_is_one_line_and_exit_2(only, capsys, no_claim_runs, error_line):
+    """Before: --only "" selected all 71 claims and trained."""
+    assert main(["--only", only, "--no-progress"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    error_line(captured.err, "--only", "empty")
+    assert main(["--only", "T1", only, "--no-progress"]) == 2
+    error_line(capsys.readouterr().err, "--only", "empty")
+
+
+def test_only_gates_selected_gives_a_sensible_summary_line(capsys):
+    """Before: '0 claims in 0.0 s: ; gates L6 FAIL, L6s FAIL; ...'."""
+    assert main(["--only", "L6", "--no-progress"]) == 0
+    summary = capsys.readouterr().out.strip().splitlines()[-1]
+    assert ": ;" not in summary, summary
+    assert summary.startswith("0 claims in ") and "s; gates L6 FAIL, L6s FAIL; 2/2 as recorded; exit 0" in summary, \
+        summary

@@ -106,7 +106,7 @@ COMMANDS = {
     "lra scratch": ("spt_theory.lra.__main__", ["scratch", "--task", "listops", "--data-dir", "{T}", "--out", "{E}"]),
     "lra sweep": ("spt_theory.lra.__main__", ["sweep", "--task", "listops", "--data-dir", "{T}", "--out", "{E}/lra"]),
     "lra race": ("spt_theory.lra.__main__", ["race", "--data-dir", "{T}", "--out", "{E}"]),
-    "lra probe": ("spt_theory.lra.__main__", ["probe", "{T}", "--out", "{E}/lra/earlier"]),
+    "lra probe": ("spt_theory.lra.__main__", ["probe", "{T}", "--out", "{E}/lra/results"]),
 }
 
 
@@ -181,30 +181,3 @@ def test_figures_refuse_to_draw_evidence_of_another_width(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "evidence made at d_model=64; asked for d_model=32" in err
     assert not list((tmp_path / "lra").glob("*.png"))
-
-
-@pytest.mark.parametrize("marked_by", ["the data step", "the generator"])
-def test_the_data_step_never_replaces_a_folder_holding_a_users_file(marked_by, tmp_path):
-    import sys
-
-    from spt_theory.lra.gpu.data import generate_data, made_here
-    from spt_theory.lra.gpu.plan import TINY
-    from spt_theory.util.files import OWNED
-    from spt_theory.util.provenance import write_marker
-    from synthetic import listops
-
-    data = tmp_path / "R" / "data"
-    own = data / "listops-1000"
-    for name, rows in listops.generate_splits({"train": 4, "val": 2, "test": 2}, 3, 20).items():
-        listops.write_split(own / f"basic_{name}.tsv", rows)
-    write_marker(own, "synthetic.listops", {"seed": 0})
-    if marked_by == "the data step":
-        (own / OWNED).write_text("made\n")
-    assert made_here(data, own) is None  # the toolkit's own files only: replaceable
-    (own / "MY_NOTES.txt").write_text("my notes\n")
-    before = {p.name: p.read_bytes() for p in own.iterdir()}
-    why = made_here(data, own)
-    assert why is not None and "MY_NOTES.txt" in why and "nothing was changed" in why
-    step = generate_data(sys.executable, data, TINY, 60, tmp_path / "logs")
-    assert step.status == "failed" and "MY_NOTES.txt" in step.message and "\n" not in step.message
-    assert {p.name: p.read_bytes() for p in own.iterdir()} == before

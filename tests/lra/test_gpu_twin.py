@@ -413,26 +413,6 @@ def test_the_folders_are_checked_before_anything_is_made_or_wiped(case, tmp_path
     assert sorted(p.name for p in run.iterdir()) == before and (run / "summary.json").read_bytes() == stamp
 
 
-@pytest.mark.parametrize("value", ["inf", "nan", "0"])
-def test_the_sweeps_budget_must_be_finite_and_positive(value, capsys):
-    from spt_theory.lra.gpu.confirm import main as confirm_main
-
-    assert confirm_main(["--dry-run", "--budget", value]) == 2
-    assert "--budget must be a finite number of seconds > 0" in capsys.readouterr().err
-
-
-def test_the_cpu_bench_times_the_stacked_the_separate_and_the_vmap_ensembles(tmp_path, capsys):
-    from spt_theory.lra.gpu import bench_ensembles
-
-    out = tmp_path / "bench.json"
-    assert bench_ensembles.main(["--members", "2", "--steps", "1", "--width", "8", "--batch", "4",
-                                 "--json", str(out)]) == 0
-    figures = json.loads(out.read_text())["figures"]
-    assert set(figures) == {"stacked", "separate", "vmap"}
-    assert all(f["model_steps_per_second"] > 0 for f in figures.values())
-    assert capsys.readouterr().out.count("model-steps/s") == 3
-
-
 def test_the_short_settings_data_are_balanced_contour_3_and_not_taken_for_contour_6(tmp_path, capsys):
     path = tmp_path / "short.npz"
     assert twin.main(["--tiny", "--setting", "short", "--make-data", str(path), "--workers", "1"]) == 0

@@ -1,6 +1,6 @@
 """LRA runner end to end on tiny data of all five tasks: scratch, SPT then finetune, report,
 best-checkpoint transplant, resume, the pair head, masking and DDP on CPU (the GPU script:
-tests/lra/test_gpu_confirm.py)."""
+tests/lra/test_gpu_twin.py)."""
 
 import json
 import os

@@ -157,3 +157,17 @@ def test_separation_for_inverts_power():
     s = stats.separation_for(0.8, 2.5, 8)
     assert stats.power(s, 2.5, 8) == pytest.approx(0.8, abs=1e-6)
     assert stats.separation_for(0.8, 2.5, 16) < s
+
+
+def test_reach_test_is_mcnemars_exact_test_on_the_discordant_seeds():
+    from spt_theory.stats import reach_test
+
+    a = {0: True, 1: True, 2: True, 3: True, 4: False, 5: True, 6: True, 7: True}
+    b = {0: False, 1: False, 2: True, 3: False, 4: False, 5: False, 6: False, 7: True}
+    r = reach_test(a, b)
+    assert (r.only_a, r.only_b, r.both, r.neither) == (5, 0, 2, 1)
+    assert r.p_value == 0.5 ** 5
+    assert reach_test(b, a).p_value == 1.0  # b reaches the bar on no seed where a does not
+    assert reach_test(a, a).p_value == 1.0  # no discordant seed
+    with pytest.raises(ValueError, match="different seeds"):
+        reach_test(a, {0: True})

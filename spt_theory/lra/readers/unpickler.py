@@ -28,7 +28,8 @@ def _array_from_buffer(buffer, dtype, shape, order):
         raise pickle.UnpicklingError(f"refusing _frombuffer of a {type(buffer).__name__}")
     if not isinstance(dtype, np.dtype) or dtype.hasobject or order not in ("C", "F"):
         raise pickle.UnpicklingError(f"refusing _frombuffer with dtype {dtype!r}, order {order!r}")
-    return np.frombuffer(buffer, dtype=dtype).reshape(shape, order=order)
+    array = np.frombuffer(buffer, dtype=dtype)  # type: ignore[arg-type]  # PickleBuffer: numpy's stubs omit it
+    return array.reshape(shape, order=order)
 
 
 def _empty_array(subtype, shape, dtype):
