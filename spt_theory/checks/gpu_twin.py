@@ -15,8 +15,12 @@ that ran and lost its evidence is an ERROR).
   **G3 / G3s**: (hybrid - scratch) - 0.5 (SPT - scratch); PASS lo > 0, FAIL hi < 0; only after a
   G1 (G1s) PASS.  **G6s** (gate): the proximity init at >= 88% on at least 6 of the 8 seeds PASS,
   on at most 2 FAIL; G1s-G4s only after a G6s PASS.
-- A cut run is a pilot: every claim INCONCLUSIVE, its intervals at the step reached printed.  A
-  claim whose arm the plan dropped is INCONCLUSIVE.
+- A cut run (its deadline) or a stopped one (a signal or an error on the lent machine) is a pilot:
+  every claim INCONCLUSIVE, its intervals at the step reached printed.  A claim whose arm the plan
+  dropped, or one of whose arms has a diverged run (a non-finite train loss), is INCONCLUSIVE.
+- The evidence must be its registration's design (:func:`spt_theory.lra.gpu.twin_plan.conform`:
+  sizes, model, optimiser, seeds 500-507, arms, steps, evaluations, the registered data's
+  fingerprint): the first field that differs is an ERROR row naming it.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import EvidenceError, lra_schema, require, schema
 from spt_theory.lra.curves import best_correctness, best_within
+from spt_theory.lra.gpu.twin_plan import REGISTERED as REGISTERED  # the document the G claims are registered in
+from spt_theory.lra.gpu.twin_plan import conform
 
-REGISTERED = "docs/preregistration/2026-12-04-gpu-twin.md"
 PRE = "pre-registered 2026-12-04 (before any GPU run)"
 SUPPORT = 3.5
 BOUND = 3.0
@@ -92,7 +97,9 @@ def load(ctx: Context, setting: str) -> dict | None:
         return None
     found = schema.load(path, lra_schema.TwinEvidence, settings)
     require(found["setting"] == setting, path, "setting", repr(setting))
-    require(found["registered"] == REGISTERED, path, "registered", repr(REGISTERED))
+    faults = conform(found)  # the registration's design, field by field (as lra.decide.conform)
+    if faults:
+        raise EvidenceError(f"{path}: {faults[0]}" + (f" (and {len(faults) - 1} more)" if len(faults) > 1 else ""))
     return found
 
 
@@ -181,6 +188,23 @@ def verdict_of(ctx: Context, claim_id: str) -> tuple[str, list[str], dict, str |
     if dropped:
         return ("INCONCLUSIVE", [f"arms planned: {', '.join(plan['arms'])}"], {"dropped": dropped},
                 f"arm {', '.join(dropped)} dropped by the registered shrinking")
+    arms = [arm for arm, _ in contrast.weights]
+    diverged = sorted((r["arm"], r["seed"], r["diverged"]) for r in found["runs"]
+                      if r["arm"] in arms and r.get("diverged") is not None)
+    if diverged:
+        return ("INCONCLUSIVE", [f"run ({a}, {s}) diverged at step {step} (train loss not finite)"
+                                 for a, s, step in diverged], {"diverged": [list(d) for d in diverged]},
+                f"{len(diverged)} run(s) of its arms diverged (a NaN or infinite train loss): "
+                + ", ".join(f"({a}, {s})" for a, s, _ in diverged[:3]))
+    stopped = found.get("stopped")
+    if stopped is not None:
+        why = (f"stopped by {stopped['by']} in its {stopped['phase']} phase at step {stopped['step']} of "
+               f"{stopped['planned']}: a stopped run is read as a pilot")
+        if stopped["step"] == 0:
+            return "INCONCLUSIVE", [stopped["why"]], {"stopped": stopped}, why
+        result, lines, details, _ = judge(found, path, contrast, None)
+        return ("INCONCLUSIVE", [f"pilot reading at the step reached (judged by nothing): {line}" for line in lines],
+                {**details, "stopped": stopped, "pilot_verdict": result}, why)
     if cut is not None:
         why = f"cut at {cut['phase']} step {cut['step']} of {cut['planned']}: a cut run is read as a pilot"
         if cut["phase"] == "pretraining":

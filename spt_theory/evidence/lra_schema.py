@@ -411,7 +411,8 @@ class TwinPoint(Open):
     """An evaluation of one twin run: ``step`` counts SPT's steps for the arms that pretrain."""
 
     step: PositiveCount
-    train_loss: Number
+    train_loss: Number | None
+    """null from the point where its run diverged (a non-finite train loss: ``TwinRun.diverged``)."""
     val_accuracy: Fraction
     test_accuracy: Fraction
     test_correct: dict[str, Any]
@@ -426,12 +427,20 @@ class TwinRun(Open):
     offset: Count
     curve: list[TwinPoint]
     test_accuracy: Fraction | None = None
+    diverged: PositiveCount | None = None
+    """The curve step at which its train loss was first not finite (its rows are INCONCLUSIVE)."""
 
     @model_validator(mode="after")
     def _curve(self) -> TwinRun:
         steps = [p.step for p in self.curve]
         if steps != sorted(set(steps)):
             raise ValueError(f"run ({self.arm}, {self.seed}): curve steps not increasing")
+        for p in self.curve:
+            if (p.train_loss is None) != (self.diverged is not None and p.step >= self.diverged):
+                raise ValueError(f"run ({self.arm}, {self.seed}): train_loss {p.train_loss} at step {p.step} with "
+                                 f"diverged {self.diverged} (null exactly from the step it diverged)")
+        if self.diverged is not None and self.diverged not in steps:
+            raise ValueError(f"run ({self.arm}, {self.seed}): diverged at {self.diverged}, not one of its evaluations")
         if self.test_accuracy is not None and (not self.curve or self.test_accuracy != self.curve[-1].test_accuracy):
             raise ValueError(f"run ({self.arm}, {self.seed}): test_accuracy {self.test_accuracy} is not its curve's "
                              "last point's")
@@ -456,6 +465,24 @@ class TwinCut(Open):
         return self
 
 
+class TwinStop(Open):
+    """Where a twin run was stopped by a signal (SIGINT, SIGTERM) or an error before its end: the
+    phase, the supervised step of the last evaluation written (0: none) and the steps planned."""
+
+    phase: str
+    by: str
+    why: str
+    step: Count
+    planned: PositiveCount | None
+    at: NonNegative
+
+    @model_validator(mode="after")
+    def _before(self) -> TwinStop:
+        if self.planned is not None and self.step > self.planned:
+            raise ValueError(f"stopped at step {self.step}, past the planned {self.planned}")
+        return self
+
+
 class TwinGroup(Open):
     """A GPU twin's ``group-0.json``: the runs, streamed as they train (``spt_theory.lra.gpu.twin``)."""
 
@@ -466,6 +493,7 @@ class TwinGroup(Open):
     data: str = Field(min_length=64, max_length=64)
     config: dict[str, Any]
     cut: TwinCut | None = None
+    stopped: TwinStop | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> TwinGroup:
@@ -526,14 +554,15 @@ class TwinSummary(Open):
     phases: dict[str, NonNegative]
     complete: bool
     cut: TwinCut | None = None
+    stopped: TwinStop | None = None
     data: TwinData
     bench: dict[str, Any]
     plan: TwinPlan
 
     @model_validator(mode="after")
     def _consistent(self) -> TwinSummary:
-        if self.complete and self.cut is not None:
-            raise ValueError("complete, yet cut")
+        if self.complete and (self.cut is not None or self.stopped is not None):
+            raise ValueError("complete, yet " + ("cut" if self.cut is not None else "stopped"))
         if self.plan.setting != self.setting:
             raise ValueError(f"plan.setting {self.plan.setting!r} is not setting {self.setting!r}")
         return self
@@ -544,19 +573,20 @@ TWIN_PRETRAINED = ("spt", "hybrid_qk")
 TWIN_MIN_SEEDS = 8
 
 
-class TwinEvidence(Versioned):
-    """A GPU twin's result promoted into the package (``python -m spt_theory.lra gpu promote``,
-    ``evidence/lra/gpu/<setting>.json``), what the G claims read: strict.  A CUDA device, not tiny,
-    at least 8 seeds, every arm x seed of the plan, each run's curve at the plan's evaluation steps
-    (SPT's counted) up to where it stopped: at its steps when complete, at the cut when cut (only a
-    cut run has incomplete runs); ``test_accuracy`` its curve's last point's, and every point's
-    accuracy its per-example bits' over the data's ``n_test`` examples; the plan and its shrink
-    history as the run made them."""
+class TwinResult(Versioned):
+    """A GPU twin's result as promotion assembles it (``spt_theory.lra.gpu.promote.collect``),
+    whatever machine ran it: every arm x seed of the plan, each run's curve at the plan's evaluation
+    steps (SPT's counted) up to where it stopped: at its steps when complete, at the step reached
+    when cut (``cut``) or stopped by a signal or an error (``stopped``: the last evaluation written),
+    none when cut or stopped before the first evaluation; only such a run has incomplete runs;
+    ``test_accuracy`` its curve's last point's, and every point's accuracy its per-example bits' over
+    the data's ``n_test`` examples; the plan and its shrink history as the run made them.  The
+    tests read a tiny CPU run with it; the evidence is :class:`TwinEvidence`."""
 
     kind: Literal["gpu-twin"]
     setting: Literal["contour6", "short"]
     registered: str
-    tiny: Literal[False]
+    tiny: bool
     device: dict[str, Any]
     versions: dict[str, Any]
     wall_seconds: Positive
@@ -567,43 +597,64 @@ class TwinEvidence(Versioned):
     config: dict[str, Any]
     complete: bool
     cut: TwinCut | None
+    stopped: TwinStop | None = None
     runs: list[TwinRun] = Field(min_length=2)
 
     @model_validator(mode="after")
-    def _consistent(self) -> TwinEvidence:
-        if self.device.get("kind") != "cuda":
-            raise ValueError(f"device.kind {self.device.get('kind')!r}: the twin's evidence comes from a CUDA device")
+    def _runs(self) -> TwinResult:
         plan = self.plan
-        if len(plan.seeds) < TWIN_MIN_SEEDS:
-            raise ValueError(f"plan.seeds: {len(plan.seeds)} seeds, at least {TWIN_MIN_SEEDS} needed")
         if not plan.fits:
             raise ValueError("plan.fits: false (a plan that does not fit never trains)")
-        if self.complete != (self.cut is None):
-            raise ValueError(f"complete {self.complete} with cut {self.cut is not None}: one or the other")
+        if self.cut is not None and self.stopped is not None:
+            raise ValueError("cut and stopped: one or the other")
+        if self.complete != (self.cut is None and self.stopped is None):
+            raise ValueError(f"complete {self.complete} with cut {self.cut is not None}, stopped "
+                             f"{self.stopped is not None}: complete exactly when neither")
         want = sorted((a, s) for a in plan.arms for s in plan.seeds)
         have = sorted((r.arm, r.seed) for r in self.runs)
         if have != want:
             raise ValueError(f"runs: {len(have)} arm x seed runs, the plan has {len(want)} "
                              f"(e.g. missing {next(iter(sorted(set(want) - set(have))), None)})")
-        cut = self.cut
+        cut, stopped = self.cut, self.stopped
         if cut is not None and cut.planned != (plan.spt_steps if cut.phase == "pretraining" else plan.steps):
             raise ValueError(f"cut.planned {cut.planned} is not the plan's {cut.phase} steps")
+        if stopped is not None and stopped.planned != plan.steps:
+            raise ValueError(f"stopped.planned {stopped.planned} is not the plan's steps {plan.steps}")
+        if cut is not None:
+            step = 0 if cut.phase == "pretraining" else cut.step
+        else:
+            step = plan.steps if stopped is None else stopped.step
         for r in self.runs:
             where = f"run ({r.arm}, {r.seed})"
             offset = plan.spt_steps if r.arm in TWIN_PRETRAINED else 0
             last = plan.finetune_steps if r.arm in TWIN_PRETRAINED else plan.steps
             if r.offset != offset or r.steps != plan.steps:
                 raise ValueError(f"{where}: offset {r.offset}, steps {r.steps}; the plan's are {offset}, {plan.steps}")
-            reached = last if cut is None or cut.phase == "pretraining" else min(last, cut.step)
-            expected = [e + offset for e in plan.eval_steps if e <= reached]
-            if cut is not None and cut.phase == "pretraining":
-                expected = []
+            expected = [e + offset for e in plan.eval_steps if e <= min(last, step)]
             if [p.step for p in r.curve] != expected:
                 raise ValueError(f"{where}: curve at steps {[p.step for p in r.curve]}, the plan's evaluations up to "
                                  f"where it stopped are {expected}")
-            if r.complete != (cut is None or (cut.phase == "supervised" and last <= cut.step)):
+            if r.complete != (last <= step):
                 raise ValueError(f"{where}: complete {r.complete}, but the run " + (
                     "was cut before its last step" if r.complete else "reached its last step"))
         correctness.check_counts([(f"runs[{j}].curve[{i}]", p) for j, r in enumerate(self.runs)
                                   for i, p in enumerate(r.curve)], self.data.n_test)
+        return self
+
+
+class TwinEvidence(TwinResult):
+    """A GPU twin's result promoted into the package (``python -m spt_theory.lra gpu promote``,
+    ``evidence/lra/gpu/<setting>.json``), what the G claims read: strict.  A :class:`TwinResult`
+    from a CUDA device, not tiny, with at least 8 seeds; its registration (the setting's sizes,
+    seeds, arms, steps, evaluations, data fingerprint) is held by
+    ``spt_theory.lra.gpu.twin_plan.conform`` at promotion and in verify."""
+
+    tiny: Literal[False]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TwinEvidence:
+        if self.device.get("kind") != "cuda":
+            raise ValueError(f"device.kind {self.device.get('kind')!r}: the twin's evidence comes from a CUDA device")
+        if len(self.plan.seeds) < TWIN_MIN_SEEDS:
+            raise ValueError(f"plan.seeds: {len(self.plan.seeds)} seeds, at least {TWIN_MIN_SEEDS} needed")
         return self

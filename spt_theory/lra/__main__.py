@@ -244,7 +244,9 @@ def execute(args: argparse.Namespace) -> None:
     if args.command == "gpu":
         from spt_theory.lra.gpu import promote as gpu_promote
 
-        announce(gpu_promote.promote(args.folder, replace=args.replace))
+        written = gpu_promote.promote(args.folder, replace=args.replace)
+        if written is not None:
+            announce(written)
         return
     if args.command == "race":
         found = race_collect(args.out, args.data_dir, checked=args.promote)

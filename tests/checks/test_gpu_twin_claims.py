@@ -18,7 +18,16 @@ from spt_theory.claims.registry import REGISTRY, Context
 from spt_theory.evidence import EvidenceError, correctness
 from spt_theory.lra.__main__ import main as lra_main
 from spt_theory.lra.gpu import promote
-from spt_theory.lra.gpu.twin_plan import ARMS, PRETRAINED, SETTINGS, assumed_rates, plan
+from spt_theory.lra.gpu.twin_plan import (
+    ARMS,
+    FINGERPRINTS,
+    PRETRAINED,
+    SETTINGS,
+    assumed_rates,
+    data_settings,
+    group_seconds,
+    plan,
+)
 
 G = ("G1", "G2", "G3", "G4", "G6s", "G1s", "G2s", "G3s", "G4s")
 N_TEST = 10_000
@@ -28,24 +37,31 @@ def _bits(p: float, shared: np.ndarray, shift: float) -> np.ndarray:
     return shared < p + shift
 
 
-def fake_result(folder: Path, setting: str, accuracy: dict[str, float], cut_step: int | None = None) -> Path:
+def fake_result(folder: Path, setting: str, accuracy: dict[str, float], cut_step: int | None = None,
+                stopped_step: int | None = None, diverged: tuple[str, int] | None = None,
+                budget: float = 1e9) -> Path:
     """summary.json and group-0.json as a complete (or, with ``cut_step``, cut) full-size GPU run of
     ``setting`` would leave them: 8 seeds x 5 arms, 10,000 test examples; arm ``a`` classifies
     example i of seed s right iff u_si < accuracy[a] + a small seed shift (u shared by the arms:
-    paired), its validation accuracy rising to a plateau by 60% of the steps."""
+    paired), its validation accuracy rising to a plateau by 60% of the steps.  ``stopped_step``: stopped
+    by SIGTERM after the evaluation at that supervised step (0: before any); ``diverged``: the run
+    (arm, seed) whose train loss is NaN from its second evaluation on (null, as the run writes it)."""
     sizes = SETTINGS[setting]
-    p = plan(sizes, assumed_rates(sizes), 1e9)
-    fingerprint = "ab" * 32
+    p = plan(sizes, assumed_rates(sizes), budget)
+    fingerprint = FINGERPRINTS[setting]  # the registered data's
     cut = None if cut_step is None else {"phase": "supervised", "step": cut_step, "planned": p["steps"],
                                          "why": "the next evaluation would end past the deadline"}
+    stopped = None if stopped_step is None else {"phase": "train", "by": "SIGTERM", "why": "stopped by a signal",
+                                                 "step": stopped_step, "planned": p["steps"], "at": 300.0}
+    stop = cut_step if stopped_step is None else stopped_step
     runs = []
-    for arm in ARMS:
+    for arm in p["arms"]:
         for seed in p["seeds"]:
             rng = np.random.default_rng(seed)
             shared, shift = rng.random(N_TEST), rng.normal(0, 0.01)
             offset = p["spt_steps"] if arm in PRETRAINED else 0
             last = p["finetune_steps"] if arm in PRETRAINED else p["steps"]
-            reached = last if cut_step is None else min(last, cut_step)
+            reached = last if stop is None else min(last, stop)
             curve = []
             for e in (e for e in p["eval_steps"] if e <= reached):
                 share = min(1.0, (e + offset) / (0.6 * p["steps"]))
@@ -53,8 +69,12 @@ def fake_result(folder: Path, setting: str, accuracy: dict[str, float], cut_step
                 curve.append({"step": e + offset, "train_loss": 0.4, "val_accuracy": round(0.5 + 0.3 * share, 3)
                               + 1e-5 * e / p["steps"], "test_accuracy": float(bits.mean()),
                               "test_correct": correctness.encode(bits)})
-            done = cut_step is None or last <= cut_step
+            done = stop is None or last <= stop
             run = {"arm": arm, "seed": seed, "complete": done, "steps": p["steps"], "offset": offset, "curve": curve}
+            if diverged == (arm, seed):
+                run["diverged"] = curve[1]["step"]
+                for point in curve[1:]:
+                    point["train_loss"] = None
             if done:
                 run["test_accuracy"] = curve[-1]["test_accuracy"]
             runs.append(run)
@@ -63,13 +83,13 @@ def fake_result(folder: Path, setting: str, accuracy: dict[str, float], cut_step
                "versions": {"python": "3.12.3", "torch": "2.11.0", "cuda": "13.0"},
                "device": {"kind": "cuda", "name": "NVIDIA H200", "count": 1},
                "phases": {"start": 12.0, "data": 1.5, "bench": 9.0, "plan_at": 23.0, "train": 480.0, "end": 505.0},
-               "complete": cut is None, "cut": cut,
+               "complete": cut is None and stopped is None, "cut": cut, "stopped": stopped,
                "data": {"fingerprint": fingerprint, "source": "carried: twin-short.npz", "n_train": 16000,
-                        "n_val": 2000, "n_test": N_TEST},
+                        "n_val": 2000, "n_test": N_TEST, "settings": data_settings(sizes)},
                "bench": {"attention": "default", "model_steps_per_second": {"default": 9000.0, "math": 4000.0}},
-               "plan": p, "groups_done": [] if cut else [0]}
-    group = {"group": 0, "seeds": p["seeds"], "arms": p["arms"], "runs": runs, "cut": cut, "data": fingerprint,
-             "config": p["sizes"]}
+               "plan": p, "groups_done": [] if cut or stopped else [0]}
+    group = {"group": 0, "seeds": p["seeds"], "arms": p["arms"], "runs": runs, "cut": cut, "stopped": stopped,
+             "data": fingerprint, "config": p["sizes"]}
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "summary.json").write_text(json.dumps(summary))
     (folder / "group-0.json").write_text(json.dumps(group))
@@ -145,14 +165,15 @@ def test_a_cut_result_is_read_as_a_pilot_never_as_a_complete_one(tmp_path):
 
 
 def test_a_dropped_arm_leaves_its_claims_inconclusive(tmp_path):
-    folder = fake_result(tmp_path / "c6", "contour6", STRONG)
-    summary, group = (json.loads((folder / n).read_text()) for n in ("summary.json", "group-0.json"))
-    summary["plan"]["arms"] = group["arms"] = ["scratch", "spt", "hybrid_qk", "proximity"]
-    summary["plan"]["shrunk"] = ["steps 40000 -> 10000 with arms scratch, spt, hybrid_qk, frozen_qk, proximity",
-                                 "at the floor (10000 steps) it does not fit: arm frozen_qk dropped"]
-    group["runs"] = [r for r in group["runs"] if r["arm"] != "frozen_qk"]
-    (folder / "summary.json").write_text(json.dumps(summary))
-    (folder / "group-0.json").write_text(json.dumps(group))
+    """A plan shrunk as registered: at the floor (10,000 steps) the five arms do not fit, frozen W_Q
+    W_K is dropped, the four left fit at the floor."""
+    sizes = SETTINGS["contour6"]
+    four = tuple(a for a in ARMS if a != "frozen_qk")
+    budget = group_seconds(sizes, assumed_rates(sizes), four, sizes.floor_steps)["total"] + 1
+    folder = fake_result(tmp_path / "c6", "contour6", STRONG, budget=budget)
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["plan"]["arms"] == list(four) and summary["plan"]["steps"] == sizes.floor_steps
+    assert any("frozen_qk dropped" in line for line in summary["plan"]["shrunk"])
     ctx = _context(tmp_path, folder)
     m = REGISTRY["G2"].check(ctx)
     assert m.verdict == "INCONCLUSIVE" and "frozen_qk dropped" in m.inconclusive
@@ -216,8 +237,256 @@ def test_promote_writes_the_package_evidence_once_and_replaces_it_only_when_aske
     written = package / "lra" / "gpu" / "short.json"
     found = json.loads(written.read_text())
     assert found["setting"] == "short" and found["schema_version"] == 1 and len(found["runs"]) == 40
+    other = fake_result(tmp_path / "OUT2", "short", FLAT)  # another result of the setting
+    capsys.readouterr()
+    assert lra_main(["gpu", "promote", str(other)]) == 2
+    assert "--replace" in capsys.readouterr().err
+    assert json.loads(written.read_text()) == found
+    assert lra_main(["gpu", "promote", str(other), "--replace"]) == 0
+    assert json.loads(written.read_text()) != found
+    assert lra_main(["gpu", "promote", str(tmp_path / "nowhere")]) == 2
+
+
+
+# ------------------------------------------------------------------------------ issue 57: bound to the registration
+def _edit(folder: Path, change) -> Path:
+    summary, group = (json.loads((folder / n).read_text()) for n in promote.FILES)
+    change(summary, group)
+    (folder / "summary.json").write_text(json.dumps(summary))
+    (folder / "group-0.json").write_text(json.dumps(group))
+    return folder
+
+
+def _fingerprint(summary, group):
+    summary["data"]["fingerprint"] = group["data"] = "ab" * 32
+
+
+def _seeds_0_7(summary, group):
+    summary["plan"]["seeds"] = group["seeds"] = list(range(8))
+    for run in group["runs"]:
+        run["seed"] -= 500
+
+
+def _width_16(summary, group):
+    summary["plan"]["sizes"]["d_model"] = group["config"]["d_model"] = 16
+
+
+def _lr_10(summary, group):
+    summary["plan"]["sizes"]["lr"] = 10.0
+
+
+def _relabelled(summary, group):
+    summary["setting"] = summary["plan"]["setting"] = "contour6"
+
+
+def _registered_elsewhere(summary, group):
+    summary["registered"] = "docs/my-notes.md"
+
+
+FORGERIES = {"fingerprint": (_fingerprint, "data.fingerprint"), "seeds_0_7": (_seeds_0_7, "plan.seeds"),
+             "width_16": (_width_16, "plan.sizes.d_model"), "lr_10": (_lr_10, "plan.sizes.lr"),
+             "short_relabelled_contour6": (_relabelled, "data.fingerprint"),
+             "registered_elsewhere": (_registered_elsewhere, "registered")}
+"""Results the format admits but the registration does not: each is refused naming its field."""
+
+
+@pytest.mark.parametrize("kind", sorted(FORGERIES))
+def test_a_forged_result_is_refused_by_promote_in_one_line_and_nothing_is_written(kind, tmp_path, monkeypatch,
+                                                                                 capsys):
+    package = tmp_path / "package-evidence"
+    monkeypatch.setattr(evidence, "root", lambda: package)
+    change, field = FORGERIES[kind]
+    folder = _edit(fake_result(tmp_path / "OUT", "short", STRONG), change)
+    promote.collect(folder, strict=False)  # the format alone admits it
     capsys.readouterr()
     assert lra_main(["gpu", "promote", str(folder)]) == 2
-    assert "--replace" in capsys.readouterr().err
-    assert lra_main(["gpu", "promote", str(folder), "--replace"]) == 0
-    assert lra_main(["gpu", "promote", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and f"field {field}:" in err[0], err
+    assert "registration" in err[0] and not package.exists()
+
+
+@pytest.mark.parametrize("kind", sorted(FORGERIES))
+def test_a_forged_result_in_the_evidence_is_an_error_row_naming_its_field(kind, tmp_path):
+    change, field = FORGERIES[kind]
+    folder = _edit(fake_result(tmp_path / "OUT", "short", STRONG), change)
+    found = promote.collect(folder, strict=False)
+    root = tmp_path / "evidence-lra"
+    (root / "gpu").mkdir(parents=True)
+    (root / "gpu" / f"{found['setting']}.json").write_text(json.dumps(found))
+    ctx = Context(progress=False, lra_evidence=root)
+    claim_id = "G6s" if found["setting"] == "short" else "G1"
+    with pytest.raises(EvidenceError, match=f"field {field}:"):
+        REGISTRY[claim_id].check(ctx)
+
+
+def test_verify_gives_an_error_row_for_a_forged_result(tmp_path, capsys):
+    from spt_theory.verify import main as verify_main
+
+    folder = _edit(fake_result(tmp_path / "OUT", "short", STRONG), _seeds_0_7)
+    found = promote.collect(folder, strict=False)
+    root = tmp_path / "evidence-lra"
+    (root / "gpu").mkdir(parents=True)
+    (root / "gpu" / "short.json").write_text(json.dumps(found))
+    code = verify_main(["--only", "G6s", "--lra-evidence", str(root), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 1 and "ERROR" in out and "plan.seeds" in out, out
+
+
+def test_promote_prints_the_record_line_with_the_files_hash(tmp_path, monkeypatch, capsys):
+    import hashlib
+
+    package = tmp_path / "package-evidence"
+    monkeypatch.setattr(evidence, "root", lambda: package)
+    assert lra_main(["gpu", "promote", str(fake_result(tmp_path / "OUT", "short", STRONG))]) == 0
+    written = package / "lra" / "gpu" / "short.json"
+    out = capsys.readouterr().out.strip().splitlines()
+    digest = hashlib.sha256(written.read_bytes()).hexdigest()
+    assert len(out) == 1 and out[0].strip().startswith(f'"lra/gpu/short.json": ("{digest}", "'), out
+
+
+def test_a_stopped_run_is_promoted_and_read_as_a_pilot(tmp_path, monkeypatch):
+    """Stopped by SIGTERM after an evaluation (the run records it, every evaluation kept): promoted
+    as what it is, every G row INCONCLUSIVE with the pilot reading printed; stopped before any
+    evaluation: INCONCLUSIVE with nothing read."""
+    sizes = SETTINGS["short"]
+    p = plan(sizes, assumed_rates(sizes), 1e9)
+    step = p["eval_steps"][3]
+    package = tmp_path / "package-evidence"
+    monkeypatch.setattr(evidence, "root", lambda: package)
+    assert lra_main(["gpu", "promote", str(fake_result(tmp_path / "OUT", "short", STRONG, stopped_step=step))]) == 0
+    ctx = _context(tmp_path, fake_result(tmp_path / "short", "short", STRONG, stopped_step=step))
+    for claim_id in ("G6s", "G1s", "G2s", "G3s", "G4s"):
+        m = REGISTRY[claim_id].check(ctx)
+        assert m.verdict == "INCONCLUSIVE" and f"stopped by SIGTERM in its train phase at step {step}" in m.inconclusive
+        assert m.lines and all(line.startswith("pilot reading") for line in m.lines)
+    ctx = _context(tmp_path / "b", fake_result(tmp_path / "b" / "short", "short", STRONG, stopped_step=0))
+    m = REGISTRY["G6s"].check(ctx)
+    assert m.verdict == "INCONCLUSIVE" and "at step 0" in m.inconclusive
+
+
+def test_a_pretraining_cut_with_every_run_and_no_evaluation_is_inconclusive(tmp_path):
+    folder = fake_result(tmp_path / "OUT", "short", STRONG)
+    sizes = SETTINGS["short"]
+    p = plan(sizes, assumed_rates(sizes), 1e9)
+    cut = {"phase": "pretraining", "step": 900, "planned": p["spt_steps"], "why": "pretraining would end late"}
+
+    def pretraining_cut(summary, group):
+        summary["cut"] = group["cut"] = cut
+        summary["complete"] = False
+        for run in group["runs"]:
+            run.update(complete=False, curve=[])
+            run.pop("test_accuracy", None)
+
+    ctx = _context(tmp_path, _edit(folder, pretraining_cut))
+    for claim_id in ("G6s", "G1s"):
+        m = REGISTRY[claim_id].check(ctx)
+        assert m.verdict == "INCONCLUSIVE" and "cut at pretraining step 900" in m.inconclusive
+
+
+def test_a_diverged_member_leaves_its_arms_rows_inconclusive_and_the_others_judged(tmp_path):
+    ctx = _context(tmp_path, fake_result(tmp_path / "c6", "contour6", FLAT, diverged=("frozen_qk", 503)))
+    m = REGISTRY["G2"].check(ctx)
+    assert m.verdict == "INCONCLUSIVE" and "diverged" in m.inconclusive and "(frozen_qk, 503)" in m.inconclusive
+    assert REGISTRY["G1"].check(ctx).verdict == "FAIL" and REGISTRY["G4"].check(ctx).verdict == "FAIL"
+    found = json.loads((tmp_path / "evidence-lra" / "gpu" / "contour6.json").read_text())
+    run = next(r for r in found["runs"] if (r["arm"], r["seed"]) == ("frozen_qk", 503))
+    assert run["curve"][0]["train_loss"] == 0.4 and run["curve"][-1]["train_loss"] is None
+
+
+# ------------------------------------------------------------------------------ issue 57: promote's own robustness
+def _promote_line(args, capsys) -> tuple[int, list[str]]:
+    capsys.readouterr()
+    code = lra_main(["gpu", "promote", *args])
+    return code, capsys.readouterr().err.strip().splitlines()
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "latin-1-bytes"])
+def test_a_group_file_that_is_not_utf8_is_one_line(encoding, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(evidence, "root", lambda: tmp_path / "package-evidence")
+    folder = fake_result(tmp_path / "OUT", "short", STRONG)
+    text = (folder / "group-0.json").read_text()
+    raw = text.encode("utf-16") if encoding == "utf-16" else text.replace('"scratch"', '"scr\u00e4tch"', 1).encode(
+        "latin-1")
+    (folder / "group-0.json").write_bytes(raw)
+    code, err = _promote_line([str(folder)], capsys)
+    assert code == 2 and len(err) == 1 and err[0].startswith("error:") and "group-0.json" in err[0], err
+    assert "UTF-8" in err[0]
+
+
+@pytest.mark.parametrize("held", ["[1]", '{"data": 1}', '{"data": {"fingerprint": 7}}', "not json"])
+def test_a_target_holding_something_else_is_one_line_and_kept(held, tmp_path, monkeypatch, capsys):
+    package = tmp_path / "package-evidence"
+    monkeypatch.setattr(evidence, "root", lambda: package)
+    target = package / "lra" / "gpu" / "short.json"
+    target.parent.mkdir(parents=True)
+    target.write_text(held)
+    code, err = _promote_line([str(fake_result(tmp_path / "OUT", "short", STRONG))], capsys)
+    assert code == 2 and len(err) == 1 and err[0].startswith("error:") and "--replace" in err[0], err
+    assert target.read_text() == held
+
+
+def test_a_fifo_at_the_target_is_one_line_never_a_hang(tmp_path, monkeypatch, capsys):
+    import os
+    import signal
+
+    package = tmp_path / "package-evidence"
+    monkeypatch.setattr(evidence, "root", lambda: package)
+    target = package / "lra" / "gpu" / "short.json"
+    target.parent.mkdir(parents=True)
+    os.mkfifo(target)
+    folder = fake_result(tmp_path / "OUT", "short", STRONG)
+
+    def hung(signum, frame):
+        raise AssertionError("promote hung on the FIFO")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    try:
+        for extra in ([], ["--replace"]):
+            code, err = _promote_line([str(folder), *extra], capsys)
+            assert code == 2 and len(err) == 1 and "not a regular file" in err[0], err
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert target.is_fifo()
+
+
+def test_a_failed_promote_leaves_nothing_behind(tmp_path, monkeypatch, capsys):
+    """Refused (a forged field) or failing at the write (a read-only evidence folder): no file of
+    the promote anywhere, neither the target nor a staged or temporary copy."""
+    import os
+
+    package = tmp_path / "package-evidence"
+    monkeypatch.setattr(evidence, "root", lambda: package)
+    monkeypatch.chdir(tmp_path)
+    folder = fake_result(tmp_path / "OUT", "short", STRONG)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    forged = _edit(fake_result(tmp_path / "OUT2", "short", STRONG), _lr_10)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert _promote_line([str(forged)], capsys)[0] == 2
+    real_replace = os.replace
+
+    def read_only(src, dst, *args, **kwargs):
+        if str(dst).startswith(str(package)):
+            raise OSError(30, "Read-only file system")
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", read_only)
+    code, err = _promote_line([str(folder)], capsys)
+    assert code == 2 and len(err) == 1 and err[0].startswith("error:"), err
+    after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert [p for p in after if p not in before and p.suffix in (".json", ".tmp")] == []
+    assert not list(package.rglob("*.json")) and not list(package.rglob("*.tmp"))
+
+
+def test_re_promoting_identical_data_leaves_the_file_unchanged_byte_for_byte(tmp_path, monkeypatch, capsys):
+    package = tmp_path / "package-evidence"
+    monkeypatch.setattr(evidence, "root", lambda: package)
+    folder = fake_result(tmp_path / "OUT", "short", STRONG)
+    assert lra_main(["gpu", "promote", str(folder)]) == 0
+    written = package / "lra" / "gpu" / "short.json"
+    stamp = (written.read_bytes(), written.stat().st_mtime_ns, written.stat().st_ino)
+    for extra in ([], ["--replace"]):
+        code, err = _promote_line([str(folder), *extra], capsys)
+        assert code == 0 and any("unchanged" in line for line in err), err
+        assert (written.read_bytes(), written.stat().st_mtime_ns, written.stat().st_ino) == stamp

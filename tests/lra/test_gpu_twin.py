@@ -1,9 +1,11 @@
-"""The GPU twin (scripts/lra_gpu_confirm.sh, spt_theory.lra.gpu.twin, issue 51) on the CPU: the
-stacked ensemble against separate Encoders for every arm, the pipeline at tiny size with pydantic
-made unimportable (the GPU image has none), the preflight, the deadline (the dry run's plan for a
-540-s wall and a cut at an evaluation), and the run's files (links, reruns, SIGINT, the data
-checks, the folder checks before anything is made).  Promotion and the G claims:
-tests/checks/test_gpu_twin_claims.py."""
+"""The GPU twin (scripts/lra_gpu_confirm.sh, spt_theory.lra.gpu.twin, issues 51 and 57) on the CPU:
+the stacked ensemble against separate Encoders for every arm, the pipeline at tiny size with
+pydantic made unimportable (the GPU image has none), the preflight, the deadline (the dry run's
+plan for a 540-s wall and a cut at an evaluation), the run's files (links, reruns, SIGINT, the data
+checks, the folder checks before anything is made), and a run that always comes back (issue 57):
+signals to the script, an error, a kill, a cut in pretraining, a NaN member, the data before CUDA
+and the pool's timeout, a read-only OUT, unregistered data, the prepared command rerun.  Promotion
+and the G claims: tests/checks/test_gpu_twin_claims.py."""
 
 import json
 import os
@@ -277,12 +279,15 @@ def test_a_run_past_its_deadline_is_cut_at_an_evaluation_with_the_step_recorded(
 
 @pytest.mark.slow
 def test_started_is_honoured_the_time_before_the_twin_counts_against_the_wall(tmp_path, capsys):
-    """Started 530 s ago with a 540-s wall: the setup is over the wall before the plan, which does
-    not fit; nothing trains, the summary says why."""
+    """Started 530 s ago with a 540-s wall: the deadline check before the data finds no time left
+    to train in; nothing is generated or trained, the summary (written at the start) says why."""
     assert twin.main(["--tiny", str(tmp_path / "run"), "--started", str(time.time() - 530)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: the deadline check before the data"), err
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert not summary["plan"]["fits"] and "refused" in summary and summary["phases"]["start"] >= 530
-    assert not (tmp_path / "run" / "group-0.json").exists()
+    assert "deadline check before the data" in summary["refused"] and summary["phases"]["start"] >= 530
+    assert "data" not in summary and "plan" not in summary and not summary["complete"]
+    assert not (tmp_path / "run" / "group-0.json").exists() and not (tmp_path / "run" / "data.npz").exists()
 
 
 # ------------------------------------------------------------------------------ files
@@ -417,3 +422,338 @@ def test_the_short_settings_data_are_balanced_contour_3_and_not_taken_for_contou
     capsys.readouterr()
     assert twin.main(["--tiny", str(tmp_path / "run"), "--data", str(path)]) == 2  # contour6 is the default
     assert "made for" in capsys.readouterr().err and not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------------------------ issue 57: a run that always comes back
+SLOW_STEPS = '''
+import importlib.machinery, sys, time
+class _SlowSteps:
+    """Every Stacked.step sleeps {delay} s first: a tiny run that lasts long enough to be signalled."""
+    def find_spec(self, name, path=None, target=None):
+        if name != "spt_theory.lra.gpu.stacked":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+        def exec_module(module):
+            run(module)
+            step = module.Stacked.step
+            def slow(self, *args, **kwargs):
+                time.sleep({delay})
+                return step(self, *args, **kwargs)
+            module.Stacked.step = slow
+        spec.loader.exec_module = exec_module
+        return spec
+sys.meta_path.insert(0, _SlowSteps())
+'''
+"""Appended to the test's ``sitecustomize``: the twin's steps slowed in the subprocess."""
+
+
+def _evaluated(out: Path) -> bool:
+    """Whether ``out/group-0.json`` holds an evaluation (it holds every run from the training's start)."""
+    try:
+        return any(r["curve"] for r in json.loads((out / "group-0.json").read_text())["runs"])
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def _wait_for_an_evaluation(out: Path, proc: subprocess.Popen, seconds: float = 300) -> None:
+    deadline = time.time() + seconds
+    while not _evaluated(out) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert _evaluated(out), f"no evaluation in {out} (the run ended with {proc.poll()})"
+
+
+@pytest.mark.slow
+@needs_bash
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_the_script_stops_the_run_which_records_it_with_every_evaluation_done(signum, tmp_path):
+    """The signal reaches the run (the script execs it): SIGINT is no longer ignored (the run went on
+    to complete, exit 0) and SIGTERM no longer leaves the run going on alone (the script exited 143
+    at once while the run wrote complete: true ~27 s later).  The run stops, records ``stopped`` in
+    summary.json and group-0.json with the evaluation already written, exits 130 / 143 with one
+    line, and leaves no process behind; its files read back as a stopped run."""
+    from spt_theory.evidence import lra_schema, schema
+    from spt_theory.lra.gpu import promote
+
+    env = _env(tmp_path)
+    (tmp_path / "no-pydantic" / "sitecustomize.py").write_text(BLOCK_PYDANTIC + SLOW_STEPS.replace("{delay}", "0.4"))
+    out = tmp_path / "OUT"
+    proc = subprocess.Popen(["bash", str(REPO / "scripts/lra_gpu_confirm.sh"), "--tiny", str(tmp_path / "run"),
+                             "--export", str(out), "--workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=tmp_path, start_new_session=True)
+    try:
+        _wait_for_an_evaluation(out, proc)  # the first evaluation is written; 3 steps and 2 evaluations to go
+        proc.send_signal(signum)
+        err = proc.communicate(timeout=120)[1]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[signum], err[-3000:]
+    assert err.strip().splitlines()[-1].startswith(f"interrupted by {signum.name}") and "Traceback" not in err
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)  # nothing of the run goes on
+    summary = json.loads((out / "summary.json").read_text())
+    group = json.loads((out / "group-0.json").read_text())
+    stopped = summary["stopped"]
+    assert not summary["complete"] and stopped["by"] == signum.name and stopped["phase"] == "train"
+    assert stopped["step"] >= 4 and stopped["planned"] == TINY.steps and group["stopped"] == stopped
+    assert all(r["curve"] and r["curve"][-1]["step"] - r["offset"] == stopped["step"] for r in group["runs"])
+    schema.parse((out / "summary.json").read_text(), lra_schema.TwinSummary, "summary.json")
+    found = promote.collect(out, strict=False)
+    assert found["stopped"] == stopped and not found["complete"]
+
+
+@pytest.mark.slow
+def test_an_error_mid_run_is_recorded_with_every_evaluation_done_exit_1_one_line(tmp_path, monkeypatch, capsys):
+    """A CUDA error at the second evaluation (the bench evaluates once: calls 1-2): the run records
+    ``stopped`` (by error, the step of the last evaluation written), one ``error:`` line, exit 1."""
+    from spt_theory.lra.gpu import promote
+
+    real, calls = Stacked.correct, []
+
+    def failing(self, x, y, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 5:
+            raise RuntimeError("CUDA error: an illegal memory access was encountered\nmore lines")
+        return real(self, x, y, *args, **kwargs)
+
+    monkeypatch.setattr(Stacked, "correct", failing)
+    out = tmp_path / "OUT"
+    assert twin.main(["--tiny", str(tmp_path / "run"), "--export", str(out), "--workers", "1"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if line.startswith("error:")]
+    assert errors == [err[-1]] and "Traceback" not in "".join(err)
+    assert err[-1].startswith("error: the run stopped in its train phase: RuntimeError: CUDA error")
+    summary = json.loads((out / "summary.json").read_text())
+    stopped = summary["stopped"]
+    assert stopped["by"] == "error" and "illegal memory access" in stopped["why"] and stopped["step"] == 4
+    assert summary["phase"] == "train" and not summary["complete"]
+    found = promote.collect(out, strict=False)
+    assert all([p["step"] - r["offset"] for p in r["curve"]] == [4] for r in found["runs"])
+
+
+@pytest.mark.slow
+def test_a_cut_in_pretraining_writes_every_run_and_reads_back(tmp_path, monkeypatch):
+    """Cut at the first SPT epoch's end (8 images, batch 4: 2 steps an epoch, 3 SPT steps): the
+    group holds every arm x seed with no evaluation (it held ``runs: []``, which promotion
+    refused), and reads back as a pretraining cut."""
+    from spt_theory.lra.gpu import promote
+
+    small = replace(TINY, n_train=8)
+    monkeypatch.setattr(twin, "sizes_of", lambda setting, tiny=False: replace(small, setting=setting))
+    monkeypatch.setattr(twin_train.Deadline, "left", lambda self: 0.0)
+    out = tmp_path / "OUT"
+    assert twin.main(["--tiny", str(tmp_path / "run"), "--export", str(out), "--workers", "1"]) == 3
+    group = json.loads((out / "group-0.json").read_text())
+    assert group["cut"]["phase"] == "pretraining" and group["cut"]["step"] == 2
+    assert sorted((r["arm"], r["seed"]) for r in group["runs"]) == sorted((a, s) for a in ARMS for s in (500, 501))
+    assert all(r["curve"] == [] and not r["complete"] for r in group["runs"])
+    found = promote.collect(out, strict=False)
+    assert found["cut"]["phase"] == "pretraining" and len(found["runs"]) == 10
+
+
+@pytest.mark.slow
+def test_a_diverged_member_is_recorded_as_diverged_and_the_run_goes_on(tmp_path, monkeypatch):
+    """Member 3 (spt, seed 501) gets NaN parameters after its second supervised step: its train
+    loss is written null from the first evaluation on (``diverged``), the file is strict JSON (it
+    held NaN, which voided the whole run at promotion), every other member trains on unharmed."""
+    from spt_theory.evidence.strict import strict_json
+    from spt_theory.lra.gpu import promote
+
+    real = Stacked.step
+
+    def poisoning(self, x_train, y_train):
+        losses = real(self, x_train, y_train)
+        if self.objective == "supervised" and self.members == len(ARMS) * 2 and self.step_count == 2:
+            with torch.no_grad():
+                self.theta[3] = float("nan")
+        return losses
+
+    monkeypatch.setattr(Stacked, "step", poisoning)
+    out = tmp_path / "OUT"
+    assert twin.main(["--tiny", str(tmp_path / "run"), "--export", str(out), "--workers", "1"]) == 0
+    text = (out / "group-0.json").read_text()
+    assert "NaN" not in text
+    group = strict_json(text, "group-0.json")
+    runs = {(r["arm"], r["seed"]): r for r in group["runs"]}
+    bad = runs["spt", 501]
+    assert bad["diverged"] == bad["curve"][0]["step"] and all(p["train_loss"] is None for p in bad["curve"])
+    others = [r for key, r in runs.items() if key != ("spt", 501)]
+    assert all("diverged" not in r and all(isinstance(p["train_loss"], float) for p in r["curve"]) for r in others)
+    assert all(r["complete"] for r in group["runs"])
+    found = promote.collect(out, strict=False)
+    assert found["complete"]
+
+
+def test_the_data_are_made_before_cuda_starts(tmp_path, monkeypatch):
+    """The data's processes are forked before the device is touched (device_info starts CUDA), and
+    torch's availability check is the NVML one (no CUDA context in the parent)."""
+    order: list[str] = []
+    real_generate, real_info = twin.generate, twin.device_info
+
+    def generate(*args, **kwargs):
+        order.append("data")
+        return real_generate(*args, **kwargs)
+
+    def device_info(device):
+        order.append("device")
+        return real_info(device)
+
+    monkeypatch.setattr(twin, "generate", generate)
+    monkeypatch.setattr(twin, "device_info", device_info)
+    monkeypatch.setattr(twin_train, "bench", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("stop here")))
+    monkeypatch.setenv("PYTORCH_NVML_BASED_CUDA_CHECK", "unset")  # restored (to absent) after the test
+    monkeypatch.delenv("PYTORCH_NVML_BASED_CUDA_CHECK")
+    assert twin.main(["--tiny", str(tmp_path / "run"), "--workers", "1"]) == 1
+    assert order == ["data", "device"] and os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK") == "1"
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["stopped"]["phase"] == "bench" and summary["stopped"]["planned"] is None
+
+
+def _sleepy_images(job):
+    time.sleep(60)
+
+
+@pytest.mark.slow
+def test_the_data_pool_is_timed_out_and_leaves_no_process(monkeypatch):
+    import multiprocessing
+
+    monkeypatch.setattr(twin, "_images", _sleepy_images)
+    start = time.time()
+    with pytest.raises(RuntimeError, match="not generated in 1 s"):
+        twin.generate(TINY, 2, timeout=1.0)
+    assert time.time() - start < 30
+    deadline = time.time() + 10
+    while multiprocessing.active_children() and time.time() < deadline:
+        time.sleep(0.1)
+    assert not multiprocessing.active_children()
+
+
+@pytest.mark.parametrize("how", ["refused_at_the_check", "fails_while_made"])
+def test_a_read_only_export_folder_leaves_no_run_folder(how, tmp_path, monkeypatch, capsys):
+    """A read-only ``$OUT``: refused in one line before anything is made (os.access), or, when the
+    system refuses only at the write, the run folder this start made is removed again (it stayed,
+    with its marker)."""
+    from spt_theory.util.files import storage_error
+
+    export = tmp_path / "OUT"
+    export.mkdir()
+    if how == "refused_at_the_check":
+        real_access = os.access
+        monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if Path(path) == export
+                            else real_access(path, mode, **kw))
+    else:
+        real_write = twin.atomic_write
+
+        def read_only(path, write):
+            if Path(path).parent == export:
+                raise storage_error(path, OSError(30, "Read-only file system"))
+            return real_write(path, write)
+
+        monkeypatch.setattr(twin, "atomic_write", read_only)
+    run = tmp_path / "runs" / "gpu-twin"
+    assert twin.main(["--tiny", str(run), "--export", str(export)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and str(export) in err[0], err
+    assert not run.exists() and not (tmp_path / "runs").exists() and list(export.iterdir()) == []
+
+
+@pytest.mark.slow
+@needs_bash
+def test_the_prepared_command_of_the_docs_can_be_rerun_on_a_warm_machine(tmp_path):
+    """docs/gpu.md's data line and prepared command, at tiny sizes: the data made, then the command
+    run twice in one checkout (a warm machine): the second start is not refused (a fresh run folder
+    each start; it was refused: the run folder held the first run)."""
+    docs = (REPO / "docs" / "gpu.md").read_text()
+    make = re.search(r"^bash scripts/lra_gpu_confirm.sh --make-data \S+ --setting short$", docs, re.M).group(0)
+    command = re.search(r"^command:\s+(.+)$", docs, re.M).group(1).strip()
+    carry = json.loads(re.search(r"^carry:\s+(.+)$", docs, re.M).group(1))
+    assert command.startswith("bash scripts/lra_gpu_confirm.sh ") and "--setting short" in command
+    assert [f"--data {path}" in command and path in make for path in carry] == [True]
+    here = f"bash {REPO}/scripts/"
+    made = subprocess.run(["bash", "-c", make.replace("bash scripts/", here) + " --tiny --workers 1"],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path, env=_env(tmp_path))
+    assert made.returncode == 0 and (tmp_path / carry[0]).is_file(), made.stderr[-3000:]
+    tiny = command.replace("bash scripts/", here).replace("--wall 540", "--tiny --workers 1")
+    for attempt in range(2):
+        out = tmp_path / f"OUT{attempt}"
+        out.mkdir()
+        done = subprocess.run(["bash", "-c", tiny], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                              env={**_env(tmp_path), "OUT": str(out)})
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert json.loads((out / "summary.json").read_text())["complete"]
+        time.sleep(1.1)  # a start in a later second, as a rerun is
+
+
+@pytest.mark.slow
+@needs_bash
+def test_the_sweeps_mode_is_gone_in_one_line(tmp_path):
+    done = _twin("--sweeps", "--dry-run", cwd=tmp_path, env=_env(tmp_path))
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "--sweeps" in lines[0] and lines[0].startswith("error:")
+
+
+def test_data_that_are_not_the_registered_ones_are_refused_before_the_bench(tmp_path, monkeypatch, capsys):
+    """A full-size run (here: tiny data posing as one, CUDA said to be there) whose data's fingerprint
+    is not the setting's registered one is refused after the data, before the bench: exit 2, one
+    line, the summary says why; nothing trained."""
+    monkeypatch.setattr(twin, "sizes_of", lambda setting, tiny=False: replace(TINY, setting=setting, tiny=False))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(twin_train, "bench", lambda *a, **k: pytest.fail("the bench ran"))
+    assert twin.main([str(tmp_path / "run"), "--setting", "short", "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in err if line.startswith("error:")]
+    assert errors == [err[-1]] and "not the registered short data's" in err[-1] and "--make-data" in err[-1]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert "not the registered" in summary["refused"] and "bench" not in summary
+    assert not (tmp_path / "run" / "group-0.json").exists()
+
+
+@pytest.mark.slow
+@needs_bash
+def test_a_run_killed_without_a_word_reads_back_as_stopped_at_its_last_evaluation(tmp_path):
+    """SIGKILL (the lease's end, the host out of memory) records nothing: the files are as of the
+    last write, each whole, and promotion reads them as stopped there (``by: killed``) instead of
+    refusing "complete false with cut false"."""
+    from spt_theory.lra.gpu import promote
+
+    env = _env(tmp_path)
+    (tmp_path / "no-pydantic" / "sitecustomize.py").write_text(BLOCK_PYDANTIC + SLOW_STEPS.replace("{delay}", "0.4"))
+    out = tmp_path / "OUT"
+    proc = subprocess.Popen(["bash", str(REPO / "scripts/lra_gpu_confirm.sh"), "--tiny", str(tmp_path / "run"),
+                             "--export", str(out), "--workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=tmp_path, start_new_session=True)
+    try:
+        _wait_for_an_evaluation(out, proc)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == -signal.SIGKILL
+    found = promote.collect(out, strict=False)
+    stopped = found["stopped"]
+    assert stopped["by"] == "killed" and stopped["step"] >= 4 and stopped["phase"] == "train"
+    assert not found["complete"] and all(r["curve"] for r in found["runs"])
+
+
+@pytest.mark.slow
+def test_a_run_killed_in_pretraining_reads_back_with_every_run_and_no_evaluation(tmp_path, monkeypatch):
+    """group-0.json holds every arm x seed from the training's start: a kill before the first
+    evaluation (here: the process dies in pretraining, nothing recorded) still reads back."""
+    from spt_theory.lra.gpu import promote
+
+    real = Stacked.step
+
+    def dying(self, *args, **kwargs):
+        if self.objective == "spt" and self.step_count == 1 and (tmp_path / "OUT" / "group-0.json").exists():
+            raise SystemExit(137)  # as abrupt as a kill for the files: nothing recorded after it
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Stacked, "step", dying)
+    with pytest.raises(SystemExit):
+        twin.main(["--tiny", str(tmp_path / "run"), "--export", str(tmp_path / "OUT"), "--workers", "1"])
+    found = promote.collect(tmp_path / "OUT", strict=False)
+    assert found["stopped"]["by"] == "killed" and found["stopped"]["step"] == 0
+    assert len(found["runs"]) == 10 and all(r["curve"] == [] for r in found["runs"])

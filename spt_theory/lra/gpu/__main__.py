@@ -1,4 +1,4 @@
-"""``python -m spt_theory.lra.gpu``: :mod:`spt_theory.lra.gpu.twin`."""
+"""``python -m spt_theory.lra.gpu``: the GPU twin (:mod:`spt_theory.lra.gpu.twin`; docs/gpu.md)."""
 
 from spt_theory.lra.gpu.twin import main
 

@@ -1,23 +1,30 @@
 """``python -m spt_theory.lra.gpu.twin`` (``scripts/lra_gpu_confirm.sh``): the GPU twin of the
-CPU designs on 1-layer Pathfinder-16 (docs/gpu.md, issue 51): 8 seeds x {scratch, SPT then
+CPU designs on 1-layer Pathfinder-16 (docs/gpu.md, issues 51 and 57): 8 seeds x {scratch, SPT then
 finetune, W_Q W_K hybrid, frozen W_Q W_K, proximity init} as one stacked ensemble
 (:mod:`spt_theory.lra.gpu.stacked`), in the setting ``--setting`` (``contour6`` or ``short``), ended
 by itself inside ``--wall`` seconds counted from the script's start (``--started``).
 
 Order: the folders and the carried data are checked (one line, nothing made or changed when one is
-refused), the data (carried with ``--data FILE.npz``, made beforehand by ``--make-data FILE.npz``,
-or generated here by ``workers`` processes, image ``i`` of a split drawn from the stream ``(seed,
-i)``), the bench (:func:`~spt_theory.lra.gpu.twin_train.bench`: both attention paths, the faster
-runs), the plan (:mod:`spt_theory.lra.gpu.twin_plan`: what fits in the time left), the training
+refused, a read-only export folder included), ``summary.json`` is written (phase ``start``), a
+deadline check, the data (carried with ``--data FILE.npz``, made beforehand by ``--make-data
+FILE.npz``, or generated here by ``workers`` processes, image ``i`` of a split drawn from the stream
+``(seed, i)``; before CUDA starts, and ended when not done inside the wall), their fingerprint
+held to the registered one (``twin_plan.FINGERPRINTS``), a deadline check, the bench
+(:func:`~spt_theory.lra.gpu.twin_train.bench`: both attention paths, the faster runs), the plan
+(:mod:`spt_theory.lra.gpu.twin_plan`: what fits in the time left), the training
 (:func:`~spt_theory.lra.gpu.twin_train.train_group`, cut at an evaluation when the next would end
 past the deadline).
 
 Results stream to the run folder and the export folder (``$OUT`` or ``--export``), each file
-rewritten atomically (never through a link): ``summary.json`` (versions, device, phases' seconds,
-data, bench, plan, ``cut``, ``complete``), ``group-0.json`` (per arm and seed the curve of
-validation and test accuracy with the per-example test correctness) and ``log.txt``.  This module
-and what it imports need nothing the GPU image lacks (no pydantic: ``preflight``); the formats are
-checked where pydantic is, when the result is promoted (``python -m spt_theory.lra gpu promote``).
+rewritten atomically (never through a link): ``summary.json`` (versions, device, ``phase`` and the
+phases' seconds, data, bench, plan, ``cut``, ``stopped``, ``complete``; written from the start and
+after every phase), ``group-0.json`` (per arm and seed the curve of validation and test accuracy
+with the per-example test correctness; every arm x seed from its first write) and ``log.txt``.  A
+run stopped by an error, SIGINT or SIGTERM records ``stopped`` in both (the phase, how, the step of
+the last evaluation written) with every evaluation kept, and exits 1, 130 or 143.  This module and
+what it imports need nothing the GPU image lacks (no pydantic: ``preflight``); the formats and the
+registration are checked where pydantic is, when the result is promoted (``python -m
+spt_theory.lra gpu promote``).
 
 A run folder holding an earlier run of this script is refused unless ``--restart`` (start over) or
 ``--reuse-data`` (start over with its data); one holding anything else, or a link, is refused.
@@ -26,6 +33,7 @@ A run folder holding an earlier run of this script is refused unless ``--restart
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import hashlib
 import json
@@ -37,31 +45,42 @@ import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
 from pathlib import Path
 
 import numpy as np
 
 from spt_theory.lra.gpu.twin_plan import (
+    FINGERPRINTS,
     FINISH_SECONDS,
+    REGISTERED,
     SETTINGS,
     WALL_SECONDS,
     Sizes,
+    data_settings,
     dry_run,
+    empty_runs,
     format_plan,
     plan,
     sizes_of,
+    style,
     training_budget,
 )
-from spt_theory.util.files import OWNED, InputError, atomic_write, links_between, make_dirs, write_json
+from spt_theory.util.files import (
+    OWNED,
+    InputError,
+    StorageError,
+    atomic_write,
+    links_between,
+    make_dirs,
+    write_json,
+)
 from spt_theory.util.interrupts import EXIT_STATUS, Interrupted
 
 OWN = re.compile(r"summary\.json|log\.txt|data\.npz|group-\d+\.json|" + re.escape(OWNED) + r"|\.[^/]+\.\d+\.[^/]+\.tmp")
 """What this script writes into its run folder and its export folder (atomic writes' temporary
 files included)."""
 SPLITS = ("train", "val", "test")
-STREAMS = {"train": 0, "val": 0, "test": 1}
-"""The generator stream of each split: train and validation images from stream 0 (the first
-``n_train``, then ``n_val``), test images from stream 1."""
 
 
 def interrupted_line(signum: int) -> str:
@@ -99,17 +118,6 @@ def stoppable(main):
 
 
 # ------------------------------------------------------------------------------ data
-def style(sizes: Sizes) -> dict:
-    return {"size": sizes.side, "contour_length": sizes.contour_length, "distractors": sizes.distractors,
-            "distractor_length": sizes.distractor_length, "match_distances": True, "balanced": sizes.balanced}
-
-
-def data_settings(sizes: Sizes) -> dict:
-    """What a data set of ``sizes`` is: the generator's style, the split sizes and streams."""
-    return {"generator": "spt_theory.lra.gpu.twin", "style": style(sizes), "n_train": sizes.n_train,
-            "n_val": sizes.n_val, "n_test": sizes.n_test, "streams": STREAMS}
-
-
 def _images(job: tuple) -> np.ndarray:
     from synthetic.pathfinder import PathfinderStyle, balanced_labels, generate_sample
 
@@ -122,15 +130,26 @@ def _images(job: tuple) -> np.ndarray:
     return out
 
 
-def generate(sizes: Sizes, workers: int) -> dict[str, np.ndarray]:
-    """Train and validation images from stream 0, test images from stream 1 (:data:`STREAMS`)."""
+def generate(sizes: Sizes, workers: int, timeout: float | None = None) -> dict[str, np.ndarray]:
+    """Train and validation images from stream 0, test images from stream 1 (:data:`STREAMS`), on
+    ``workers`` processes (forked: the twin makes its data before CUDA starts); RuntimeError when
+    they are not done in ``timeout`` seconds (the workers are ended, nothing is left running)."""
     jobs = []
     for seed, n in ((0, sizes.n_train + sizes.n_val), (1, sizes.n_test)):
         chunk = max(1, -(-n // (4 * workers)))
         jobs += [(n, seed, a, min(n, a + chunk), style(sizes)) for a in range(0, n, chunk)]
     if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(_images, jobs))
+        pool = ProcessPoolExecutor(max_workers=workers)
+        try:
+            parts = list(pool.map(_images, jobs, timeout=timeout))
+        except BaseException as error:  # a timeout, a signal, a worker's error: no worker is left running
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+            if isinstance(error, FuturesTimeout):
+                raise RuntimeError(f"the data were not generated in {timeout:.0f} s ({workers} processes)") from None
+            raise
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
     else:
         parts = [_images(job) for job in jobs]
     n_test_parts = sum(1 for j in jobs if j[1] == 1)
@@ -245,7 +264,18 @@ def check_folders(run: Path, export: Path | None, restart: bool, reuse_data: boo
         if a == b or a.is_relative_to(b) or b.is_relative_to(a):
             raise InputError(f"export folder {export} and run folder {run}: one may not hold the other")
         states["export"] = _folder_state(export, "export folder")
+    for name, folder in (("run", run), ("export", export)):
+        if folder is not None:
+            _writable(folder, f"{name} folder")
     return states
+
+
+def _writable(folder: Path, what: str) -> None:
+    """InputError, nothing made, unless ``folder`` (or the nearest folder above it that exists) can
+    be written: a read-only ``$OUT`` is refused before the run folder is made."""
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"{what} {folder}: {existing} cannot be written (read-only?): nothing was made")
 
 
 def claim(folder: Path, state: str, keep: tuple[str, ...] = ()) -> None:
@@ -256,6 +286,24 @@ def claim(folder: Path, state: str, keep: tuple[str, ...] = ()) -> None:
             if path.name not in keep and path.name != OWNED:
                 path.unlink()
     atomic_write(folder / OWNED, lambda tmp: tmp.write_text("made by spt-theory's GPU twin; may be replaced by it\n"))
+
+
+def claim_all(folders: list[tuple[Path, str, tuple[str, ...]]]) -> None:
+    """:func:`claim` every ``(folder, state, keep)``; when one cannot be made (a read-only ``$OUT``, a full
+    disk), the folders this call made are removed again (only they, and only their marker in them)
+    and the StorageError goes on: no half-made run folder is left with its marker."""
+    made: list[Path] = []
+    try:
+        for folder, state, keep in folders:
+            made += [p for p in (folder, *folder.parents) if not p.exists()]
+            claim(folder, state, keep)
+    except (StorageError, OSError):
+        for path in sorted(made, key=lambda p: len(p.parts), reverse=True):  # each holds at most our marker
+            if path.is_dir() and not path.is_symlink():
+                (path / OWNED).unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+        raise
 
 
 class Output:
@@ -375,71 +423,161 @@ def make_data(sizes: Sizes, path: Path, workers: int) -> int:
     return 0
 
 
+STOPPED_BY_ERROR = 1
+"""Exit status of a run stopped by an error (recorded in ``summary.json``: ``stopped``)."""
+
+
+def stop_record(phase: str, by: str, why: str, step: int, planned: int | None, started: float) -> dict:
+    """What ``summary.json`` and ``group-0.json`` say of a run stopped before its end by a signal
+    (``by``: SIGINT, SIGTERM) or an error (``by``: error): the phase, the supervised step of the
+    last evaluation written (0: none), the planned steps, and when (seconds from the start)."""
+    return {"phase": phase, "by": by, "why": why[:500], "step": step, "planned": planned,
+            "at": round(time.time() - started, 2)}
+
+
+def reached(runs: list[dict]) -> int:
+    """The supervised step of the last evaluation in ``runs`` (0: none)."""
+    return max((r["curve"][-1]["step"] - r["offset"] for r in runs if r["curve"]), default=0)
+
+
 def run(args: argparse.Namespace, sizes: Sizes, export: Path | None, started: float) -> int:
-    """The twin (module doc); 0 when complete, 3 when cut by the deadline, 2 when refused."""
+    """The twin (module doc); 0 when complete, 3 when cut by the deadline, 2 when refused, 1 when
+    stopped by an error, 130 / 143 when stopped by SIGINT / SIGTERM (:func:`stoppable`).
+
+    ``summary.json`` is written once the folders are made and after every phase (``phase``,
+    ``phases``); a stop (an error, SIGINT, SIGTERM) is recorded in it and in ``group-0.json``
+    (``stopped``), with every evaluation already written kept."""
     out = args.out
     states = check_folders(out, export, args.restart, args.reuse_data)
     carried = check_data(args.data, sizes) if args.data is not None else None
     if args.reuse_data:
         carried = check_data(out / "data.npz", sizes)
 
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() without starting CUDA: fork-safe
     import torch
 
-    from spt_theory.lra.gpu.twin_train import Deadline, bench, train_group
-
-    device = "cuda" if torch.cuda.is_available() and not sizes.tiny else "cpu"
+    device = "cuda" if not sizes.tiny and torch.cuda.is_available() else "cpu"
     if not sizes.tiny and device != "cuda":
         raise InputError("no CUDA device visible to torch (--tiny: the pipeline on the CPU; --dry-run: the plan)")
-    claim(out, states["run"], keep=("data.npz",) if args.reuse_data else ())
+    keep: tuple[str, ...] = ("data.npz",) if args.reuse_data else ()
+    folders: list[tuple[Path, str, tuple[str, ...]]] = [(out, states["run"], keep)]
     if export is not None:
-        claim(export, states["export"])
+        folders.append((export, states["export"], ()))
+    claim_all(folders)
     output = Output(out, export)
-    wall, deadline = args.wall, Deadline(started + args.wall - FINISH_SECONDS)
-    summary = {"kind": "gpu-twin", "design": "issue 51", "setting": sizes.setting,
-               "registered": "docs/preregistration/2026-12-04-gpu-twin.md", "tiny": sizes.tiny, "started": started,
-               "wall_seconds": wall, "versions": versions(), "device": device_info(device),
-               "phases": {"start": round(time.time() - started, 2)}, "complete": False, "cut": None}
-    t = time.time()
-    if carried is not None:
-        data, source = carried, "reused from the run folder" if args.reuse_data else f"carried: {args.data.name}"
-    else:
-        data, source = generate(sizes, args.workers or sizes.workers), "generated here"
-        save_data(out / "data.npz", data, sizes)
-    summary["data"] = {"fingerprint": fingerprint(data), "source": source, "settings": data_settings(sizes),
-                       **{f"n_{s}": len(data[f"y_{s}"]) for s in SPLITS}}
-    summary["phases"]["data"] = round(time.time() - t, 2)
-    output.say(f"data: {source}, {summary['data']['fingerprint'][:16]}, {summary['phases']['data']} s")
-    tensors = {k: torch.from_numpy(np.ascontiguousarray(v).astype(np.uint8 if k.startswith("x") else np.int64))
-               .to(device) for k, v in data.items()}
-    t = time.time()
-    measured = bench(sizes, tensors, device)
-    summary["phases"]["bench"] = round(time.time() - t, 2)
-    rates = measured.pop("rates")
-    summary["bench"] = {**measured, "rates": rates.__dict__}
-    output.say(f"bench: {measured['seconds_per_step']} s a step; {measured['attention']} attention runs "
-               f"({summary['phases']['bench']} s)")
-    elapsed = time.time() - started
-    p = plan(sizes, rates, training_budget(wall, elapsed))
-    summary["plan"], summary["phases"]["plan_at"] = p, round(elapsed, 2)
-    output.say("plan:\n" + format_plan(p))
-    output.write("summary.json", summary)
-    if not p["fits"]:
-        summary["refused"] = "the plan does not fit the time left even at the floor with scratch and SPT"
+    wall = args.wall
+    summary: dict = {"kind": "gpu-twin", "design": "issue 51", "setting": sizes.setting, "registered": REGISTERED,
+                     "tiny": sizes.tiny, "started": started, "wall_seconds": wall, "versions": versions(),
+                     "device": {"kind": device}, "phase": "start", "phases": {"start": round(time.time() - started, 2)},
+                     "complete": False, "cut": None, "stopped": None}
+    latest: dict = {}  # "group": the last group-0.json written (a copy, swapped in whole): what a stop keeps
+
+    def write_group(runs: list[dict], cut: dict | None, stopped: dict | None = None) -> None:
+        made = json.loads(json.dumps(
+            {"group": 0, "seeds": summary["plan"]["seeds"], "arms": summary["plan"]["arms"], "runs": runs, "cut": cut,
+             "stopped": stopped, "data": summary["data"]["fingerprint"], "config": summary["plan"]["sizes"]}))
+        latest["group"] = made  # one assignment: a signal sees the previous copy or this one, never a part
+        output.write("group-0.json", made)
+
+    def stop(by: str, why: str) -> None:
+        """Record the stop in both files (signals are ignored meanwhile: :func:`stoppable`)."""
+        p = summary.get("plan")
+        group = latest.get("group")
+        if group and group.get("cut"):  # stopped while finishing a cut run: the cut is what it is
+            summary["cut"], summary["complete"] = group["cut"], False
+            summary["phases"]["end"] = round(time.time() - started, 2)
+            output.write("summary.json", summary)
+            return
+        runs = group["runs"] if group else (empty_runs(p) if p else None)
+        step = reached(runs or [])
+        summary["stopped"] = stop_record(summary["phase"], by, why, step, p["steps"] if p else None, started)
+        summary["complete"] = False
+        summary["phases"]["end"] = round(time.time() - started, 2)
+        if p is not None and runs is not None:
+            for record in runs:  # a run whose last evaluation was written before the stop is complete
+                last = p["finetune_steps"] if record["offset"] else p["steps"]
+                if record["curve"] and record["curve"][-1]["step"] - record["offset"] >= last:
+                    record["complete"], record["test_accuracy"] = True, record["curve"][-1]["test_accuracy"]
+            write_group(runs, None, summary["stopped"])
         output.write("summary.json", summary)
-        output.say(f"error: {summary['refused']}: nothing trained")
-        return 2
-    t = time.time()
 
-    def stream(runs: list[dict], cut: dict | None) -> None:
-        output.write("group-0.json", {"group": 0, "seeds": p["seeds"], "arms": p["arms"], "runs": runs, "cut": cut,
-                                      "data": summary["data"]["fingerprint"], "config": p["sizes"]})
+    def phase(name: str) -> None:
+        summary["phase"] = name
+        output.write("summary.json", summary)
 
-    cut = train_group(sizes, p, tensors, device, stream, output.say, deadline, measured["attention"])
-    summary["phases"]["train"] = round(time.time() - t, 2)
-    summary["cut"], summary["complete"] = cut, cut is None
-    summary["groups_done"] = [] if cut else [0]
-    summary["phases"]["end"] = round(time.time() - started, 2)
-    output.write("summary.json", summary)
+    def in_time(before: str) -> None:
+        """The deadline check before a phase: refused (nothing trained) when no training fits."""
+        left = training_budget(wall, time.time() - started)
+        if left <= 0:
+            raise InputError(f"the deadline check before the {before}: {time.time() - started:.0f} s of the "
+                             f"{wall:.0f}-s wall are gone, nothing could be trained in time (nothing trained)")
+
+    try:
+        phase("start")
+        in_time("data")
+        phase("data")
+        t = time.time()
+        if carried is not None:
+            data, source = carried, "reused from the run folder" if args.reuse_data else f"carried: {args.data.name}"
+        else:
+            timeout = max(1.0, started + wall - FINISH_SECONDS - time.time())
+            data, source = generate(sizes, args.workers or sizes.workers, timeout), "generated here"
+            save_data(out / "data.npz", data, sizes)
+        made = fingerprint(data)
+        summary["data"] = {"fingerprint": made, "source": source, "settings": data_settings(sizes),
+                           **{f"n_{s}": len(data[f"y_{s}"]) for s in SPLITS}}
+        summary["phases"]["data"] = round(time.time() - t, 2)
+        output.say(f"data: {source}, {made[:16]}, {summary['phases']['data']} s")
+        if not sizes.tiny and made != FINGERPRINTS[sizes.setting]:
+            raise InputError(f"the data's fingerprint {made[:16]}... is not the registered {sizes.setting} data's "
+                             f"{FINGERPRINTS[sizes.setting][:16]}... (twin_plan.FINGERPRINTS): not trained; carry the "
+                             "data made on the CPU (--make-data, then --data)")
+        from spt_theory.lra.gpu.twin_train import Deadline, bench, train_group
+
+        summary["device"] = device_info(device)  # CUDA starts here, after the data's processes
+        in_time("bench")
+        phase("bench")
+        tensors = {k: torch.from_numpy(np.ascontiguousarray(v).astype(np.uint8 if k.startswith("x") else np.int64))
+                   .to(device) for k, v in data.items()}
+        t = time.time()
+        measured = bench(sizes, tensors, device)
+        summary["phases"]["bench"] = round(time.time() - t, 2)
+        rates = measured.pop("rates")
+        summary["bench"] = {**measured, "rates": rates.__dict__}
+        output.say(f"bench: {measured['seconds_per_step']} s a step; {measured['attention']} attention runs "
+                   f"({summary['phases']['bench']} s)")
+        elapsed = time.time() - started
+        p = plan(sizes, rates, training_budget(wall, elapsed))
+        summary["plan"], summary["phases"]["plan_at"] = p, round(elapsed, 2)
+        output.say("plan:\n" + format_plan(p))
+        phase("plan")
+        if not p["fits"]:
+            raise InputError("the plan does not fit the time left even at the floor with scratch and SPT: nothing "
+                             "trained")
+        write_group(empty_runs(p), None)  # every run, none evaluated yet: a kill in pretraining still says so
+        phase("train")
+        t = time.time()
+        cut = train_group(sizes, p, tensors, device, write_group, output.say,
+                          Deadline(started + wall - FINISH_SECONDS), measured["attention"])
+        summary["phases"]["train"] = round(time.time() - t, 2)
+        summary["cut"], summary["complete"] = cut, cut is None
+        summary["groups_done"] = [] if cut else [0]
+        summary["phases"]["end"] = round(time.time() - started, 2)
+        phase("end")
+    except InputError as error:  # a refusal after the folders were made: said in the summary too
+        summary["refused"] = str(error)
+        summary["phases"]["end"] = round(time.time() - started, 2)
+        output.write("summary.json", summary)
+        raise
+    except KeyboardInterrupt as error:
+        stop(signal.Signals(getattr(error, "signum", signal.SIGINT)).name, "stopped by a signal")
+        raise
+    except Exception as error:
+        why = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        stop("error", why)
+        print(f"error: the run stopped in its {summary['phase']} phase: {why}; every evaluation done is "
+              "written (summary.json: stopped)", file=sys.stderr)
+        return STOPPED_BY_ERROR
     if cut:
         output.say(f"cut at step {cut['step']} of {cut['planned']} ({cut['phase']}) at {summary['phases']['end']} s "
                    f"of {wall:.0f} s: every evaluation done is written")

@@ -114,6 +114,24 @@ TINY = replace(FULL, setting="contour6", n_train=48, n_val=16, n_test=32, d_mode
 """CPU test sizes (2 seeds: a tiny run checks the pipeline, not the design)."""
 
 
+REGISTERED = "docs/preregistration/2026-12-04-gpu-twin.md"
+"""The registration of the twin's design and claims (its path in the checkout: ``registered``)."""
+FINGERPRINTS = {
+    "short": "87ec0160ff64af7c53a01fd640ef4304232b490242fdee60da2f8aeafc91ffd2",
+    "contour6": "1d7784939bbb54a8110176ad569dcf3e633088d2bebb6af400c4b43db7d0b13b",
+}
+"""The content fingerprint (:func:`spt_theory.lra.gpu.twin.fingerprint`) of each setting's
+registered data: the generator's images ``(stream, i)`` at the setting's style and sizes, made on
+the CPU with ``--make-data`` (2026-12-05, numpy 2; independent of the number of processes).  A run
+whose data differ is not the registered design (the run refuses to train on them; promote and the G
+checks refuse its evidence)."""
+REGISTERED_SIZES = ("n_train", "n_val", "n_test", "side", "d_model", "heads", "ff", "batch", "steps", "floor_steps",
+                    "seeds", "group", "eval_points", "spt_share", "lr", "lr_pretrain", "warmup_steps", "mask_ratio",
+                    "contour_length", "distractors", "distractor_length", "balanced", "tiny")
+"""The fields of :class:`Sizes` the registration fixes (not the operational ones: the number of
+generating processes, the assumed seconds an image, the bench's steps)."""
+
+
 def sizes_of(setting: str, tiny: bool = False) -> Sizes:
     """The sizes of ``setting`` (its tiny version for the CPU tests)."""
     full = SETTINGS[setting]
@@ -175,6 +193,23 @@ def group_seconds(sizes: Sizes, rates: Rates, arms: tuple[str, ...], steps: int)
             "total": pretrain + supervised + evaluate}
 
 
+def style(sizes: Sizes) -> dict:
+    """The Pathfinder generator's style of ``sizes``' images."""
+    return {"size": sizes.side, "contour_length": sizes.contour_length, "distractors": sizes.distractors,
+            "distractor_length": sizes.distractor_length, "match_distances": True, "balanced": sizes.balanced}
+
+
+STREAMS = {"train": 0, "val": 0, "test": 1}
+"""The generator stream of each split: train and validation images from stream 0 (the first
+``n_train``, then ``n_val``), test images from stream 1."""
+
+
+def data_settings(sizes: Sizes) -> dict:
+    """What a data set of ``sizes`` is: the generator's style, the split sizes and streams."""
+    return {"generator": "spt_theory.lra.gpu.twin", "style": style(sizes), "n_train": sizes.n_train,
+            "n_val": sizes.n_val, "n_test": sizes.n_test, "streams": STREAMS}
+
+
 def seeds(sizes: Sizes) -> list[int]:
     """The seeds: 500 on, fresh (no CPU design has run them: docs/preregistration/2026-12-04-gpu-twin.md)."""
     return list(range(500, 500 + sizes.seeds))
@@ -206,6 +241,14 @@ def plan(sizes: Sizes, rates: Rates, budget: float) -> dict:
             "finetune_steps": steps - pretrain, "eval_steps": eval_steps(sizes, steps),
             "group_seconds": seconds, "total_seconds": seconds["total"], "budget_seconds": budget,
             "fits": seconds["total"] <= budget, "shrunk": history, "rates": asdict(rates), "sizes": asdict(sizes)}
+
+
+def empty_runs(p: dict) -> list[dict]:
+    """Every arm x seed of the plan ``p``, nothing evaluated yet: what a group cut or stopped before
+    its first evaluation holds (every registered run, each with an empty curve)."""
+    return [{"arm": arm, "seed": seed, "complete": False, "steps": p["steps"],
+             "offset": p["spt_steps"] if arm in PRETRAINED else 0, "curve": []} for arm in p["arms"]
+            for seed in p["seeds"]]
 
 
 def eval_steps(sizes: Sizes, steps: int) -> list[int]:
@@ -281,3 +324,71 @@ def format_plan(p: dict) -> str:
                   + f" (a check at every evaluation cuts the run if it falls behind, by "
                     f"{p['wall'] - FINISH_SECONDS:.0f} s at the latest)"]
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------ the registration
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _mapping(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def conform(found: dict) -> list[str]:
+    """Every field in which the twin evidence ``found`` (``lra_schema.TwinEvidence``'s fields) differs
+    from its registration (:data:`REGISTERED`), one line each, in this order: the registration
+    document, not tiny, the setting, the data (fingerprint of the registered generator, sizes,
+    generator settings), the plan's sizes (model, optimiser, data, design: :data:`REGISTERED_SIZES`),
+    the model config, the seeds (500-507), the arms (all, or the registered shrinking's drops in
+    order), the steps (the full steps, or a multiple of 1,000 down to the floor; the floor once an
+    arm is dropped), the SPT and finetuning steps and the evaluation steps.  Empty when it conforms."""
+    faults: list[str] = []
+
+    def need(ok: bool, field: str, value, want) -> None:
+        if not ok:
+            faults.append(f"field {field}: {_short(value)}, the registration's is {_short(want)} ({REGISTERED})")
+
+    def same(field: str, value, want) -> None:
+        need(type(value) is type(want) and value == want, field, value, want)
+
+    same("registered", found.get("registered"), REGISTERED)
+    same("tiny", found.get("tiny"), False)
+    setting = found.get("setting")
+    if setting not in SETTINGS:
+        need(False, "setting", setting, " or ".join(sorted(SETTINGS)))
+        return faults
+    sizes = SETTINGS[setting]
+    data = _mapping(found.get("data"))
+    same("data.fingerprint", data.get("fingerprint"), FINGERPRINTS[setting])
+    for name in ("n_train", "n_val", "n_test"):
+        same(f"data.{name}", data.get(name), getattr(sizes, name))
+    need(data.get("settings") == data_settings(sizes), "data.settings", data.get("settings"), data_settings(sizes))
+    p = _mapping(found.get("plan"))
+    same("plan.setting", p.get("setting"), setting)
+    made = _mapping(p.get("sizes"))
+    for name in REGISTERED_SIZES:
+        same(f"plan.sizes.{name}", made.get(name), getattr(sizes, name))
+    config = _mapping(found.get("config"))
+    for name, want in (("d_model", sizes.d_model), ("heads", sizes.heads), ("ff", sizes.ff), ("layers", 1),
+                       ("pooling", "mean"), ("head", "linear")):
+        same(f"config.{name}", config.get(name), want)
+    same("plan.seeds", p.get("seeds"), seeds(sizes))
+    arms = p.get("arms")
+    allowed = [[a for a in ARMS if a not in DROP_ORDER[:k]] for k in range(len(DROP_ORDER) + 1)]
+    need(arms in allowed, "plan.arms", arms, f"{list(ARMS)} less the first of {list(DROP_ORDER)} dropped in order")
+    steps = p.get("steps")
+    if type(steps) is not int:
+        need(False, "plan.steps", steps, sizes.steps)
+        return faults
+    dropped = isinstance(arms, list) and len(arms) < len(ARMS)
+    if dropped:
+        same("plan.steps", steps, sizes.floor_steps)
+    else:
+        need(steps == sizes.steps or (sizes.floor_steps <= steps < sizes.steps and steps % STEP_QUANTUM == 0),
+             "plan.steps", steps, f"{sizes.steps}, or shrunk to a multiple of {STEP_QUANTUM} >= {sizes.floor_steps}")
+    same("plan.spt_steps", p.get("spt_steps"), spt_steps(sizes, steps))
+    same("plan.finetune_steps", p.get("finetune_steps"), steps - spt_steps(sizes, steps))
+    same("plan.eval_steps", p.get("eval_steps"), eval_steps(sizes, steps))
+    return faults

@@ -14,11 +14,17 @@ of a seed reads the same batches (one data stream per seed: paired comparisons).
 **The deadline.**  At every evaluation the run predicts when the next one would be done (the
 seconds a step measured so far, the last evaluation's seconds); if that is past the deadline it
 stops there: the runs not done are marked incomplete and the group records ``cut`` (the step
-reached, the step planned, why).  Pretraining checks at every epoch the same way.
+reached, the step planned, why).  Pretraining checks at every epoch the same way; a cut there
+streams every arm x seed with an empty curve.
+
+**Divergence.**  A member whose train loss at an evaluation is not finite is recorded as diverged
+(``diverged``: the curve step; its ``train_loss`` null from there) and trains on with the others:
+its parameters are its own rows of the stacked tensor, so its NaN reaches no other member.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +36,7 @@ from spt_theory.core.inits import grid_proximity_init
 from spt_theory.core.model import Encoder, ModelConfig
 from spt_theory.evidence import correctness
 from spt_theory.lra.gpu.stacked import Stacked
-from spt_theory.lra.gpu.twin_plan import ARMS, PRETRAINED, Rates, Sizes
+from spt_theory.lra.gpu.twin_plan import ARMS, PRETRAINED, Rates, Sizes, empty_runs
 
 ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
 WARMUP_STEPS = 3
@@ -192,7 +198,7 @@ def train_group(sizes: Sizes, p: dict, data: dict, device: str, stream: Callable
                                   f"first evaluation {first_eval:.0f} s later: past the deadline "
                                   f"({deadline.left():.0f} s left)"}
                     say(f"cut in pretraining at step {step} of {spt_steps}: {cut['why']}")
-                    stream([], cut)
+                    stream(empty_runs(p), cut)
                     return cut
         val_losses = spt.masked_loss(data["x_val"][:1000])
         spt_states = {s: spt.parameters_of(i) for i, s in enumerate(seeds)}
@@ -215,8 +221,13 @@ def train_group(sizes: Sizes, p: dict, data: dict, device: str, stream: Callable
             losses = losses.float().cpu()
             for position, i in enumerate(active):
                 record = runs[i]
+                loss = float(losses[position])
+                if not math.isfinite(loss) and "diverged" not in record:
+                    record["diverged"] = step + record["offset"]
+                    say(f"run ({record['arm']}, {record['seed']}) diverged: train loss {loss} at step {step}; "
+                        "recorded as diverged (its loss null), the other runs go on")
                 record["curve"].append({"step": step + record["offset"],
-                                        "train_loss": round(float(losses[position]), 5),
+                                        "train_loss": round(loss, 5) if "diverged" not in record else None,
                                         "val_accuracy": float(val[position].double().mean()),
                                         "test_accuracy": float(test[position].double().mean()),
                                         "test_correct": correctness.encode(test[position].numpy())})
