@@ -45,13 +45,8 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("docs/history.md", "spt_theory/lra/gpu/confirm.py"): "history: deleted; 5a6f87a holds it",
     ("docs/history.md", "tests/lra/test_gpu_confirm.py"): "history: deleted; 5a6f87a holds it",
     # Owned by other work in progress (issue 58); remove each entry when its file is fixed:
-    ("scripts/lra_gpu_confirm.sh", "spt_theory/lra/gpu/confirm.py"):
-        "deleted (docs/history.md): goes with the script's --sweeps mode",
     ("spt_theory/lra/audit.py", "DESIGN.md"):
         "not in the repository: its floor / ceiling section is docs/results-lra.md, 'Where one layer can learn'",
-    ("spt_theory/claims/records.py", "tests/claims/test_registration_hashes.py"):
-        "does not exist: the test is tests/checks/test_decide_reliability.py"
-        "::test_every_pre_registration_document_is_recorded_and_unchanged",
 }
 
 
