@@ -67,6 +67,10 @@ SHORT_DATA = {"generator": "synthetic.pathfinder",
 LISTOPS_PLATEAU_DATA = {"generator": "synthetic.listops",
                         "settings": {"train": 5_000, "val": 500, "test": 5_000, "min_len": 100, "max_len": 300,
                                      "seed": 4}}
+POOLING_REGISTERED = "docs/preregistration/2026-12-05-pooling-factorial.md"
+POOLING_MEAN = (*SHORT, ("pooling", "mean"))
+POOLING_MAX = (*SHORT, ("pooling", "max"))
+"""The pooling factorial's settings (2026-12-05): the short-contour setting with the readout set."""
 SCRATCH_16 = "recipe=scratch,finetune_epochs=16"
 PROBE_LIMIT = 200
 """Test examples the attention probes read (as the committed sweeps; the claims do not read them)."""
@@ -120,6 +124,22 @@ SHORT_SCRATCH = f"recipe=scratch,finetune_epochs={SHORT_EPOCHS}"
 SHORT_CELLS = {SHORT_SCRATCH: 20_000, "recipe=spt": 20_000}
 SHORT_SEEDS = tuple(range(300, 308))
 _SHORT_DESIGN: dict[str, Any] = {"registered": SHORT_REGISTERED, "settings": SHORT, "source": SHORT_DATA}
+FACTORIAL_SEEDS = tuple(range(600, 608))
+_POOLING_DESIGN: dict[str, Any] = {"registered": POOLING_REGISTERED, "source": SHORT_DATA}
+
+
+def _factorial_cells(epochs: int, steps: int) -> dict[str, int]:
+    """The five arms of a pooling of the factorial, ``epochs`` x 500 = ``steps`` each (SPT: 6 + the rest)."""
+    return {f"recipe=scratch,finetune_epochs={epochs}": steps, "recipe=spt": steps, "recipe=spt,keep=qk": steps,
+            f"recipe=scratch,freeze=qk,finetune_epochs={epochs}": steps,
+            f"recipe=scratch,init=proximity2d,finetune_epochs={epochs}": steps}
+
+
+def _FACTORIAL_ONLY(epochs: int) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Hybrid and frozen at 6 seeds, proximity init at 4 (the registration)."""
+    return (("recipe=spt,keep=qk", tuple(range(600, 606))),
+            (f"recipe=scratch,freeze=qk,finetune_epochs={epochs}", tuple(range(600, 606))),
+            (f"recipe=scratch,init=proximity2d,finetune_epochs={epochs}", tuple(range(600, 604))))
 EXPERIMENTS = {
     "l1b": Experiment("l1b", "pathfinder", tuple(range(100, 108)), L1B_CELLS, 6, 10, source=PATHFINDER_DATA),
     "l4b": Experiment("l4b", "pathfinder", tuple(range(100, 108)), {**L1B_CELLS, "recipe=spt,keep=qk": 8_000}, 6, 10,
@@ -143,6 +163,17 @@ EXPERIMENTS = {
     "l7s": Experiment("l7s", "pathfinder", tuple(range(300, 306)),
                       {f"recipe=scratch,layers=2,finetune_epochs={SHORT_EPOCHS}": 20_000,
                        "recipe=spt,layers=2": 20_000}, 6, SHORT_EPOCHS - 6, **_SHORT_DESIGN),
+    # 2026-12-05: the pooling factorial (docs/preregistration/2026-12-05-pooling-factorial.md)
+    "l6f": Experiment("l6f", "pathfinder", tuple(range(600, 604)),
+                      {"recipe=scratch,init=proximity2d,finetune_epochs=6": 3_000}, **_POOLING_DESIGN,
+                      settings=POOLING_MAX),
+    "fmean": Experiment("fmean", "pathfinder", FACTORIAL_SEEDS, _factorial_cells(24, 12_000), 6, 18,
+                        only=_FACTORIAL_ONLY(24), **_POOLING_DESIGN, settings=POOLING_MEAN),
+    "fmax": Experiment("fmax", "pathfinder", FACTORIAL_SEEDS, _factorial_cells(16, 8_000), 6, 10,
+                       only=_FACTORIAL_ONLY(16), **_POOLING_DESIGN, settings=POOLING_MAX),
+    "fdepth": Experiment("fdepth", "pathfinder", tuple(range(600, 606)),
+                         {"recipe=scratch,layers=2,finetune_epochs=24": 12_000, "recipe=spt,layers=2": 12_000}, 6, 18,
+                         **_POOLING_DESIGN, settings=POOLING_MEAN),
     "l3p": Experiment("l3p", "listops", tuple(range(110, 116)),
                       {"recipe=scratch,finetune_epochs=60": 9_420,
                        "recipe=scratch,freeze=qk,finetune_epochs=60": 9_420},
@@ -213,7 +244,8 @@ def run(experiment: Experiment, seeds, data_dir: Path, out: Path, runtime, tiny:
 # ----------------------------------------------------------------------------------- conformance
 FINGERPRINTS = {"l1b": "d35786b9ce1cd0ef", "l4b": "d35786b9ce1cd0ef", "l6": "d35786b9ce1cd0ef",
                 "l3b": "b7b7152b7c61f7af", "l3p": "9379b5a7c8e90350",
-                **dict.fromkeys(("l6s", "l1s", "l4s", "l3s", "l7s"), "09d407175fc401dd")}
+                **dict.fromkeys(("l6s", "l1s", "l4s", "l3s", "l7s", "l6f", "fmean", "fmax", "fdepth"),
+                                "09d407175fc401dd")}
 """The content fingerprint of each experiment's registered data (where it was made before the runs;
 L3p's is fixed by its generator settings alone until its data are made)."""
 CONFIG = ("d_model", "n_heads", "d_ff", "lr_finetune", "lr_pretrain", "warmup_steps", "batch_size", "resolution",
