@@ -68,6 +68,8 @@ ERROR, naming the file and this entry's commit, for a file that differs or that 
 an entry here (:func:`spt_theory.claims.registry.check_read_evidence`).  Updated by hand in the
 commit that promotes new evidence, like the record it supports."""
 GPU_TWIN = "859c15b"  # 2026-12-04: G1-G4, G6s, G1s-G4s pre-registered (docs/preregistration/2026-12-04-gpu-twin.md)
+POOLING_FACTORIAL = "a86d041"
+"""The commit of the pooling factorial's pre-registration (2026-12-05, issue 56)."""
 DOCUMENTS: dict[str, tuple[str, str]] = {
     # path in a checkout: (sha256 as committed, the commit that added it; none has changed since)
     "docs/preregistration/2026-12-02-lra-verdicts-and-escape-race.md":
@@ -78,6 +80,8 @@ DOCUMENTS: dict[str, tuple[str, str]] = {
         ("e8bc8d84ada39643778989c0ad26673496fc4ad21a6eaa906cf79c92d7690f44", SHORT),
     "docs/preregistration/2026-12-04-gpu-twin.md":
         ("74ae16b647b1d0586fe91374c48a72328036b45d4b9c1c63dde02b9852db0d63", GPU_TWIN),
+    "docs/preregistration/2026-12-05-pooling-factorial.md":
+        ("00bf934e3df1c13c1077edd225f33a1151919dee3a59a2447ea92b3d657e6b71", POOLING_FACTORIAL),
 }
 """The pre-registration documents (path in a checkout: sha256 as committed, and the commit that
 added it).  They are not package data: verify checks each where a checkout holds it, for every

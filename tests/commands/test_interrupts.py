@@ -67,7 +67,7 @@ def _commands(root: Path) -> dict[str, tuple[list[str], int, Callable[[], bool]]
         "lra": (["-m", "spt_theory.lra", "scratch", "--task", "listops", "--tiny", "--finetune-epochs", "1000",
                  "--max-steps", "100000", "--data-dir", str(data), "--out", str(root / "lra"), "--no-progress"],
                 signal.SIGTERM, _anything(root / "lra", "cache/*/epoch_*.pt")),
-        "listops": (["-m", "synthetic.listops", "--out", str(root / "listops/out"), "--train", "10000000", "--val",
+        "listops": (["-m", "synthetic.listops", "--out", str(root / "listops/out"), "--train", "1000000", "--val",
                      "0", "--test", "0", "--min-len", "5", "--max-len", "60"],
                     signal.SIGINT, lambda: (root / "listops/stderr").stat().st_size > 0),  # its progress bar
         "pathfinder": (["-m", "synthetic.pathfinder", "--out", str(root / "pathfinder"), "--n", "100000",
