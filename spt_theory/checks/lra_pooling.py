@@ -181,13 +181,22 @@ def judge_l9f(mean: dict, mean_path: Path, high: dict, max_path: Path):
     return result, lines, details, why
 
 
+def _load(ctx: Context, experiment: str) -> tuple[dict | None, Path]:
+    """:func:`lra_decide.load`, with absence left to :func:`check` (an experiment of several claims:
+    it holds the claim's own record to it)."""
+    path = Path(ctx.lra_evidence) / "decide" / f"{experiment}.json"
+    if not path.exists() and not path.is_symlink():
+        return None, path
+    return base.load(ctx, experiment)
+
+
 def verdict(ctx: Context, claim_id: str):
     """(result, lines, details, why) of ``claim_id``, None where its evidence has not been made."""
     if claim_id == "L9f":
-        (mean, mean_path), (high, max_path) = base.load(ctx, "fmean"), base.load(ctx, "fmax")
+        (mean, mean_path), (high, max_path) = _load(ctx, "fmean"), _load(ctx, "fmax")
         return None if mean is None or high is None else judge_l9f(mean, mean_path, high, max_path)
     experiment, judge = CLAIMS[claim_id]
-    found, path = base.load(ctx, experiment)
+    found, path = _load(ctx, experiment)
     return None if found is None else judge(found, path)
 
 
