@@ -1,0 +1,105 @@
+"""Figure ``pooling_factorial`` (L1f, L9f, L4f, L3f, L8f): test accuracy against optimiser steps in
+the pooling factorial, redrawn from the committed decide evidence (``evidence/lra/decide/fmean.json``
+and ``fmax.json``), no training.  One panel per pooling; per arm the median of its seeds (line) and
+their range (band) at each evaluation, SPT's 3,000 pretraining steps counted (its curve starts
+after them); the dotted line is L1fr's reach bar, the grey one chance.  A pooling whose evidence
+is not committed yet is drawn empty with "not run yet"; the figure is skipped while neither is.
+
+Every file drawn is held to its recorded content first (``records.EVIDENCE_HASHES``), as verify
+holds it: an edited or unrecorded file is an error, never a figure.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from pathlib import Path
+
+from spt_theory.checks import lra_pooling as rules
+from spt_theory.claims.registry import check_read_evidence
+from spt_theory.evidence import lra_schema, schema
+from spt_theory.figures.context import FigureContext, FigureSkipped, save
+from spt_theory.figures.registry import figure
+from spt_theory.figures.style import COLUMN_WIDTH, STYLE, new_figure
+from spt_theory.lra.sweep_cells import cells as parse_cells
+from spt_theory.util.plotting import plt
+
+POOLINGS = (("mean", "fmean", rules.MEAN, rules.MEAN_T), ("max", "fmax", rules.MAX, rules.MAX_T))
+"""(pooling, experiment, its arms' ``--cell`` specs by arm, its budget in steps)."""
+ARMS = {"scratch": ("scratch", "#555555"), "spt": ("SPT then finetune", "#c0392b"),
+        "hybrid": ("hybrid (SPT W_Q, W_K)", "#e67e22"), "frozen": ("W_Q, W_K frozen", "#2980b9"),
+        "proximity": ("proximity2d init", "#27ae60")}
+"""Each arm's legend label and colour, in drawing order."""
+
+
+def load(ctx: FigureContext, experiment: str) -> tuple[dict | None, Path]:
+    """(the committed evidence of ``experiment``, its path), None where nothing is there; the file
+    is held to its recorded hash (EvidenceError otherwise)."""
+    path = Path(ctx.evidence_root) / "lra" / "decide" / f"{experiment}.json"
+    if not path.exists() and not path.is_symlink():
+        return None, path
+    found = schema.load(path, lra_schema.DecideEvidence)
+    check_read_evidence({path: schema.READ[Path(os.path.abspath(path))]}, Path(ctx.evidence_root))
+    return found, path
+
+
+def arm_curves(found: dict, spec: str) -> dict[int, list[tuple[int, float]]]:
+    """Per seed, the (step, test accuracy %) points of the arm ``spec`` (empty if the arm is absent)."""
+    wanted = parse_cells([], [spec])[0]
+    row = next((row for row in found["cells"] if row["cell"] == wanted), None)
+    if row is None:
+        return {}
+    return {run["seed"]: [(p["step"], 100 * p["test_accuracy"]) for p in run["curve"]] for run in row["runs"]}
+
+
+def summary(curves: dict[int, list[tuple[int, float]]]) -> list[dict]:
+    """At each step every seed evaluated: the median, the lowest and the highest accuracy, and how
+    many seeds are in (a step some seed lacks is drawn from the seeds that have it)."""
+    by_step: dict[int, list[float]] = {}
+    for points in curves.values():
+        for step, value in points:
+            by_step.setdefault(step, []).append(value)
+    return [{"step": step, "median": statistics.median(values), "low": min(values), "high": max(values),
+             "seeds": len(values)} for step, values in sorted(by_step.items())]
+
+
+@figure("L1f, L9f, L4f, L3f, L8f", "pooling factorial: accuracy against steps, median and range of seeds per arm")
+def pooling_factorial(ctx: FigureContext) -> list[Path]:
+    """Two panels, mean and max pooling (module doc)."""
+    loaded = {pooling: load(ctx, experiment) for pooling, experiment, _, _ in POOLINGS}
+    if all(found is None for found, _ in loaded.values()):
+        raise FigureSkipped("the pooling factorial has no committed evidence yet (evidence/lra/decide/fmean.json, "
+                            "fmax.json)")
+    fig, axes = new_figure(2 * COLUMN_WIDTH, 2.6, ncols=2, sharey=True)
+    record: dict = {"figure": "pooling_factorial", "claims": ["L1f", "L9f", "L4f", "L3f", "L8f"],
+                    "reach_bar": rules.REACH_BAR, "sources": {}, "poolings": {}}
+    with plt.rc_context(STYLE):
+        for ax, (pooling, experiment, specs, budget) in zip(axes, POOLINGS):
+            found, path = loaded[pooling]
+            drawn: dict = {}
+            if found is None:
+                ax.text(0.5, 0.5, "not run yet", transform=ax.transAxes, ha="center", va="center", fontsize=7)
+            else:
+                record["sources"][pooling] = f"evidence/lra/decide/{path.name}"
+                for arm, (label, colour) in ARMS.items():
+                    curves = arm_curves(found, specs[arm])
+                    if not curves:
+                        continue
+                    points = summary(curves)
+                    steps = [p["step"] for p in points]
+                    ax.plot(steps, [p["median"] for p in points], color=colour, lw=1.0,
+                            label=f"{label} ({len(curves)} seeds)")
+                    ax.fill_between(steps, [p["low"] for p in points], [p["high"] for p in points], color=colour,
+                                    alpha=0.15, lw=0)
+                    drawn[arm] = {"seeds": sorted(curves), "points": points}
+            ax.axhline(rules.REACH_BAR, color="k", lw=0.6, ls=":")
+            ax.axhline(50, color="0.6", lw=0.6)
+            ax.set_xlim(0, budget)
+            ax.set_ylim(45, 100)
+            ax.set_title(f"{pooling} pooling ({budget:,} steps)", fontsize=7)
+            ax.set_xlabel("optimiser steps (SPT's counted)")
+            if drawn:
+                ax.legend(fontsize=5.5, loc="lower right")
+            record["poolings"][pooling] = {"experiment": experiment, "budget": budget, "arms": drawn}
+        axes[0].set_ylabel("test accuracy (%)")
+    return save(ctx, "pooling_factorial", fig, record)

@@ -1,0 +1,61 @@
+"""The pooling factorial's learning-curve figure: median and range of the seeds per arm, drawn only
+from evidence whose content is recorded (issue 56, item 6)."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from spt_theory.claims import records
+from spt_theory.evidence import EvidenceError
+from spt_theory.figures import pooling_factorial as pf
+from spt_theory.figures.context import FigureContext, FigureSkipped
+
+PACKAGE_L6F = Path(pf.__file__).resolve().parents[1] / "evidence" / "lra" / "decide" / "l6f.json"
+
+
+def test_the_summary_is_the_median_and_range_of_the_seeds_at_each_step():
+    curves = {1: [(500, 50.0), (1000, 60.0)], 2: [(500, 70.0), (1000, 90.0)], 3: [(500, 55.0)]}
+    assert pf.summary(curves) == [{"step": 500, "median": 55.0, "low": 50.0, "high": 70.0, "seeds": 3},
+                                  {"step": 1000, "median": 75.0, "low": 60.0, "high": 90.0, "seeds": 2}]
+
+
+def _evidence_root(tmp_path: Path, monkeypatch, record: bool = True) -> Path:
+    """An evidence folder holding fmax.json: the committed L6f runs relabelled as max pooling's
+    proximity arm (16 epochs), its content recorded (``record``) in a patched EVIDENCE_HASHES."""
+    found = json.loads(PACKAGE_L6F.read_text())
+    found["experiment"] = "fmax"
+    found["cells"][0]["cell"]["finetune_epochs"] = 16
+    path = tmp_path / "lra" / "decide" / "fmax.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(found))
+    if record:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        monkeypatch.setitem(records.EVIDENCE_HASHES, "lra/decide/fmax.json", (digest, "test"))
+    return tmp_path
+
+
+def test_a_recorded_pooling_is_drawn_and_the_missing_one_says_not_run(tmp_path, monkeypatch):
+    root = _evidence_root(tmp_path, monkeypatch)
+    paths = pf.pooling_factorial(FigureContext(out=tmp_path / "out", evidence_root=root))
+    drawn = json.loads(next(p for p in paths if p.suffix == ".json").read_text())
+    assert drawn["poolings"]["mean"]["arms"] == {}
+    arm = drawn["poolings"]["max"]["arms"]["proximity"]
+    assert arm["seeds"] == [600, 601, 602, 603]
+    last = json.loads(PACKAGE_L6F.read_text())["cells"][0]["runs"]
+    finals = sorted(100 * run["curve"][-1]["test_accuracy"] for run in last)
+    end = arm["points"][-1]
+    assert end["low"] == pytest.approx(finals[0]) and end["high"] == pytest.approx(finals[-1])
+
+
+def test_an_unrecorded_or_edited_file_is_an_error_never_a_figure(tmp_path, monkeypatch):
+    root = _evidence_root(tmp_path, monkeypatch, record=False)
+    with pytest.raises(EvidenceError, match="recorded nowhere"):
+        pf.pooling_factorial(FigureContext(out=tmp_path / "out", evidence_root=root))
+    assert not (tmp_path / "out").exists()
+
+
+def test_no_evidence_at_all_skips_the_figure(tmp_path):
+    with pytest.raises(FigureSkipped, match="no committed evidence"):
+        pf.pooling_factorial(FigureContext(out=tmp_path / "out", evidence_root=tmp_path))
