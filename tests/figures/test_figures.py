@@ -29,9 +29,10 @@ TINY_DATA = WalkData(vocab=5, length=12, p=0.9, n_train=96, n_test=32)
 TINY_BUDGET = Budget(scratch_epochs=2, pretrain_epochs=2, finetune_epochs=1, batch_size=32)
 TINY_MODEL = dict(d_model=16, n_heads=2, d_ff=32)
 DRAWN = [name for name in FIGURES
-         if name not in ("lra_table", "lra_evidence", "plateau_law", "escape_race", "verdicts")]
-# those five read committed results (their own tests: escape_race in tests/checks/test_race.py; lra_evidence,
-# escape_race and verdicts also in tests/figures/test_committed_figures_equal_a_redraw.py)
+         if name not in ("lra_table", "lra_evidence", "plateau_law", "escape_race", "verdicts", "pooling_factorial")]
+# those six read committed results (their own tests: escape_race in tests/checks/test_race.py, pooling_factorial
+# in tests/figures/test_pooling_factorial.py; lra_evidence, escape_race and verdicts also in
+# tests/figures/test_committed_figures_equal_a_redraw.py)
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
