@@ -137,11 +137,12 @@ def judge_g2f(found: dict, path: Path) -> Judged:
     spt, scratch = twin._runs(found, "mean.spt"), twin._runs(found, "mean.scratch")
     ratios = {}
     for seed, run in sorted(spt.items()):
-        values = (run.get("spt_grid2d_ratio"), scratch.get(seed, {}).get("grid2d_ratio"))
-        if not all(isinstance(v, (int, float)) and v > 0 for v in values):
+        spt_ratio, scratch_ratio = run.get("spt_grid2d_ratio"), scratch.get(seed, {}).get("grid2d_ratio")
+        if not (isinstance(spt_ratio, (int, float)) and isinstance(scratch_ratio, (int, float))
+                and spt_ratio > 0 and scratch_ratio > 0):
             raise EvidenceError(f"{path}: seed {seed}: spt_grid2d_ratio or grid2d_ratio missing or not positive "
                                 "(a scratch run probed at its last step)")
-        ratios[seed] = math.log(values[0] / values[1])
+        ratios[seed] = math.log(spt_ratio / scratch_ratio)
     iv = stats.t_interval(ratios, LEVEL)
     result = "PASS" if iv.low > PROXIMAL else "FAIL" if iv.high < NOT_PROXIMAL else "INCONCLUSIVE"
     lines = [f"log(SPT / scratch true 2-D neighbour attention) {iv.text(unit='', digits=2)}: x{math.exp(iv.value):.1f} "

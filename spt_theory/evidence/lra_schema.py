@@ -639,7 +639,8 @@ class TwinResult(Versioned):
         for r in self.runs:
             where = f"run ({r.arm}, {r.seed})"
             offset = plan.spt_steps if r.arm.rsplit(".", 1)[-1] in TWIN_PRETRAINED else 0
-            steps = plan.poolings[r.arm.split(".", 1)[0]] if plan.poolings else plan.steps
+            by_pooling: dict[str, int] = {str(k): v for k, v in (plan.poolings or {}).items()}
+            steps = by_pooling[r.arm.split(".", 1)[0]] if by_pooling else plan.steps
             last = steps - offset
             if r.offset != offset or r.steps != steps:
                 raise ValueError(f"{where}: offset {r.offset}, steps {r.steps}; the plan's are {offset}, {steps}")
