@@ -39,6 +39,9 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("docs/gpu.md", "spt_theory/evidence/lra/gpu/"): "made by `lra gpu promote`; no GPU has run the twin yet",
     ("docs/preregistration/2026-12-04-gpu-twin.md", "spt_theory/evidence/lra/gpu/"):
         "made by `lra gpu promote`; a registration, hashed (records.DOCUMENTS): never edited",
+    ("docs/preregistration/2026-12-05-gpu-pooling-factorial.md", "spt_theory/evidence/lra/gpu/factorial.json"):
+        "made by `lra gpu promote`; a registration, hashed (records.DOCUMENTS): never edited",
+    ("docs/gpu.md", "spt_theory/evidence/lra/gpu/factorial.json"): "made by `lra gpu promote`; no GPU has run it yet",
     ("docs/gpu.md", "../shared/GPU.md"): "the lent GPU machine's notes, outside the repository",
     ("spt_theory/lra/gpu/preflight.py", "../shared/GPU.md"): "the lent GPU machine's notes, outside the repository",
     ("docs/history.md", "spt_theory/evidence/lra/earlier/"): "history: moved away; 5a6f87a holds it there",

@@ -18,7 +18,7 @@ that ran and lost its evidence is an ERROR).
 - A cut run (its deadline) or a stopped one (a signal or an error on the lent machine) is a pilot:
   every claim INCONCLUSIVE, its intervals at the step reached printed.  A claim whose arm the plan
   dropped, or one of whose arms has a diverged run (a non-finite train loss), is INCONCLUSIVE.
-- The evidence must be its registration's design (:func:`spt_theory.lra.gpu.twin_plan.conform`:
+- The evidence must be its registration's design (:func:`spt_theory.lra.gpu.twin_conform.conform`:
   sizes, model, optimiser, seeds 500-507, arms, steps, evaluations, the registered data's
   fingerprint): the first field that differs is an ERROR row naming it.
 """
@@ -35,8 +35,8 @@ from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import EvidenceError, lra_schema, require, schema
 from spt_theory.lra.curves import best_correctness, best_within
+from spt_theory.lra.gpu.twin_conform import conform
 from spt_theory.lra.gpu.twin_plan import REGISTERED as REGISTERED  # the document the G claims are registered in
-from spt_theory.lra.gpu.twin_plan import conform
 
 PRE = "pre-registered 2026-12-04 (before any GPU run)"
 SUPPORT = 3.5

@@ -429,6 +429,10 @@ class TwinRun(Open):
     test_accuracy: Fraction | None = None
     diverged: PositiveCount | None = None
     """The curve step at which its train loss was first not finite (its rows are INCONCLUSIVE)."""
+    grid2d_ratio: Positive | None = None
+    """The factorial's scratch runs: true 2-D neighbour attention over uniform at its last step."""
+    spt_grid2d_ratio: Positive | None = None
+    """The factorial's SPT runs: the same of its seed's SPT checkpoint (the end of pretraining)."""
 
     @model_validator(mode="after")
     def _curve(self) -> TwinRun:
@@ -519,7 +523,7 @@ class TwinData(Open):
 class TwinPlan(Open):
     """The plan the run made (``spt_theory.lra.gpu.twin_plan.plan``): what it trains and how it shrank."""
 
-    setting: Literal["contour6", "short"]
+    setting: Literal["contour6", "short", "factorial"]
     arms: list[str] = Field(min_length=2)
     seeds: list[Seed] = Field(min_length=1)
     steps: PositiveCount
@@ -530,11 +534,19 @@ class TwinPlan(Open):
     fits: bool
     budget_seconds: Number
     total_seconds: NonNegative
+    poolings: dict[Literal["mean", "max"], PositiveCount] | None = None
+    """The factorial's steps an arm by readout (its arms ``<pooling>.<arm>``); absent: one ``steps``."""
 
     @model_validator(mode="after")
     def _consistent(self) -> TwinPlan:
         unique(self.seeds, "seed")
         unique(self.arms, "arm")
+        if self.poolings is not None:
+            if max(self.poolings.values()) != self.steps or min(self.poolings.values()) <= self.spt_steps:
+                raise ValueError(f"poolings {self.poolings}: the longest is not steps {self.steps}, or one ends "
+                                 f"within SPT's {self.spt_steps}")
+            if any(a.split(".", 1)[0] not in self.poolings for a in self.arms):
+                raise ValueError(f"arms {self.arms}: each a <pooling>.<arm> of the poolings {sorted(self.poolings)}")
         if self.spt_steps + self.finetune_steps != self.steps:
             raise ValueError(f"spt_steps {self.spt_steps} + finetune_steps {self.finetune_steps} != steps {self.steps}")
         if self.eval_steps != sorted(set(self.eval_steps)) or self.eval_steps[-1] != self.steps:
@@ -546,7 +558,7 @@ class TwinSummary(Open):
     """A GPU twin's ``summary.json``: versions, device, phases, data, bench, plan, cut, complete."""
 
     kind: Literal["gpu-twin"]
-    setting: Literal["contour6", "short"]
+    setting: Literal["contour6", "short", "factorial"]
     tiny: bool
     versions: dict[str, Any]
     device: dict[str, Any]
@@ -584,7 +596,7 @@ class TwinResult(Versioned):
     tests read a tiny CPU run with it; the evidence is :class:`TwinEvidence`."""
 
     kind: Literal["gpu-twin"]
-    setting: Literal["contour6", "short"]
+    setting: Literal["contour6", "short", "factorial"]
     registered: str
     tiny: bool
     device: dict[str, Any]
@@ -626,10 +638,12 @@ class TwinResult(Versioned):
             step = plan.steps if stopped is None else stopped.step
         for r in self.runs:
             where = f"run ({r.arm}, {r.seed})"
-            offset = plan.spt_steps if r.arm in TWIN_PRETRAINED else 0
-            last = plan.finetune_steps if r.arm in TWIN_PRETRAINED else plan.steps
-            if r.offset != offset or r.steps != plan.steps:
-                raise ValueError(f"{where}: offset {r.offset}, steps {r.steps}; the plan's are {offset}, {plan.steps}")
+            offset = plan.spt_steps if r.arm.rsplit(".", 1)[-1] in TWIN_PRETRAINED else 0
+            by_pooling: dict[str, int] = {str(k): v for k, v in (plan.poolings or {}).items()}
+            steps = by_pooling[r.arm.split(".", 1)[0]] if by_pooling else plan.steps
+            last = steps - offset
+            if r.offset != offset or r.steps != steps:
+                raise ValueError(f"{where}: offset {r.offset}, steps {r.steps}; the plan's are {offset}, {steps}")
             expected = [e + offset for e in plan.eval_steps if e <= min(last, step)]
             if [p.step for p in r.curve] != expected:
                 raise ValueError(f"{where}: curve at steps {[p.step for p in r.curve]}, the plan's evaluations up to "
@@ -647,7 +661,7 @@ class TwinEvidence(TwinResult):
     ``evidence/lra/gpu/<setting>.json``), what the G claims read: strict.  A :class:`TwinResult`
     from a CUDA device, not tiny, with at least 8 seeds; its registration (the setting's sizes,
     seeds, arms, steps, evaluations, data fingerprint) is held by
-    ``spt_theory.lra.gpu.twin_plan.conform`` at promotion and in verify."""
+    ``spt_theory.lra.gpu.twin_conform.conform`` at promotion and in verify."""
 
     tiny: Literal[False]
 

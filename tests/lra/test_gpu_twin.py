@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from helpers import REPO
 
 from spt_theory.core.inits import grid_proximity_init
-from spt_theory.lra.gpu import twin, twin_train
+from spt_theory.lra.gpu import twin, twin_data, twin_folders, twin_train
 from spt_theory.lra.gpu.stacked import Stacked, pixels
 from spt_theory.lra.gpu.twin_plan import ARMS, PRETRAINED, TINY, assumed_rates, plan
 from spt_theory.lra.gpu.twin_train import ENCODER_GROUPS, Deadline, seeded, train_group
@@ -619,10 +619,10 @@ def _sleepy_images(job):
 def test_the_data_pool_is_timed_out_and_leaves_no_process(monkeypatch):
     import multiprocessing
 
-    monkeypatch.setattr(twin, "_images", _sleepy_images)
+    monkeypatch.setattr(twin_data, "_images", _sleepy_images)
     start = time.time()
     with pytest.raises(RuntimeError, match="not generated in 1 s"):
-        twin.generate(TINY, 2, timeout=1.0)
+        twin_data.generate(TINY, 2, timeout=1.0)
     assert time.time() - start < 30
     deadline = time.time() + 10
     while multiprocessing.active_children() and time.time() < deadline:
@@ -644,14 +644,14 @@ def test_a_read_only_export_folder_leaves_no_run_folder(how, tmp_path, monkeypat
         monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if Path(path) == export
                             else real_access(path, mode, **kw))
     else:
-        real_write = twin.atomic_write
+        real_write = twin_folders.atomic_write
 
         def read_only(path, write):
             if Path(path).parent == export:
                 raise storage_error(path, OSError(30, "Read-only file system"))
             return real_write(path, write)
 
-        monkeypatch.setattr(twin, "atomic_write", read_only)
+        monkeypatch.setattr(twin_folders, "atomic_write", read_only)
     run = tmp_path / "runs" / "gpu-twin"
     assert twin.main(["--tiny", str(run), "--export", str(export)]) == 2
     err = capsys.readouterr().err.strip().splitlines()

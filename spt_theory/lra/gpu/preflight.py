@@ -11,7 +11,8 @@ import sys
 import time
 
 NEEDED = ("numpy", "torch", "torch.nn.attention", "synthetic.pathfinder", "spt_theory.lra.gpu.stacked",
-          "spt_theory.lra.gpu.twin_plan", "spt_theory.lra.gpu.twin_train", "spt_theory.lra.gpu.twin")
+          "spt_theory.lra.gpu.twin_plan", "spt_theory.lra.gpu.twin_data", "spt_theory.lra.gpu.twin_folders",
+          "spt_theory.lra.gpu.twin_train", "spt_theory.lra.gpu.twin")
 """Every module the twin's run imports (their own imports follow)."""
 
 

@@ -6,7 +6,7 @@ TwinEvidence`, strict: a CUDA device, not tiny, 8 seeds or more, every run's cur
 evaluations, ``test_accuracy`` its last point's and its bits'), what the G claims read
 (``spt_theory/checks/gpu_twin.py``, docs/preregistration/2026-12-04-gpu-twin.md).
 
-The result must be its registration's, field by field (:func:`spt_theory.lra.gpu.twin_plan.conform`:
+The result must be its registration's, field by field (:func:`spt_theory.lra.gpu.twin_conform.conform`:
 the registration document, the setting's sizes, model and optimiser, seeds 500-507, arms, steps,
 evaluation points, the registered data's fingerprint); the first field that differs is refused in
 one line.  A run cut by its deadline (``cut``) or stopped by a signal or an error (``stopped``) is
@@ -35,7 +35,7 @@ from pathlib import Path
 from spt_theory import evidence
 from spt_theory.evidence import EvidenceError, lra_schema, schema
 from spt_theory.evidence.strict import MAX_BYTES, strict_json
-from spt_theory.lra.gpu.twin_plan import conform
+from spt_theory.lra.gpu.twin_conform import config_pooling, conform
 from spt_theory.util.files import InputError, promoting, write_json
 
 FILES = ("summary.json", "group-0.json")
@@ -64,7 +64,7 @@ def read_text(path: Path, what: str = "") -> str:
 def collect(folder: Path, strict: bool = True) -> dict:
     """The evidence of the twin run whose files lie in ``folder`` (a run folder or ``$OUT``),
     held to :class:`~spt_theory.evidence.lra_schema.TwinEvidence` and its registration
-    (:func:`~spt_theory.lra.gpu.twin_plan.conform`); ``strict=False`` (the tests' tiny CPU runs):
+    (:func:`~spt_theory.lra.gpu.twin_conform.conform`); ``strict=False`` (the tests' tiny CPU runs):
     to :class:`~spt_theory.evidence.lra_schema.TwinResult`, the same reading of any machine's run."""
     folder = Path(folder)
     if not folder.is_dir():
@@ -103,7 +103,7 @@ def collect(folder: Path, strict: bool = True) -> dict:
              "wall_seconds": summary["wall_seconds"], "phases": summary["phases"], "data": summary["data"],
              "bench": summary["bench"], "plan": summary["plan"],
              "config": {"d_model": sizes.get("d_model"), "heads": sizes.get("heads"), "ff": sizes.get("ff"),
-                        "layers": 1, "pooling": "mean", "head": "linear"},
+                        "layers": 1, "pooling": config_pooling(summary["setting"]), "head": "linear"},
              "complete": summary["complete"], "cut": summary.get("cut"), "stopped": summary.get("stopped"),
              "runs": group["runs"]}
     model = lra_schema.TwinEvidence if strict else lra_schema.TwinResult
@@ -124,7 +124,7 @@ def killed(summary: dict, group: dict) -> None:
     p = summary["plan"]
     runs = group["runs"]
     for record in runs:
-        last = p["finetune_steps"] if record["offset"] else p["steps"]
+        last = record["steps"] - record["offset"]
         if record["curve"] and record["curve"][-1]["step"] - record["offset"] >= last and not record["complete"]:
             record["complete"], record["test_accuracy"] = True, record["curve"][-1]["test_accuracy"]
     step = max((r["curve"][-1]["step"] - r["offset"] for r in runs if r["curve"]), default=0)

@@ -10,8 +10,9 @@ on a GPU they grow with ``M`` in size, not in number.
 What member ``i`` computes is what ``Encoder`` ``i`` computes alone (``tests/lra/test_gpu_twin.py``
 trains ``M`` plain Encoders one by one on the same batches and holds every member to them, in
 float64, for every arm): pre-LN block ``h + Attn(LN h)``, ``h + W_2 GELU(W_1 LN h)``, final LN,
-mean pooling, linear head; the decoder for SPT.  ``[W_Q; W_K; W_V]`` lie next to each other in
-``theta`` (so the Q, K, V projection is one ``baddbmm`` without a ``cat``), as
+the member's own pooling (mean or max over the positions: its Encoder's ``cfg.pooling``, so one
+ensemble may hold members of both readouts), linear head; the decoder for SPT.  ``[W_Q; W_K; W_V]``
+lie next to each other in ``theta`` (so the Q, K, V projection is one ``baddbmm`` without a ``cat``), as
 :meth:`~spt_theory.core.model.Attention.project` concatenates them.
 
 **Optimizer.**  AdamW (torch's update, decoupled weight decay 0.01, as
@@ -33,6 +34,7 @@ The learning rate warms up linearly over ``warmup_steps`` then stays (the twin's
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 
 import torch
@@ -45,6 +47,8 @@ BETAS = (0.9, 0.999)
 EPS = 1e-8
 EVAL_CHUNK = 500
 QKV = ("blocks.0.attn.qk", "blocks.0.attn.v")
+POOLINGS = ("mean", "max")
+"""The readouts a member may have (``ModelConfig.pooling``): mean or max over the positions."""
 
 
 def pixels(x: torch.Tensor, mask: torch.Tensor | None = None, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -61,10 +65,10 @@ def layout(model: Encoder) -> list[tuple[str, tuple[int, ...]]]:
     """The parameters of ``model`` in ``theta``'s order: its own order, except that W_V follows
     W_Q W_K and b_V follows b_Q b_K (the fused projection's layout)."""
     cfg = model.cfg
-    if not (cfg.n_layers == 1 and cfg.vocab_size == 0 and cfg.pooling == "mean" and cfg.head == "linear"
+    if not (cfg.n_layers == 1 and cfg.vocab_size == 0 and cfg.pooling in POOLINGS and cfg.head == "linear"
             and cfg.positional == "sinusoidal" and cfg.attention_bias == "none"):
-        raise ValueError("the stacked model is the twin's: 1 layer, continuous input, mean pooling, linear head, "
-                         "sinusoidal positions, no attention bias")
+        raise ValueError("the stacked model is the twin's: 1 layer, continuous input, mean or max pooling, linear "
+                         "head, sinusoidal positions, no attention bias")
     shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
     order = [n for n in shapes if not n.startswith(QKV[1] + ".")]
     for kind in ("weight", "bias"):
@@ -86,16 +90,26 @@ def units(parameters: list[tuple[str, tuple[int, ...]]]) -> list[tuple[str, tupl
     return out
 
 
+def _linear(p: dict[str, torch.Tensor], u: torch.Tensor, name: str) -> torch.Tensor:
+    return torch.baddbmm(p[f"{name}.bias"][:, None, :], u, p[f"{name}.weight"].transpose(1, 2))
+
+
+def _norm(p: dict[str, torch.Tensor], u: torch.Tensor, name: str) -> torch.Tensor:
+    d = u.shape[-1]
+    return F.layer_norm(u, (d,)) * p[f"{name}.weight"][:, None, :] + p[f"{name}.bias"][:, None, :]
+
+
 class Stacked:
     """``models`` (plain Encoders of one config) trained as one with ``objective`` ``"supervised"``
     or ``"spt"``.
 
-    ``streams[i]``: the data stream (seed) member ``i`` reads; members of one stream see the same
-    batches (and, in SPT, the same masks).  ``fixed[i]``: the parameter groups of member ``i`` that
-    never move (``Encoder.group_of`` names).  ``seed``: the device generator's seed for the data
-    orders and masks.  ``dtype``: of ``theta`` (float32; float64 in the tests).  ``autocast``:
-    bfloat16 matrix products on CUDA.  ``attention``: ``"default"`` (torch picks the fused kernel)
-    or ``"math"`` (the plain softmax path), for the bench's comparison."""
+    Member ``i``'s readout is its model's ``cfg.pooling`` (mean or max); every other setting of the
+    models' configs must be the same. ``streams[i]``: the data stream (seed) member ``i`` reads;
+    members of one stream see the same batches (and, in SPT, the same masks). ``fixed[i]``: the
+    parameter groups of member ``i`` that never move (``Encoder.group_of`` names). ``seed``: the device
+    generator's seed for the data orders and masks. ``dtype``: of ``theta`` (float32; float64 in the
+    tests). ``autocast``: bfloat16 matrix products on CUDA. ``attention``: ``"default"`` (torch picks
+    the fused kernel) or ``"math"`` (the plain softmax path), for the bench's comparison."""
 
     def __init__(self, models: list[Encoder], streams: list[int], objective: str, lr: float, *,
                  fixed: list[tuple[str, ...]] | None = None, warmup_steps: int = 1, weight_decay: float = 0.01,
@@ -107,7 +121,11 @@ class Stacked:
         if len(streams) != len(models) or not models:
             raise ValueError("one stream per model, at least one model")
         self.cfg = models[0].cfg
+        others = [m.cfg for m in models if dataclasses.replace(m.cfg, pooling=self.cfg.pooling) != self.cfg]
+        if others:
+            raise ValueError("the members' configs differ in more than their pooling")
         self.layout = layout(models[0])
+        self.poolings = [m.cfg.pooling for m in models]
         self.units = units(self.layout)
         self.sizes = [math.prod(shape) for _, shape in self.units]
         self.device, self.dtype = torch.device(device), dtype
@@ -136,6 +154,7 @@ class Stacked:
         self.live = live.to(self.device)
         self.pe = models[0].pe.to(self.device, dtype)
         self.streams = torch.tensor(streams, device=self.device)
+        self.max_pooled = torch.tensor([p == "max" for p in self.poolings], device=self.device)
         self.n_streams = max(streams) + 1
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
         self.step_count = 0
@@ -194,6 +213,8 @@ class Stacked:
             self.theta = self.theta.detach().index_select(0, index).requires_grad_(True)
             self.m1, self.m2, self.live = (t.index_select(0, index) for t in (self.m1, self.m2, self.live))
         self.streams = self.streams.index_select(0, index)
+        self.max_pooled = self.max_pooled.index_select(0, index)
+        self.poolings = [self.poolings[i] for i in indices]
         if self.epoch_index is not None:
             self.epoch_index = self.epoch_index.index_select(0, index)
         if self.epoch_masks is not None:
@@ -207,37 +228,45 @@ class Stacked:
             return sdpa_kernel([SDPBackend.MATH])
         return contextlib.nullcontext()
 
+    def _embed(self, x_in: torch.Tensor, p: dict[str, torch.Tensor]) -> tuple[torch.Tensor, tuple]:
+        """h_0 ``[M, B n, d]`` of ``x_in`` and the Q, K, V of the block, each ``[M B, heads, n, d_h]``."""
+        m, d, heads = p["embed.weight"].shape[0], self.cfg.d_model, self.cfg.n_heads
+        b, n = x_in.shape[-3], x_in.shape[-2]
+        rows = x_in.reshape(-1, b * n, x_in.shape[-1])  # [M or 1, B n, 2]
+        h = torch.matmul(rows, p["embed.weight"].transpose(1, 2)) + p["embed.bias"][:, None, :]
+        h = (h.view(m, b, n, d) + self.pe[:n].to(h.dtype)).view(m, b * n, d)
+        qkv = _linear(p, _norm(p, h, "blocks.0.ln_attn"), "qkv")
+        dh = d // heads
+        return h, tuple(qkv.view(m, b, n, 3, heads, dh).permute(3, 0, 1, 4, 2, 5).reshape(3, m * b, heads, n, dh)
+                        .unbind(0))
+
     def encode(self, x_in: torch.Tensor, p: dict[str, torch.Tensor]) -> torch.Tensor:
         """LN(h_1) of every member, ``[M, B, n, d]``; ``x_in`` ``[M, B, n, 2]`` (each member its own
         batch) or ``[B, n, 2]`` (every member the same examples)."""
         m, d, heads = self.members, self.cfg.d_model, self.cfg.n_heads
         b, n = x_in.shape[-3], x_in.shape[-2]
-        rows = x_in.reshape(-1, b * n, x_in.shape[-1])  # [M or 1, B n, 2]
-        h = torch.matmul(rows, p["embed.weight"].transpose(1, 2)) + p["embed.bias"][:, None, :]
-        h = h.view(m, b, n, d) + self.pe[:n].to(h.dtype)
-        h = h.view(m, b * n, d)
-
-        def linear(u, name):
-            return torch.baddbmm(p[f"{name}.bias"][:, None, :], u, p[f"{name}.weight"].transpose(1, 2))
-
-        def norm(u, name):
-            return F.layer_norm(u, (d,)) * p[f"{name}.weight"][:, None, :] + p[f"{name}.bias"][:, None, :]
-
-        qkv = linear(norm(h, "blocks.0.ln_attn"), "qkv")
-        dh = d // heads
-        q, k, v = (qkv.view(m, b, n, 3, heads, dh).permute(3, 0, 1, 4, 2, 5).reshape(3, m * b, heads, n, dh)
-                   .unbind(0))
+        h, (q, k, v) = self._embed(x_in, p)
         with self._attention():
             y = F.scaled_dot_product_attention(q, k, v)
-        y = y.view(m, b, heads, n, dh).permute(0, 1, 3, 2, 4).reshape(m, b * n, d)
-        h = h + linear(y, "blocks.0.attn.out")
-        u = norm(h, "blocks.0.ln_mlp")
-        h = h + linear(F.gelu(linear(u, "blocks.0.mlp.0")), "blocks.0.mlp.2")
-        return norm(h, "ln_final").view(m, b, n, d)
+        y = y.view(m, b, heads, n, d // heads).permute(0, 1, 3, 2, 4).reshape(m, b * n, d)
+        h = h + _linear(p, y, "blocks.0.attn.out")
+        u = _norm(p, h, "blocks.0.ln_mlp")
+        h = h + _linear(p, F.gelu(_linear(p, u, "blocks.0.mlp.0")), "blocks.0.mlp.2")
+        return _norm(p, h, "ln_final").view(m, b, n, d)
+
+    def pool(self, h: torch.Tensor) -> torch.Tensor:
+        """Every member's readout of ``h`` ``[M, B, n, d]``: the mean over the positions, or the max
+        (``Encoder.pool``'s ``max(dim).values``: the gradient to the argmax), by member."""
+        kinds = set(self.poolings)  # a Python list: no device sync per step
+        if kinds == {"mean"}:
+            return h.mean(dim=2)
+        if kinds == {"max"}:
+            return h.max(dim=2).values
+        return torch.where(self.max_pooled[:, None, None], h.max(dim=2).values, h.mean(dim=2))
 
     def logits(self, x_in: torch.Tensor, p: dict[str, torch.Tensor]) -> torch.Tensor:
         """Class logits ``[M, B, classes]``."""
-        z = self.encode(x_in, p).mean(dim=2)
+        z = self.pool(self.encode(x_in, p))
         return torch.baddbmm(p["head.bias"][:, None, :], z, p["head.weight"].transpose(1, 2))
 
     def reconstruction(self, x_in: torch.Tensor, p: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -326,6 +355,30 @@ class Stacked:
                 pred = self.logits(pixels(x[start:start + chunk], dtype=self.dtype), p).argmax(-1)
                 out.append(pred == y[start:start + chunk])
         return torch.cat(out, dim=1)
+
+    @torch.no_grad()
+    def grid2d_ratios(self, x: torch.Tensor, members: list[int], chunk: int = 50) -> list[float]:
+        """The true 2-D neighbour attention over uniform of each of ``members`` on the images ``x``
+        (``[N, n]``, a square grid), in float32 without autocast: the mass a head puts on the query's
+        up, down, left and right pixels (no row wrap), averaged over heads, queries and images, over
+        that of uniform attention (:mod:`spt_theory.lra.probe`'s ``grid2d_ratio``)."""
+        n = x.shape[-1]
+        side = math.isqrt(n)
+        index = torch.arange(n, device=self.device)
+        row, col = index // side, index % side
+        near = ((row[:, None] - row[None, :]).abs() + (col[:, None] - col[None, :]).abs()) == 1
+        uniform = float(near.sum()) / n ** 2
+        views = self.views()
+        out = []
+        for i in members:
+            p = {name: value[i:i + 1].float() for name, value in views.items()}
+            total = 0.0
+            for start in range(0, len(x), chunk):
+                _, (q, k, _) = self._embed(pixels(x[start:start + chunk], dtype=torch.float32), p)
+                pattern = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1)
+                total += float((pattern * near).sum()) / pattern.shape[1]
+            out.append(total / (len(x) * n) / uniform)
+        return out
 
     @torch.no_grad()
     def masked_loss(self, x: torch.Tensor, seed: int = 0) -> list[float]:

@@ -33,27 +33,23 @@ A run folder holding an earlier run of this script is refused unless ``--restart
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
-import hashlib
 import json
 import math
 import os
 import platform
-import re
 import signal
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures import TimeoutError as FuturesTimeout
 from pathlib import Path
 
 import numpy as np
 
+from spt_theory.lra.gpu.twin_data import SPLITS, check_data, fingerprint, from_data_dir, generate, save_data
+from spt_theory.lra.gpu.twin_folders import OWN, Output, check_folders, claim_all
 from spt_theory.lra.gpu.twin_plan import (
     FINGERPRINTS,
     FINISH_SECONDS,
-    REGISTERED,
     SETTINGS,
     WALL_SECONDS,
     Sizes,
@@ -63,24 +59,12 @@ from spt_theory.lra.gpu.twin_plan import (
     format_plan,
     plan,
     sizes_of,
-    style,
     training_budget,
 )
-from spt_theory.util.files import (
-    OWNED,
-    InputError,
-    StorageError,
-    atomic_write,
-    links_between,
-    make_dirs,
-    write_json,
-)
+from spt_theory.util.files import OWNED, InputError, links_between
 from spt_theory.util.interrupts import EXIT_STATUS, Interrupted
 
-OWN = re.compile(r"summary\.json|log\.txt|data\.npz|group-\d+\.json|" + re.escape(OWNED) + r"|\.[^/]+\.\d+\.[^/]+\.tmp")
-"""What this script writes into its run folder and its export folder (atomic writes' temporary
-files included)."""
-SPLITS = ("train", "val", "test")
+__all__ = ["OWN", "OWNED", "Output", "main"]
 
 
 def interrupted_line(signum: int) -> str:
@@ -118,215 +102,6 @@ def stoppable(main):
 
 
 # ------------------------------------------------------------------------------ data
-def _images(job: tuple) -> np.ndarray:
-    from synthetic.pathfinder import PathfinderStyle, balanced_labels, generate_sample
-
-    n, seed, start, stop, image_style = job
-    labels = balanced_labels(n, seed)
-    out = np.zeros((stop - start, image_style["size"] ** 2 + 1), dtype=np.uint8)
-    for row, i in enumerate(range(start, stop)):
-        sample = generate_sample(np.random.default_rng([seed, i]), int(labels[i]), PathfinderStyle(**image_style))
-        out[row, :-1], out[row, -1] = sample.image.reshape(-1), sample.label
-    return out
-
-
-def generate(sizes: Sizes, workers: int, timeout: float | None = None) -> dict[str, np.ndarray]:
-    """Train and validation images from stream 0, test images from stream 1 (:data:`STREAMS`), on
-    ``workers`` processes (forked: the twin makes its data before CUDA starts); RuntimeError when
-    they are not done in ``timeout`` seconds (the workers are ended, nothing is left running)."""
-    jobs = []
-    for seed, n in ((0, sizes.n_train + sizes.n_val), (1, sizes.n_test)):
-        chunk = max(1, -(-n // (4 * workers)))
-        jobs += [(n, seed, a, min(n, a + chunk), style(sizes)) for a in range(0, n, chunk)]
-    if workers > 1:
-        pool = ProcessPoolExecutor(max_workers=workers)
-        try:
-            parts = list(pool.map(_images, jobs, timeout=timeout))
-        except BaseException as error:  # a timeout, a signal, a worker's error: no worker is left running
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
-                process.terminate()
-            if isinstance(error, FuturesTimeout):
-                raise RuntimeError(f"the data were not generated in {timeout:.0f} s ({workers} processes)") from None
-            raise
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-    else:
-        parts = [_images(job) for job in jobs]
-    n_test_parts = sum(1 for j in jobs if j[1] == 1)
-    first, test = np.concatenate(parts[:len(parts) - n_test_parts]), np.concatenate(parts[len(parts) - n_test_parts:])
-    return {"x_train": first[:sizes.n_train, :-1], "y_train": first[:sizes.n_train, -1],
-            "x_val": first[sizes.n_train:, :-1], "y_val": first[sizes.n_train:, -1],
-            "x_test": test[:, :-1], "y_test": test[:, -1]}
-
-
-def fingerprint(data: dict[str, np.ndarray]) -> str:
-    digest = hashlib.sha256()
-    for key in sorted(k for k in data if k != "settings"):
-        digest.update(key.encode())
-        digest.update(np.ascontiguousarray(data[key]).tobytes())
-    return digest.hexdigest()
-
-
-def save_data(path: Path, data: dict[str, np.ndarray], sizes: Sizes) -> None:
-    """``data`` and its settings as one ``.npz``, written atomically."""
-    def write(tmp: Path) -> None:
-        with open(tmp, "wb") as handle:
-            np.savez_compressed(handle, settings=np.array(json.dumps(data_settings(sizes), sort_keys=True)),
-                                **data)  # type: ignore[arg-type]  # numpy's stub: a key may be allow_pickle
-
-    atomic_write(path, write)
-
-
-def check_data(path: Path, sizes: Sizes) -> dict[str, np.ndarray]:
-    """A carried data set: every field checked (present, shape, dtype, label range, lengths, the
-    settings it was made for); InputError naming the file and every fault in one line."""
-    try:
-        with np.load(path, allow_pickle=False) as arrays:
-            found = {k: arrays[k] for k in arrays.files}
-    except FileNotFoundError:
-        raise InputError(f"--data {path}: no such file") from None
-    except (OSError, ValueError, EOFError) as error:
-        raise InputError(f"--data {path}: not a .npz data set ({str(error).splitlines()[0]})") from None
-    faults, expected = [], {"train": sizes.n_train, "val": sizes.n_val, "test": sizes.n_test}
-    pixels = sizes.side ** 2
-    for split in SPLITS:
-        x, y = found.get(f"x_{split}"), found.get(f"y_{split}")
-        if x is None or y is None:
-            faults.append(f"x_{split} or y_{split} missing")
-            continue
-        if x.ndim != 2 or x.shape[1:] != (pixels,) or x.dtype != np.uint8:
-            faults.append(f"x_{split} is {x.dtype} {x.shape}, expected uint8 (n, {pixels})")
-        if y.ndim != 1 or not np.issubdtype(y.dtype, np.integer):
-            faults.append(f"y_{split} is {y.dtype} {y.shape}, expected integers (n,)")
-        elif y.size and (y.min() < 0 or y.max() > 1):
-            faults.append(f"y_{split} holds labels {sorted(set(np.unique(y).tolist()) - {0, 1})[:3]} outside 0..1")
-        if len(x) != len(y):
-            faults.append(f"x_{split} has {len(x)} images, y_{split} {len(y)} labels")
-        elif len(y) != expected[split]:
-            faults.append(f"{len(y)} {split} images, the setting {sizes.setting} has {expected[split]}")
-    settings = found.get("settings")
-    want = data_settings(sizes)
-    if settings is None or settings.shape != () or settings.dtype.kind != "U":
-        faults.append("settings missing (make the data with --make-data)")
-    else:
-        try:
-            made = json.loads(str(settings))
-        except json.JSONDecodeError:
-            made = None
-        if made != want:
-            faults.append(f"made for {made}, this run needs {want}")
-    extra = sorted(set(found) - {f"{a}_{s}" for a in "xy" for s in SPLITS} - {"settings"})
-    if extra:
-        faults.append(f"unexpected fields {', '.join(extra)}")
-    if faults:
-        raise InputError(f"--data {path}: " + "; ".join(faults))
-    return {k: v for k, v in found.items() if k != "settings"}
-
-
-# ------------------------------------------------------------------------------ folders
-def _folder_state(folder: Path, what: str) -> str:
-    """``absent``, ``empty`` or ``ours`` (only this script's files, its marker there); InputError,
-    nothing changed, for a link, a file, or a folder holding anything else."""
-    link = links_between(folder.parent, folder)
-    if link is not None:
-        raise InputError(f"{what} {folder}: {link} is a link: nothing was changed")
-    if not folder.exists():
-        for parent in folder.parents:
-            if parent.exists():
-                if not parent.is_dir():
-                    raise InputError(f"{what} {folder}: {parent} is not a folder: nothing was changed")
-                break
-        return "absent"
-    if not folder.is_dir():
-        raise InputError(f"{what} {folder}: not a folder: nothing was changed")
-    entries = sorted(folder.iterdir())
-    if not entries:
-        return "empty"
-    foreign = [p for p in entries if p.is_symlink() or not p.is_file() or not OWN.fullmatch(p.name)]
-    if foreign:
-        raise InputError(f"{what} {folder} holds {len(foreign)} entries this script did not write (e.g. "
-                         f"{foreign[0].name!r}): nothing was changed; give an empty folder")
-    if not (folder / OWNED).is_file():
-        raise InputError(f"{what} {folder} was not made by this script (no {OWNED} marker): nothing was changed")
-    return "ours"
-
-
-def check_folders(run: Path, export: Path | None, restart: bool, reuse_data: bool) -> dict:
-    """Every check of the run and export folders, before anything is made or removed."""
-    states = {"run": _folder_state(run, "run folder")}
-    if states["run"] == "ours" and not (restart or reuse_data):
-        raise InputError(f"run folder {run} holds an earlier run of this script: --restart to start over, or "
-                         "--reuse-data to start over with its data (nothing was changed)")
-    if reuse_data and not (run / "data.npz").is_file():
-        raise InputError(f"--reuse-data: run folder {run} holds no data.npz")
-    if export is not None:
-        a, b = Path(os.path.abspath(export)), Path(os.path.abspath(run))
-        if a == b or a.is_relative_to(b) or b.is_relative_to(a):
-            raise InputError(f"export folder {export} and run folder {run}: one may not hold the other")
-        states["export"] = _folder_state(export, "export folder")
-    for name, folder in (("run", run), ("export", export)):
-        if folder is not None:
-            _writable(folder, f"{name} folder")
-    return states
-
-
-def _writable(folder: Path, what: str) -> None:
-    """InputError, nothing made, unless ``folder`` (or the nearest folder above it that exists) can
-    be written: a read-only ``$OUT`` is refused before the run folder is made."""
-    existing = next(p for p in (folder, *folder.parents) if p.exists())
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise InputError(f"{what} {folder}: {existing} cannot be written (read-only?): nothing was made")
-
-
-def claim(folder: Path, state: str, keep: tuple[str, ...] = ()) -> None:
-    """Make ``folder`` ours and empty of this script's files (but ``keep``)."""
-    make_dirs(folder)
-    if state == "ours":
-        for path in folder.iterdir():
-            if path.name not in keep and path.name != OWNED:
-                path.unlink()
-    atomic_write(folder / OWNED, lambda tmp: tmp.write_text("made by spt-theory's GPU twin; may be replaced by it\n"))
-
-
-def claim_all(folders: list[tuple[Path, str, tuple[str, ...]]]) -> None:
-    """:func:`claim` every ``(folder, state, keep)``; when one cannot be made (a read-only ``$OUT``, a full
-    disk), the folders this call made are removed again (only they, and only their marker in them)
-    and the StorageError goes on: no half-made run folder is left with its marker."""
-    made: list[Path] = []
-    try:
-        for folder, state, keep in folders:
-            made += [p for p in (folder, *folder.parents) if not p.exists()]
-            claim(folder, state, keep)
-    except (StorageError, OSError):
-        for path in sorted(made, key=lambda p: len(p.parts), reverse=True):  # each holds at most our marker
-            if path.is_dir() and not path.is_symlink():
-                (path / OWNED).unlink(missing_ok=True)
-                with contextlib.suppress(OSError):
-                    path.rmdir()
-        raise
-
-
-class Output:
-    """The run folder and the export folder; every file written atomically (a link at its name is
-    replaced, never written through)."""
-
-    def __init__(self, run: Path, export: Path | None):
-        self.folders = [f for f in (run, export) if f is not None]
-        self.log_lines: list[str] = []
-
-    def write(self, name: str, obj) -> None:
-        for folder in self.folders:
-            write_json(folder / name, obj)
-
-    def say(self, message: str) -> None:
-        line = f"[gpu-twin {time.strftime('%H:%M:%S')}] {message}"
-        print(line, file=sys.stderr, flush=True)
-        self.log_lines.append(line)
-        text = "\n".join(self.log_lines) + "\n"
-        for folder in self.folders:
-            atomic_write(folder / "log.txt", lambda tmp: tmp.write_text(text))
-
-
 def versions() -> dict:
     import torch
 
@@ -365,7 +140,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", nargs="?", type=Path, default=Path("runs/gpu-twin"), help="run folder (runs/gpu-twin)")
     parser.add_argument("--setting", choices=sorted(SETTINGS), default="contour6",
-                        help="contour6 (issue 42's Pathfinder-16) or short (contour 3, balanced); default contour6")
+                        help="contour6 (issue 42's Pathfinder-16), short (contour 3, balanced) or factorial (the "
+                             "pooling factorial on the CPU factorial's data, carried); default contour6")
     parser.add_argument("--dry-run", action="store_true", help="print the plan at the assumed throughput")
     parser.add_argument("--tiny", action="store_true", help="tiny sizes on the CPU (tests)")
     parser.add_argument("--wall", type=_seconds, default=WALL_SECONDS,
@@ -375,6 +151,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, help="a carried data set (.npz, made by --make-data)")
     parser.add_argument("--make-data", type=Path, metavar="FILE",
                         help="only make the setting's data set into FILE (.npz) on this machine, to carry")
+    parser.add_argument("--from-data-dir", type=Path, metavar="DIR",
+                        help="with --make-data, for --setting factorial: convert the CPU factorial's registered data "
+                             "folder DIR (the decide runs' --data-dir)")
     parser.add_argument("--workers", type=int, help="processes generating the data (default: the setting's)")
     parser.add_argument("--export", type=Path, help="export folder (default $OUT)")
     g = parser.add_mutually_exclusive_group()
@@ -401,7 +180,13 @@ def main(argv: list[str] | None = None) -> int:
             print(format_plan(p))
             return 0 if p["inside"] else 2
         if args.make_data is not None:
-            return make_data(sizes, args.make_data, args.workers or sizes.workers)
+            return make_data(sizes, args.make_data, args.workers or sizes.workers, args.from_data_dir)
+        if args.from_data_dir is not None:
+            raise InputError("--from-data-dir goes with --make-data FILE.npz (nothing was changed)")
+        if sizes.data_source == "decide" and args.data is None and not args.reuse_data and not sizes.tiny:
+            raise InputError(f"--setting {sizes.setting} trains on the CPU design's data, carried: make them "
+                             "here with --make-data FILE.npz --from-data-dir DIR, then --data FILE.npz (nothing "
+                             "was changed)")
         export = args.export or (Path(os.environ["OUT"]) if os.environ.get("OUT") else None)
         return run(args, sizes, export, started)
     except InputError as error:
@@ -409,14 +194,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def make_data(sizes: Sizes, path: Path, workers: int) -> int:
+def make_data(sizes: Sizes, path: Path, workers: int, data_dir: Path | None = None) -> int:
     if path.suffix != ".npz":
         raise InputError(f"--make-data {path}: the name must end in .npz")
     link = links_between(path.parent, path)
     if link is not None or path.is_dir():
         raise InputError(f"--make-data {path}: a link or a folder: nothing was written")
+    if sizes.data_source == "decide" and data_dir is None and not sizes.tiny:
+        raise InputError(f"--make-data for --setting {sizes.setting}: give --from-data-dir DIR, the CPU design's data")
     start = time.time()
-    data = generate(sizes, workers)
+    data = from_data_dir(sizes, data_dir) if data_dir is not None else generate(sizes, workers)
     save_data(path, data, sizes)
     print(f"wrote {path}: {sizes.setting} data, {sum(len(v) for k, v in data.items() if k.startswith('y'))} images "
           f"in {time.time() - start:.1f} s, fingerprint {fingerprint(data)[:16]}", file=sys.stderr)
@@ -466,7 +253,8 @@ def run(args: argparse.Namespace, sizes: Sizes, export: Path | None, started: fl
     claim_all(folders)
     output = Output(out, export)
     wall = args.wall
-    summary: dict = {"kind": "gpu-twin", "design": "issue 51", "setting": sizes.setting, "registered": REGISTERED,
+    summary: dict = {"kind": "gpu-twin", "design": "issue 56" if sizes.poolings else "issue 51",
+                     "setting": sizes.setting, "registered": sizes.registered,
                      "tiny": sizes.tiny, "started": started, "wall_seconds": wall, "versions": versions(),
                      "device": {"kind": device}, "phase": "start", "phases": {"start": round(time.time() - started, 2)},
                      "complete": False, "cut": None, "stopped": None}
@@ -495,7 +283,7 @@ def run(args: argparse.Namespace, sizes: Sizes, export: Path | None, started: fl
         summary["phases"]["end"] = round(time.time() - started, 2)
         if p is not None and runs is not None:
             for record in runs:  # a run whose last evaluation was written before the stop is complete
-                last = p["finetune_steps"] if record["offset"] else p["steps"]
+                last = record["steps"] - record["offset"]
                 if record["curve"] and record["curve"][-1]["step"] - record["offset"] >= last:
                     record["complete"], record["test_accuracy"] = True, record["curve"][-1]["test_accuracy"]
             write_group(runs, None, summary["stopped"])
@@ -532,7 +320,15 @@ def run(args: argparse.Namespace, sizes: Sizes, export: Path | None, started: fl
             raise InputError(f"the data's fingerprint {made[:16]}... is not the registered {sizes.setting} data's "
                              f"{FINGERPRINTS[sizes.setting][:16]}... (twin_plan.FINGERPRINTS): not trained; carry the "
                              "data made on the CPU (--make-data, then --data)")
-        from spt_theory.lra.gpu.twin_train import Deadline, bench, train_group
+        from spt_theory.lra.gpu.twin_train import Deadline, bench, proximity2d_states, train_group
+
+        inits = None
+        if "proximity2d" in sizes.arms:  # fitted before the bench: the plan sees the seconds they took
+            phase("inits")
+            t = time.time()
+            inits = proximity2d_states(sizes, list(range(sizes.first_seed, sizes.first_seed + sizes.seeds)))
+            summary["phases"]["inits"] = round(time.time() - t, 2)
+            output.say(f"proximity2d inits of {sizes.seeds} seeds: {summary['phases']['inits']} s")
 
         summary["device"] = device_info(device)  # CUDA starts here, after the data's processes
         in_time("bench")
@@ -558,7 +354,7 @@ def run(args: argparse.Namespace, sizes: Sizes, export: Path | None, started: fl
         phase("train")
         t = time.time()
         cut = train_group(sizes, p, tensors, device, write_group, output.say,
-                          Deadline(started + wall - FINISH_SECONDS), measured["attention"])
+                          Deadline(started + wall - FINISH_SECONDS), measured["attention"], inits=inits)
         summary["phases"]["train"] = round(time.time() - t, 2)
         summary["cut"], summary["complete"] = cut, cut is None
         summary["groups_done"] = [] if cut else [0]

@@ -4,7 +4,14 @@ throughput model, the deadline, and the registered order in which a plan that do
 **Settings** (:data:`SETTINGS`, ``--setting``): ``contour6``, the committed 1-layer Pathfinder-16
 of issue 42 (contour 6, up to 40,000 steps an arm, SPT 3/8 of them); ``short``, the short-contour
 Pathfinder-16 registered in docs/preregistration/2026-12-04-lra-short-contour.md (contour 3,
-``--balanced``, 20,000 steps an arm, 3,000 of them SPT, as that registration's CPU design).
+``--balanced``, 20,000 steps an arm, 3,000 of them SPT, as that registration's CPU design);
+``factorial``, the pooling factorial registered in docs/preregistration/2026-12-05-gpu-pooling-factorial.md
+(the CPU factorial's data, carried; pooling {mean, max} x arms {scratch, SPT, W_Q W_K hybrid,
+frozen W_Q W_K, proximity2d}, mean 12,000 steps an arm, max 8,000, SPT 3,000 of them, shared by
+both poolings; every member evaluated every 500 steps; one stacked ensemble of both poolings, each
+member its own readout: :data:`FACTORIAL`).  Its members are named ``<pooling>.<arm>``
+(:func:`design_arms`) and its plan never shrinks its steps: arms are dropped, in the registered
+order, from both poolings at once (:func:`plan`).
 
 **Deadline** (issue 51).  ``--wall S`` counts from the script's start (``--started``): the start
 (interpreter, torch, CUDA), the data (carried or generated, timed), the bench, then the training,
@@ -40,6 +47,10 @@ ARMS = ("scratch", "spt", "hybrid_qk", "frozen_qk", "proximity")
 (only W_Q, W_K from it, ``keep=qk``); W_Q, W_K frozen at the random init (``freeze=qk``); the
 2-D proximity init of W_Q, W_K (``init=proximity``), no SPT."""
 DROP_ORDER = ("frozen_qk", "hybrid_qk", "proximity")
+FACTORIAL_ARMS = ("scratch", "spt", "hybrid_qk", "frozen_qk", "proximity2d")
+"""The pooling factorial's arms (each under both poolings): ``proximity2d`` is the 2-D proximity
+init (:func:`~spt_theory.core.inits.grid2d_proximity_init`: no row wrap)."""
+FACTORIAL_DROP_ORDER = ("frozen_qk", "hybrid_qk", "proximity2d")
 PRETRAINED = ("spt", "hybrid_qk")
 MIN_SEEDS = 8
 STEP_QUANTUM = 1000
@@ -59,6 +70,9 @@ ASSUMED_START = 20.0
 interpreter, torch and CUDA's start (the preflight included)."""
 ASSUMED_LOAD = 2.0
 """Seconds to read and check a carried data set (``--data``) and copy it to the device."""
+ASSUMED_INIT = 5.0
+"""Seconds a seed's proximity2d fit takes (``grid2d_proximity_init``: 200 float64 Adam steps on the
+CPU; 8.7 s on one busy core here), in the designs with that arm: fitted before the bench."""
 ASSUMED_BENCH_FIXED = 10.0
 """Seconds of the bench beyond its timed steps: kernel selection, warm-up steps, allocations."""
 
@@ -96,6 +110,16 @@ class Sizes:
     """Generation seconds per image on one core (contour 6 measured 10.7 ms, issue 51)."""
     bench_steps: int = 20
     tiny: bool = False
+    arms: tuple[str, ...] = ARMS
+    drop_order: tuple[str, ...] = DROP_ORDER
+    poolings: tuple[tuple[str, int], ...] = ()
+    """(pooling, steps an arm) of a design with both readouts (the factorial); empty: the 2026-12-04
+    designs (mean pooling, ``steps`` an arm)."""
+    first_seed: int = 500
+    data_source: str = "twin"
+    """``twin``: the twin's generator (:func:`style`, streams 0 and 1); ``decide``: a CPU design's
+    registered data, converted (:data:`DECIDE_DATA`) and carried."""
+    registered: str = "docs/preregistration/2026-12-04-gpu-twin.md"
 
 
 FULL = Sizes(setting="contour6", n_train=16000, n_val=2000, n_test=10000, side=16, d_model=64, heads=4, ff=128,
@@ -107,7 +131,24 @@ SHORT = replace(FULL, setting="short", steps=20000, spt_share=3 / 20, contour_le
                 seconds_per_image=0.003)
 """The short-contour setting (docs/preregistration/2026-12-04-lra-short-contour.md; ``lra.decide.SHORT``):
 the same model and optimiser, contour 3, ``--balanced``, 20,000 steps an arm, SPT 3,000 of them."""
-SETTINGS = {"contour6": FULL, "short": SHORT}
+FACTORIAL_REGISTERED = "docs/preregistration/2026-12-05-gpu-pooling-factorial.md"
+FACTORIAL = replace(SHORT, setting="factorial", steps=12000, floor_steps=12000, spt_share=0.25, eval_points=24,
+                    arms=FACTORIAL_ARMS, drop_order=FACTORIAL_DROP_ORDER, poolings=(("mean", 12000), ("max", 8000)),
+                    first_seed=700, data_source="decide", registered=FACTORIAL_REGISTERED)
+"""The GPU pooling factorial (docs/preregistration/2026-12-05-gpu-pooling-factorial.md): the CPU
+factorial's model, optimiser and data (generator seed 3, :data:`DECIDE_DATA`), seeds 700-707,
+mean pooling 12,000 steps an arm and max 8,000 (SPT 3,000 of them in both, one SPT ensemble shared
+by both poolings), an evaluation every 500 steps (24 points to 12,000)."""
+SETTINGS = {"contour6": FULL, "short": SHORT, "factorial": FACTORIAL}
+DECIDE_DATA = {"generator": "synthetic.pathfinder",
+               "settings": {"n": 18_000, "seed": 3, "size": 16, "contour_length": 3, "distractors": 2,
+                            "distractor_length": 3, "max_turn": 0.5235987755982988, "dash_fraction": 0.6,
+                            "match_distances": True, "balanced": True, "n_test": 10_000},
+               "fingerprint": "09d407175fc401dd", "config": "lra.decide.POOLING_MEAN"}
+"""The CPU factorial's registered data (``lra.decide.SHORT_DATA``, fingerprint
+``lra.decide.FINGERPRINTS['fmean']``: the LRA reader's split of the folder ``python -m
+synthetic.pathfinder ... --seed 3`` writes), which the factorial's ``--make-data --from-data-dir``
+converts (written out here: the GPU path imports nothing of ``lra.decide``)."""
 TINY = replace(FULL, setting="contour6", n_train=48, n_val=16, n_test=32, d_model=16, heads=4, ff=32, batch=4,
                steps=8, floor_steps=4, seeds=2, group=2, eval_points=2, warmup_steps=1, workers=2, bench_steps=2,
                tiny=True)
@@ -115,16 +156,20 @@ TINY = replace(FULL, setting="contour6", n_train=48, n_val=16, n_test=32, d_mode
 
 
 REGISTERED = "docs/preregistration/2026-12-04-gpu-twin.md"
-"""The registration of the twin's design and claims (its path in the checkout: ``registered``)."""
+"""The registration of the 2026-12-04 designs and claims (its path in the checkout: ``registered``;
+each setting's is ``Sizes.registered``)."""
 FINGERPRINTS = {
     "short": "87ec0160ff64af7c53a01fd640ef4304232b490242fdee60da2f8aeafc91ffd2",
     "contour6": "1d7784939bbb54a8110176ad569dcf3e633088d2bebb6af400c4b43db7d0b13b",
+    "factorial": "ebe9dc5f449a0292bc02bcc1233e6f5c181cb6479c7d34e9fd728f86242e71da",
 }
 """The content fingerprint (:func:`spt_theory.lra.gpu.twin.fingerprint`) of each setting's
 registered data: the generator's images ``(stream, i)`` at the setting's style and sizes, made on
 the CPU with ``--make-data`` (2026-12-05, numpy 2; independent of the number of processes).  A run
 whose data differ is not the registered design (the run refuses to train on them; promote and the G
-checks refuse its evidence)."""
+checks refuse its evidence).  The factorial's is that of the CPU factorial's registered data
+(:data:`DECIDE_DATA`, ``09d407175fc401dd`` as the LRA reader hashes it) converted by ``--make-data
+--from-data-dir`` (2026-12-05)."""
 REGISTERED_SIZES = ("n_train", "n_val", "n_test", "side", "d_model", "heads", "ff", "batch", "steps", "floor_steps",
                     "seeds", "group", "eval_points", "spt_share", "lr", "lr_pretrain", "warmup_steps", "mask_ratio",
                     "contour_length", "distractors", "distractor_length", "balanced", "tiny")
@@ -137,8 +182,34 @@ def sizes_of(setting: str, tiny: bool = False) -> Sizes:
     full = SETTINGS[setting]
     if not tiny:
         return full
-    return replace(TINY, setting=setting, contour_length=full.contour_length, balanced=full.balanced,
-                   spt_share=full.spt_share)
+    small = replace(TINY, setting=setting, contour_length=full.contour_length, balanced=full.balanced,
+                    spt_share=full.spt_share, arms=full.arms, drop_order=full.drop_order,
+                    first_seed=full.first_seed, registered=full.registered)
+    if full.poolings:  # mean 8 steps, max 6; SPT 2 of them; an evaluation every 2 steps
+        small = replace(small, steps=8, floor_steps=8, eval_points=4, poolings=(("mean", 8), ("max", 6)))
+    return small
+
+
+def design_arms(sizes: Sizes, arms: tuple[str, ...] | list[str] | None = None) -> list[str]:
+    """The members' arm names of ``arms`` (default: every arm of ``sizes``): the arm itself, or
+    ``<pooling>.<arm>`` for each pooling of a factorial."""
+    arms = sizes.arms if arms is None else arms
+    return [f"{pooling}.{arm}" for pooling, _ in sizes.poolings for arm in arms] if sizes.poolings else list(arms)
+
+
+def base_arm(arm: str) -> str:
+    """``spt`` of ``max.spt`` (and of ``spt``)."""
+    return arm.rsplit(".", 1)[-1]
+
+
+def pooling_of(arm: str) -> str:
+    """The readout of a member of arm ``arm``: ``max`` of ``max.spt``; mean for the 2026-12-04 arms."""
+    return arm.split(".", 1)[0] if "." in arm else "mean"
+
+
+def run_steps(p: dict, arm: str) -> int:
+    """The steps of a run of ``arm`` in the plan ``p`` (SPT's counted): its pooling's in a factorial."""
+    return p["poolings"][pooling_of(arm)] if p.get("poolings") else p["steps"]
 
 
 @dataclass(frozen=True)
@@ -183,12 +254,20 @@ def spt_steps(sizes: Sizes, steps: int) -> int:
 
 
 def group_seconds(sizes: Sizes, rates: Rates, arms: tuple[str, ...], steps: int) -> dict:
-    """Seconds of the seed group: pretraining, the supervised ensemble, the evaluations."""
+    """Seconds of the seed group: pretraining, the supervised ensemble, the evaluations (a
+    factorial's members leave the ensemble as their steps end: counted run by run)."""
     members = len(arms) * sizes.group
-    pretrained = any(a in PRETRAINED for a in arms)
+    pretrained = any(base_arm(a) in PRETRAINED for a in arms)
     pretrain = spt_steps(sizes, steps) * (rates.overhead + sizes.group * rates.per_member_spt) if pretrained else 0.0
-    supervised = steps * (rates.overhead + members * rates.per_member)
-    evaluate = (sizes.eval_points + 1) * members * rates.eval_per_member
+    if sizes.poolings:
+        p = {"poolings": dict(sizes.poolings), "steps": steps}
+        lengths = [run_steps(p, a) - (spt_steps(sizes, steps) if base_arm(a) in PRETRAINED else 0) for a in arms]
+        points = eval_steps(sizes, steps)
+        supervised = max(lengths, default=0) * rates.overhead + sizes.group * sum(lengths) * rates.per_member
+        evaluate = sizes.group * sum(sum(e <= n for e in points) for n in lengths) * rates.eval_per_member
+    else:
+        supervised = steps * (rates.overhead + members * rates.per_member)
+        evaluate = (sizes.eval_points + 1) * members * rates.eval_per_member
     return {"pretrain": pretrain, "supervised": supervised, "evaluate": evaluate,
             "total": pretrain + supervised + evaluate}
 
@@ -205,58 +284,67 @@ STREAMS = {"train": 0, "val": 0, "test": 1}
 
 
 def data_settings(sizes: Sizes) -> dict:
-    """What a data set of ``sizes`` is: the generator's style, the split sizes and streams."""
+    """What a data set of ``sizes`` is: the generator's style, the split sizes and streams (the
+    CPU design's data it was converted from, for a factorial)."""
+    if sizes.data_source == "decide":
+        return {"generator": "spt_theory.lra.gpu.twin_data.from_data_dir", "source": DECIDE_DATA,
+                "n_train": sizes.n_train, "n_val": sizes.n_val, "n_test": sizes.n_test}
     return {"generator": "spt_theory.lra.gpu.twin", "style": style(sizes), "n_train": sizes.n_train,
             "n_val": sizes.n_val, "n_test": sizes.n_test, "streams": STREAMS}
 
 
 def seeds(sizes: Sizes) -> list[int]:
-    """The seeds: 500 on, fresh (no CPU design has run them: docs/preregistration/2026-12-04-gpu-twin.md)."""
-    return list(range(500, 500 + sizes.seeds))
+    """The seeds: 500 on (2026-12-04) or 700 on (the factorial), fresh (no other design has run them)."""
+    return list(range(sizes.first_seed, sizes.first_seed + sizes.seeds))
 
 
 def plan(sizes: Sizes, rates: Rates, budget: float) -> dict:
     """The design shrunk in the registered order (module doc) to fit ``budget`` seconds of training."""
-    arms, history = list(ARMS), []
+    kept, history = list(sizes.arms), []
 
     def total(steps: int) -> float:
-        return group_seconds(sizes, rates, tuple(arms), steps)["total"]
+        return group_seconds(sizes, rates, tuple(design_arms(sizes, kept)), steps)["total"]
 
     while True:
         steps = sizes.steps
-        if total(steps) > budget:
+        if total(steps) > budget and sizes.floor_steps < sizes.steps:
             per_step = (total(STEP_QUANTUM) - total(0)) / STEP_QUANTUM
             fitting = (budget - total(0)) / per_step if per_step > 0 else steps
             quantum = 1 if sizes.tiny else STEP_QUANTUM
             steps = max(sizes.floor_steps, min(steps, quantum * math.floor(fitting / quantum)))
-            history.append(f"steps {sizes.steps} -> {steps} with arms {', '.join(arms)}")
-        if total(steps) <= budget or not any(a in arms for a in DROP_ORDER):
+            history.append(f"steps {sizes.steps} -> {steps} with arms {', '.join(kept)}")
+        if total(steps) <= budget or not any(a in kept for a in sizes.drop_order):
             break
-        dropped = next(a for a in DROP_ORDER if a in arms)
-        arms.remove(dropped)
+        dropped = next(a for a in sizes.drop_order if a in kept)
+        kept.remove(dropped)
         history.append(f"at the floor ({sizes.floor_steps} steps) it does not fit: arm {dropped} dropped")
+    arms = design_arms(sizes, kept)
     seconds = group_seconds(sizes, rates, tuple(arms), steps)
     pretrain = spt_steps(sizes, steps)
-    return {"setting": sizes.setting, "arms": arms, "seeds": seeds(sizes), "steps": steps, "spt_steps": pretrain,
+    made = {"setting": sizes.setting, "arms": arms, "seeds": seeds(sizes), "steps": steps, "spt_steps": pretrain,
             "finetune_steps": steps - pretrain, "eval_steps": eval_steps(sizes, steps),
             "group_seconds": seconds, "total_seconds": seconds["total"], "budget_seconds": budget,
             "fits": seconds["total"] <= budget, "shrunk": history, "rates": asdict(rates), "sizes": asdict(sizes)}
+    if sizes.poolings:
+        made["poolings"] = dict(sizes.poolings)
+    return made
 
 
 def empty_runs(p: dict) -> list[dict]:
     """Every arm x seed of the plan ``p``, nothing evaluated yet: what a group cut or stopped before
     its first evaluation holds (every registered run, each with an empty curve)."""
-    return [{"arm": arm, "seed": seed, "complete": False, "steps": p["steps"],
-             "offset": p["spt_steps"] if arm in PRETRAINED else 0, "curve": []} for arm in p["arms"]
+    return [{"arm": arm, "seed": seed, "complete": False, "steps": run_steps(p, arm),
+             "offset": p["spt_steps"] if base_arm(arm) in PRETRAINED else 0, "curve": []} for arm in p["arms"]
             for seed in p["seeds"]]
 
 
 def eval_steps(sizes: Sizes, steps: int) -> list[int]:
     """The supervised steps at which every member is evaluated: ``eval_points`` evenly spaced to
-    ``steps``, and the SPT arms' last finetuning step."""
+    ``steps``, and the SPT arms' last finetuning step (of each pooling's, in a factorial)."""
     points = sizes.eval_points
     marks = {max(1, round(k * steps / points)) for k in range(1, points + 1)}
-    return sorted(marks | {steps - spt_steps(sizes, steps)} - {0})
+    ends = {n - spt_steps(sizes, steps) for _, n in sizes.poolings} | {steps - spt_steps(sizes, steps)}
+    return sorted(marks | ends - {0})
 
 
 # ------------------------------------------------------------------------------ the deadline
@@ -273,7 +361,7 @@ def bench_seconds(sizes: Sizes, rates: Rates) -> float:
     """Seconds of the bench (:func:`spt_theory.lra.gpu.twin_train.bench`): ``bench_steps`` + 3 warm-up
     steps of the full supervised ensemble on both attention paths and of the smallest, of the SPT
     ensemble, one evaluation, and :data:`ASSUMED_BENCH_FIXED`."""
-    large, small = len(ARMS) * sizes.group, 2 * sizes.group
+    large, small = len(design_arms(sizes)) * sizes.group, len(design_arms(sizes, ("scratch", "spt"))) * sizes.group
     steps = sizes.bench_steps + 3
     supervised = steps * (3 * rates.overhead + (2 * large + small) * rates.per_member)
     spt = steps * (rates.overhead + sizes.group * rates.per_member_spt)
@@ -291,10 +379,12 @@ def dry_run(sizes: Sizes, wall: float, carried: bool) -> dict:
     rates = assumed_rates(sizes)
     data, data_basis = data_seconds(sizes, carried)
     bench = bench_seconds(sizes, rates)
-    setup = ASSUMED_START + data + bench
+    inits = ASSUMED_INIT * sizes.seeds if "proximity2d" in sizes.arms else 0.0
+    setup = ASSUMED_START + data + inits + bench
     p = plan(sizes, rates, training_budget(wall, setup))
     ends = setup + p["total_seconds"]
-    return {**p, "wall": wall, "phases": {"start": ASSUMED_START, "data": data, "bench": bench},
+    phases = {"start": ASSUMED_START, "data": data, **({"inits": inits} if inits else {}), "bench": bench}
+    return {**p, "wall": wall, "phases": phases,
             "data_basis": data_basis, "ends": ends, "inside": p["fits"] and ends <= wall - FINISH_SECONDS}
 
 
@@ -306,8 +396,11 @@ def format_plan(p: dict) -> str:
              f"{s['n_train']} train / {s['n_val']} val / {s['n_test']} test images",
              f"arms: {', '.join(p['arms'])} x {len(p['seeds'])} seeds ({', '.join(map(str, p['seeds']))}), "
              f"one stacked ensemble of {len(p['arms']) * len(p['seeds'])} members",
-             f"steps per arm: {p['steps']} (SPT arms: {p['spt_steps']} SPT + {p['finetune_steps']} finetune); "
-             f"evaluations at {', '.join(map(str, p['eval_steps']))}",
+             ("steps per arm: " + (", ".join(f"{k} pooling {v}" for k, v in p["poolings"].items())
+                                   + f" (SPT arms: {p['spt_steps']} SPT, shared by the poolings, + the rest finetune)"
+                                   if p.get("poolings") else
+                                   f"{p['steps']} (SPT arms: {p['spt_steps']} SPT + {p['finetune_steps']} finetune)")
+              + f"; evaluations at {', '.join(map(str, p['eval_steps']))}"),
              f"throughput: {p['rates']['basis']}: {1e3 * p['rates']['per_member']:.3f} ms a model-step, "
              f"{1e3 * p['rates']['overhead']:.1f} ms an ensemble step",
              f"training: pretraining {g['pretrain']:.1f} s + supervised {g['supervised']:.1f} s + evaluations "
@@ -317,78 +410,12 @@ def format_plan(p: dict) -> str:
     if "phases" in p:
         ph = p["phases"]
         lines += [f"wall {p['wall']:.0f} s from the script's start: start {ph['start']:.1f} s (assumed) + data "
-                  f"{ph['data']:.1f} s ({p['data_basis']}) + bench {ph['bench']:.1f} s, then the training planned "
+                  f"{ph['data']:.1f} s ({p['data_basis']}) + "
+                  + (f"proximity2d inits {ph['inits']:.1f} s (assumed {ASSUMED_INIT:g} s a seed) + " if "inits" in ph
+                     else "") + f"bench {ph['bench']:.1f} s, then the training planned "
                   f"into {SAFETY:.0%} of the rest less {FINISH_SECONDS:.0f} s for the finish",
                   f"ends at {p['ends']:.1f} s of {p['wall']:.0f} s: "
                   + ("inside" if p["inside"] else "NOT INSIDE")
                   + f" (a check at every evaluation cuts the run if it falls behind, by "
                     f"{p['wall'] - FINISH_SECONDS:.0f} s at the latest)"]
     return "\n".join(lines)
-
-
-# ------------------------------------------------------------------------------ the registration
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _mapping(value) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def conform(found: dict) -> list[str]:
-    """Every field in which the twin evidence ``found`` (``lra_schema.TwinEvidence``'s fields) differs
-    from its registration (:data:`REGISTERED`), one line each, in this order: the registration
-    document, not tiny, the setting, the data (fingerprint of the registered generator, sizes,
-    generator settings), the plan's sizes (model, optimiser, data, design: :data:`REGISTERED_SIZES`),
-    the model config, the seeds (500-507), the arms (all, or the registered shrinking's drops in
-    order), the steps (the full steps, or a multiple of 1,000 down to the floor; the floor once an
-    arm is dropped), the SPT and finetuning steps and the evaluation steps.  Empty when it conforms."""
-    faults: list[str] = []
-
-    def need(ok: bool, field: str, value, want) -> None:
-        if not ok:
-            faults.append(f"field {field}: {_short(value)}, the registration's is {_short(want)} ({REGISTERED})")
-
-    def same(field: str, value, want) -> None:
-        need(type(value) is type(want) and value == want, field, value, want)
-
-    same("registered", found.get("registered"), REGISTERED)
-    same("tiny", found.get("tiny"), False)
-    setting = found.get("setting")
-    if setting not in SETTINGS:
-        need(False, "setting", setting, " or ".join(sorted(SETTINGS)))
-        return faults
-    sizes = SETTINGS[setting]
-    data = _mapping(found.get("data"))
-    same("data.fingerprint", data.get("fingerprint"), FINGERPRINTS[setting])
-    for name in ("n_train", "n_val", "n_test"):
-        same(f"data.{name}", data.get(name), getattr(sizes, name))
-    need(data.get("settings") == data_settings(sizes), "data.settings", data.get("settings"), data_settings(sizes))
-    p = _mapping(found.get("plan"))
-    same("plan.setting", p.get("setting"), setting)
-    made = _mapping(p.get("sizes"))
-    for name in REGISTERED_SIZES:
-        same(f"plan.sizes.{name}", made.get(name), getattr(sizes, name))
-    config = _mapping(found.get("config"))
-    for name, want in (("d_model", sizes.d_model), ("heads", sizes.heads), ("ff", sizes.ff), ("layers", 1),
-                       ("pooling", "mean"), ("head", "linear")):
-        same(f"config.{name}", config.get(name), want)
-    same("plan.seeds", p.get("seeds"), seeds(sizes))
-    arms = p.get("arms")
-    allowed = [[a for a in ARMS if a not in DROP_ORDER[:k]] for k in range(len(DROP_ORDER) + 1)]
-    need(arms in allowed, "plan.arms", arms, f"{list(ARMS)} less the first of {list(DROP_ORDER)} dropped in order")
-    steps = p.get("steps")
-    if type(steps) is not int:
-        need(False, "plan.steps", steps, sizes.steps)
-        return faults
-    dropped = isinstance(arms, list) and len(arms) < len(ARMS)
-    if dropped:
-        same("plan.steps", steps, sizes.floor_steps)
-    else:
-        need(steps == sizes.steps or (sizes.floor_steps <= steps < sizes.steps and steps % STEP_QUANTUM == 0),
-             "plan.steps", steps, f"{sizes.steps}, or shrunk to a multiple of {STEP_QUANTUM} >= {sizes.floor_steps}")
-    same("plan.spt_steps", p.get("spt_steps"), spt_steps(sizes, steps))
-    same("plan.finetune_steps", p.get("finetune_steps"), steps - spt_steps(sizes, steps))
-    same("plan.eval_steps", p.get("eval_steps"), eval_steps(sizes, steps))
-    return faults

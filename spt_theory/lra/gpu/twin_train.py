@@ -6,10 +6,16 @@ runner's SPT stage), then one supervised ensemble of every arm x seed.  Every me
 its seed's random init (``torch.manual_seed(seed)``, then ``Encoder``: the same init in every arm
 of a seed, as :meth:`spt_theory.lra.runner.LRARun.initial_model`), then per arm: ``spt`` takes the
 encoder (W_Q W_K, W_V W_O, MLP, norms, embedding) from its seed's SPT member, ``hybrid_qk`` only
-W_Q, W_K, ``proximity`` gets :func:`~spt_theory.core.inits.grid_proximity_init`, ``frozen_qk``
-keeps W_Q, W_K fixed.  The SPT arms finetune for ``steps - spt_steps`` steps and then leave the
-ensemble, the others train for ``steps``; a curve point's ``step`` counts SPT's steps.  Every arm
-of a seed reads the same batches (one data stream per seed: paired comparisons).
+W_Q, W_K, ``proximity`` gets :func:`~spt_theory.core.inits.grid_proximity_init` (``proximity2d``:
+:func:`~spt_theory.core.inits.grid2d_proximity_init`), ``frozen_qk`` keeps W_Q, W_K fixed.  A
+factorial's members (``<pooling>.<arm>``) carry their readout in their config (mean or max: one
+ensemble of both) and read the one SPT ensemble of their seeds.  Each run trains for its steps (its
+pooling's in a factorial), the SPT arms' less SPT's, and leaves the ensemble when they are done; a
+curve point's ``step`` counts SPT's steps.  Every arm of a seed reads the same batches (one data
+stream per seed: paired comparisons).  In a factorial the attention is probed too: the true 2-D
+neighbour attention over uniform (``grid2d_ratio``, the first :data:`PROBE_IMAGES` test images)
+of each seed's SPT checkpoint (on its SPT runs: ``spt_grid2d_ratio``) and of each scratch run at
+its last step.
 
 **The deadline.**  At every evaluation the run predicts when the next one would be done (the
 seconds a step measured so far, the last evaluation's seconds); if that is past the deadline it
@@ -32,11 +38,14 @@ from typing import Any
 
 import torch
 
-from spt_theory.core.inits import grid_proximity_init
+from spt_theory.core.inits import grid2d_proximity_init, grid_proximity_init
 from spt_theory.core.model import Encoder, ModelConfig
 from spt_theory.evidence import correctness
 from spt_theory.lra.gpu.stacked import Stacked
-from spt_theory.lra.gpu.twin_plan import ARMS, PRETRAINED, Rates, Sizes, empty_runs
+from spt_theory.lra.gpu.twin_plan import PRETRAINED, Rates, Sizes, base_arm, design_arms, empty_runs, pooling_of
+
+PROBE_IMAGES = 200
+"""Test images the factorial's attention probe reads (as the CPU sweeps' ``PROBE_LIMIT``)."""
 
 ENCODER_GROUPS = ("qk", "vo", "mlp", "norm", "embed")
 WARMUP_STEPS = 3
@@ -45,15 +54,16 @@ ATTENTION_PATHS = ("default", "math")
 softmax (``torch.nn.attention.sdpa_kernel([SDPBackend.MATH])``)."""
 
 
-def model_config(sizes: Sizes) -> ModelConfig:
+def model_config(sizes: Sizes, pooling: str = "mean") -> ModelConfig:
     return ModelConfig(vocab_size=0, in_channels=2, n_classes=2, recon_classes=256, max_len=sizes.side ** 2,
-                       d_model=sizes.d_model, n_heads=sizes.heads, d_ff=sizes.ff, n_layers=1, pooling="mean",
+                       d_model=sizes.d_model, n_heads=sizes.heads, d_ff=sizes.ff, n_layers=1, pooling=pooling,
                        head="linear")
 
 
-def seeded(sizes: Sizes, seed: int) -> Encoder:
+def seeded(sizes: Sizes, seed: int, pooling: str = "mean") -> Encoder:
+    """The seed's init (the same parameters whatever the pooling: mean and max add none)."""
     torch.manual_seed(seed)
-    return Encoder(model_config(sizes))
+    return Encoder(model_config(sizes, pooling))
 
 
 @dataclass
@@ -80,31 +90,54 @@ def spt_ensemble(sizes: Sizes, seeds: list[int], device: str, attention: str = "
                    autocast=device == "cuda", attention=attention)
 
 
+def proximity2d_states(sizes: Sizes, seeds: list[int]) -> dict[int, dict]:
+    """Each seed's W_Q, W_K (and biases) under :func:`~spt_theory.core.inits.grid2d_proximity_init`,
+    fitted once a seed (a fit of a few seconds; both poolings' members share it: the init depends on
+    the seed's parameters, not on the readout).  The twin makes them before its bench, so that the
+    plan sees the time they took."""
+    out = {}
+    for s in seeds:
+        model = seeded(sizes, s)
+        grid2d_proximity_init(model, side=sizes.side, **({"steps": 5} if sizes.tiny else {}))  # tiny: the pipeline
+        out[s] = {name: p.detach().clone() for name, p in model.named_parameters() if Encoder.group_of(name) == "qk"}
+    return out
+
+
 def members(sizes: Sizes, arms: list[str], seeds: list[int], spt_states: dict[int, dict],
-            dtype: torch.dtype = torch.float32) -> tuple:
-    """The supervised ensemble's members, arm by arm, seed by seed: (models, streams, fixed, runs)."""
+            dtype: torch.dtype = torch.float32, inits: dict[int, dict] | None = None) -> tuple:
+    """The supervised ensemble's members, arm by arm, seed by seed: (models, streams, fixed, runs);
+    ``inits``: the seeds' proximity2d W_Q, W_K (:func:`proximity2d_states`; made here when absent)."""
+    if any(base_arm(a) == "proximity2d" for a in arms) and inits is None:
+        inits = proximity2d_states(sizes, seeds)
     models, streams, fixed, runs = [], [], [], []
     for arm in arms:
+        what = base_arm(arm)
         for k, s in enumerate(seeds):
-            model = seeded(sizes, s).to(dtype)
-            if arm in PRETRAINED:
-                groups = ENCODER_GROUPS if arm == "spt" else ("qk",)
+            model = seeded(sizes, s, pooling_of(arm)).to(dtype)
+            if what in PRETRAINED:
+                groups = ENCODER_GROUPS if what == "spt" else ("qk",)
                 with torch.no_grad():
                     for name, p in model.named_parameters():
                         if Encoder.group_of(name) in groups:
                             p.copy_(spt_states[s][name])
-            if arm == "proximity":
+            if what == "proximity":
                 grid_proximity_init(model, side=sizes.side)
+            if what == "proximity2d":
+                assert inits is not None  # made above
+                with torch.no_grad():
+                    for name, value in inits[s].items():
+                        model.get_parameter(name).copy_(value)
             models.append(model)
             streams.append(k)
-            fixed.append(("decoder", "qk") if arm == "frozen_qk" else ("decoder",))
+            fixed.append(("decoder", "qk") if what == "frozen_qk" else ("decoder",))
             runs.append({"arm": arm, "seed": s, "complete": False, "steps": 0, "offset": 0, "curve": []})
     return models, streams, fixed, runs
 
 
 def supervised_ensemble(sizes: Sizes, arms: list[str], seeds: list[int], spt_states: dict[int, dict], device: str,
-                        attention: str = "default", dtype: torch.dtype = torch.float32) -> tuple[Stacked, list[dict]]:
-    models, streams, fixed, runs = members(sizes, arms, seeds, spt_states, dtype)
+                        attention: str = "default", dtype: torch.dtype = torch.float32,
+                        inits: dict[int, dict] | None = None) -> tuple[Stacked, list[dict]]:
+    models, streams, fixed, runs = members(sizes, arms, seeds, spt_states, dtype, inits)
     ens = Stacked(models, streams, "supervised", sizes.lr, fixed=fixed, warmup_steps=sizes.warmup_steps,
                   n_train=sizes.n_train, batch=sizes.batch, seed=1, device=device, dtype=dtype,
                   autocast=device == "cuda", attention=attention)
@@ -128,14 +161,17 @@ def bench(sizes: Sizes, data: dict, device: str) -> dict:
     of the SPT ensemble, and one evaluation; ``sizes.bench_steps`` timed steps each after
     :data:`WARMUP_STEPS`.  Returns the figures, the faster path and the plan's :class:`Rates`."""
     seeds = list(range(sizes.group))
-    large, small = len(ARMS) * sizes.group, 2 * sizes.group
+    same = {s: {n: p.detach() for n, p in seeded(sizes, s).named_parameters() if Encoder.group_of(n) == "qk"}
+            for s in seeds}  # the bench times steps: its proximity2d members keep their init (no fit)
+    every, smallest = design_arms(sizes), design_arms(sizes, ("scratch", "spt"))
+    large, small = len(every) * sizes.group, len(smallest) * sizes.group
     timed: dict[str, float] = {}
     errors: dict[str, str] = {}
     ens: Stacked | None = None
     for path in ATTENTION_PATHS:
         try:
-            ens, _ = supervised_ensemble(sizes, list(ARMS), seeds, {s: seeded(sizes, s).state_dict() for s in seeds},
-                                         device, path)
+            ens, _ = supervised_ensemble(sizes, every, seeds, {s: seeded(sizes, s).state_dict() for s in seeds},
+                                         device, path, inits=same)
             timed[path] = _timed_steps(ens, data, sizes.bench_steps, device)
         except RuntimeError as error:  # a path this device or build lacks (or out of memory)
             errors[path] = f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
@@ -144,12 +180,12 @@ def bench(sizes: Sizes, data: dict, device: str) -> dict:
     if not timed:
         raise RuntimeError(f"no attention path runs on {device}: {errors}")
     attention = min(timed, key=lambda name: timed[name])
-    ens, _ = supervised_ensemble(sizes, ["scratch", "spt"], seeds, {s: seeded(sizes, s).state_dict() for s in seeds},
+    ens, _ = supervised_ensemble(sizes, smallest, seeds, {s: seeded(sizes, s).state_dict() for s in seeds},
                                  device, attention)
     small_time = _timed_steps(ens, data, sizes.bench_steps, device)
     spt_time = _timed_steps(spt_ensemble(sizes, seeds, device, attention), data, sizes.bench_steps, device)
-    full, _ = supervised_ensemble(sizes, list(ARMS), seeds, {s: seeded(sizes, s).state_dict() for s in seeds}, device,
-                                  attention)
+    full, _ = supervised_ensemble(sizes, every, seeds, {s: seeded(sizes, s).state_dict() for s in seeds}, device,
+                                  attention, inits=same)
     _sync(device)
     start = time.perf_counter()
     full.correct(data["x_val"], data["y_val"])
@@ -174,7 +210,8 @@ def bench(sizes: Sizes, data: dict, device: str) -> dict:
 
 def train_group(sizes: Sizes, p: dict, data: dict, device: str, stream: Callable[[list[dict], dict | None], None],
                 say: Callable[[str], None], deadline: Deadline, attention: str = "default",
-                dtype: torch.dtype = torch.float32, finished: dict | None = None) -> dict | None:
+                dtype: torch.dtype = torch.float32, finished: dict | None = None,
+                inits: dict[int, dict] | None = None) -> dict | None:
     """Pretrain (if an SPT arm is planned) and train every arm of the plan's seeds; ``stream(runs,
     cut)`` at every evaluation and at the end (module doc).  Returns the cut (None: complete).
     ``finished``: receives every member's parameters as it finishes, by ``(arm, seed)`` (the tests')."""
@@ -182,7 +219,10 @@ def train_group(sizes: Sizes, p: dict, data: dict, device: str, stream: Callable
     spt_steps, steps, evals = p["spt_steps"], p["steps"], p["eval_steps"]
     spt_states: dict[int, dict] = {}
     cut: dict[str, Any] | None = None
-    pretrained = any(a in PRETRAINED for a in arms)
+    pretrained = any(base_arm(a) in PRETRAINED for a in arms)
+    probe = bool(p.get("poolings"))  # the factorial's attention probe (module doc)
+    probes = data["x_test"][:PROBE_IMAGES]
+    spt_ratios: dict[int, float] = {}
     if pretrained:
         start = time.perf_counter()
         spt = spt_ensemble(sizes, seeds, device, attention, dtype)
@@ -202,15 +242,28 @@ def train_group(sizes: Sizes, p: dict, data: dict, device: str, stream: Callable
                     return cut
         val_losses = spt.masked_loss(data["x_val"][:1000])
         spt_states = {s: spt.parameters_of(i) for i, s in enumerate(seeds)}
+        if probe:
+            spt_ratios = dict(zip(seeds, spt.grid2d_ratios(probes, list(range(len(seeds)))), strict=True))
         say(f"seeds {seeds}: SPT {spt_steps} steps in {time.perf_counter() - start:.1f} s, masked val loss "
             + ", ".join(f"{v:.3f}" for v in val_losses))
         del spt
-    ens, runs = supervised_ensemble(sizes, arms, seeds, spt_states, device, attention, dtype)
-    for record in runs:
-        record["offset"] = spt_steps if record["arm"] in PRETRAINED else 0
-        record["steps"] = steps
+    ens, runs = supervised_ensemble(sizes, arms, seeds, spt_states, device, attention, dtype, inits)
+    for record, planned in zip(runs, empty_runs(p), strict=True):
+        record["offset"], record["steps"] = planned["offset"], planned["steps"]
+        if probe and base_arm(record["arm"]) == "spt":
+            record["spt_grid2d_ratio"] = spt_ratios[record["seed"]]
     active = list(range(len(runs)))  # the runs still in the ensemble, by position
-    finetune = steps - spt_steps
+
+    def close(positions: list[int]) -> None:
+        """The runs at ``positions`` (of the ensemble) are done: complete, probed, handed to ``finished``."""
+        for position in positions:
+            record = runs[active[position]]
+            _close(record)
+            if probe and base_arm(record["arm"]) == "scratch":
+                record["grid2d_ratio"] = ens.grid2d_ratios(probes, [position])[0]
+            if finished is not None:
+                finished[record["arm"], record["seed"]] = ens.parameters_of(position)
+
     start, evaluating, cut = time.perf_counter(), 0.0, None
     for step in range(1, steps + 1):
         losses = ens.step(data["x_train"], data["y_train"])
@@ -235,13 +288,9 @@ def train_group(sizes: Sizes, p: dict, data: dict, device: str, stream: Callable
             evaluating += took
             per_step = (began - start - evaluating + took) / step
             say(f"step {step}/{steps} ({time.perf_counter() - start:.1f} s, {per_step * 1e3:.2f} ms a step)")
-            if step == finetune and step < steps:
-                done = [position for position, i in enumerate(active) if runs[i]["offset"]]
-                for position in done:
-                    _close(runs[active[position]])
-                    if finished is not None:
-                        finished[runs[active[position]]["arm"], runs[active[position]]["seed"]] = \
-                            ens.parameters_of(position)
+            done = [position for position, i in enumerate(active) if runs[i]["steps"] - runs[i]["offset"] == step]
+            if done and step < steps:  # these runs' steps are done: they leave the ensemble
+                close(done)
                 kept = [position for position in range(len(active)) if position not in done]
                 if kept:
                     ens.keep(kept)
@@ -255,10 +304,7 @@ def train_group(sizes: Sizes, p: dict, data: dict, device: str, stream: Callable
                 stream(runs, cut)
                 return cut
             stream(runs, None)
-    for position, i in enumerate(active):
-        _close(runs[i])
-        if finished is not None:
-            finished[runs[i]["arm"], runs[i]["seed"]] = ens.parameters_of(position)
+    close(list(range(len(active))))
     stream(runs, None)
     return None
 
