@@ -45,10 +45,13 @@ LOOKS = ((tuple(range(100, 104)), 0.99), (tuple(range(100, 106)), 0.99), (tuple(
 SUPPORT = 3.5
 """L1b: the support region's lower end (points); the refutation region is D <= 0."""
 L4B_EXPLORATORY = 5.8
+SHARE = 0.5
+"""L4b: the share of SPT's gain the hybrid must keep, E = (hybrid - scratch) - SHARE (SPT - scratch)."""
 """L4b: below this SPT gain (points) the design has < 80% power: exploratory."""
 L3B_SEEDS = tuple(range(100, 106))
 L3B_BUDGETS = (1_570, 3_140)
 L3B_BOUND = 3.0
+L3B_LEVEL = 0.95
 CHANCE_MARGIN = 5.0
 L6_SEEDS = (200, 201)
 L6_BUDGET = 10_000
@@ -222,7 +225,8 @@ def judge_l4b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None
         arms = {name: correct(row, path, seeds, total) for name, row in (("scratch", scratch), ("spt", spt),
                                                                          ("hybrid", hybrid))}
         gains[len(seeds)] = stats.paired_difference([(1, arms["spt"]), (-1, arms["scratch"])], level)
-        return stats.paired_difference([(1, arms["hybrid"]), (-0.5, arms["spt"]), (-0.5, arms["scratch"])], level)
+        return stats.paired_difference([(1, arms["hybrid"]), (-SHARE, arms["spt"]),
+                                        (SHARE - 1, arms["scratch"])], level)
 
     def verdict(iv):
         return "PASS" if iv.low > 0 else "FAIL" if iv.high < 0 else "INCONCLUSIVE"
@@ -252,7 +256,7 @@ def judge_l3b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None
     lines, verdicts, details = [], {}, {"majority": majority, "budgets": {}}
     for budget in L3B_BUDGETS:
         d = stats.paired_difference([(1, correct(frozen, path, L3B_SEEDS, budget)),
-                                     (-1, correct(scratch, path, L3B_SEEDS, budget))], 0.95)
+                                     (-1, correct(scratch, path, L3B_SEEDS, budget))], L3B_LEVEL)
         base = float(np.mean([accuracy(scratch, s, budget) for s in L3B_SEEDS]))
         result = stats.within(d, L3B_BOUND)
         gate = base < majority + CHANCE_MARGIN
@@ -347,21 +351,29 @@ def check(ctx: Context, experiment: str) -> Measurement:
     return _result(measured, threshold, result, details, lines, why)
 
 
-@claim("L1b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, sequential t")
+def looks_limits(looks=LOOKS) -> tuple[float, ...]:
+    """The numbers sequential ``looks`` state: each look's seed count and level."""
+    return tuple(x for seeds, level in looks for x in (len(seeds), level))
+
+
+@claim("L1b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, sequential t",
+       limits=(0.0, SUPPORT, *looks_limits()))
 def check_l1b(ctx: Context) -> Measurement:
     return check(ctx, "l1b")
 
 
-@claim("L4b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, sequential t")
+@claim("L4b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, sequential t",
+       limits=(SHARE, 0.0, L4B_EXPLORATORY))
 def check_l4b(ctx: Context) -> Measurement:
     return check(ctx, "l4b")
 
 
-@claim("L3b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, 95% t")
+@claim("L3b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, 95% t",
+       limits=(L3B_BOUND, *L3B_BUDGETS, L3B_LEVEL, len(L3B_SEEDS)))
 def check_l3b(ctx: Context) -> Measurement:
     return check(ctx, "l3b")
 
 
-@claim("L6", section="LRA decide (pre-registered)", method=f"{PRE}; both-seeds rule")
+@claim("L6", section="LRA decide (pre-registered)", method=f"{PRE}; both-seeds rule", limits=(ROOM, LIMIT, L6_BUDGET))
 def check_l6(ctx: Context) -> Measurement:
     return check(ctx, "l6")
