@@ -3,7 +3,7 @@ pre-registered in ``docs/preregistration/2026-12-05-pooling-factorial.md`` befor
 
 verify reads the evidence ``evidence/lra/decide/<x>.json`` of the experiments ``l6f``, ``fmean``,
 ``fmax`` and ``fdepth`` (:mod:`spt_theory.lra.decide`), never trains; the shared machinery is
-:mod:`spt_theory.checks.lra_decide`'s and :mod:`spt_theory.checks.lra_short`'s.
+:mod:`spt_theory.checks.lra_sequential`'s and :mod:`spt_theory.checks.lra_short_contour`'s.
 
 - **L6f** (kind ``gate``): max pooling, ``init=proximity2d``, seeds 600-603, best within 3,000 steps;
   PASS iff at least 3 of the 4 seeds reach 88.0%, else FAIL.  Every other claim waits for its PASS.
@@ -32,8 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from spt_theory import stats
-from spt_theory.checks import lra_decide as base
-from spt_theory.checks import lra_short as short
+from spt_theory.checks import lra_sequential as base
+from spt_theory.checks import lra_short_contour as short
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import EvidenceError
@@ -187,7 +187,7 @@ def judge_l9f(mean: dict, mean_path: Path, high: dict, max_path: Path):
 
 
 def _load(ctx: Context, experiment: str) -> tuple[dict | None, Path]:
-    """:func:`lra_decide.load`, with absence left to :func:`check` (an experiment of several claims:
+    """:func:`lra_sequential.load`, with absence left to :func:`check` (an experiment of several claims:
     it holds the claim's own record to it)."""
     path = Path(ctx.lra_evidence) / "decide" / f"{experiment}.json"
     if not path.exists() and not path.is_symlink():

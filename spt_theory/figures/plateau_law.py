@@ -27,7 +27,7 @@ from typing import Any
 import matplotlib
 
 from spt_theory.checks import plateau as law
-from spt_theory.checks import plateau_grid, plateau_n400
+from spt_theory.checks import plateau_extrapolation, plateau_grid
 from spt_theory.checks import plateau_prediction as pp
 from spt_theory.checks.force import P
 from spt_theory.figures.context import FigureContext, save
@@ -92,7 +92,7 @@ def _prediction_band(ax, tree: dict, summary: dict) -> list[dict]:
         ax.plot([x], [pred["steps"]], marker="_", ms=8, color=colour)
         for alt in pred["alternatives"]:
             ax.plot([x], [alt["steps"]], marker="x", ms=3.5, color="0.3" if alt["excluded"] else "red", ls="none")
-        runs = plateau_n400.runs_at(summary, kind, target)
+        runs = plateau_extrapolation.runs_at(summary, kind, target)
         values = [r["value"] for r in runs.values()]
         if values:
             ax.scatter([x] * len(values), values, s=10, color=colour, zorder=5,

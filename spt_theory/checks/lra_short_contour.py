@@ -4,7 +4,7 @@ and L2b (L2 from the L1b checkpoints), exactly as pre-registered in
 
 verify reads the evidence ``evidence/lra/decide/<x>.json`` (:mod:`spt_theory.lra.decide`), never
 trains.  The shared machinery (loading, best-validation correctness, sequential looks) is
-:mod:`spt_theory.checks.lra_decide`'s.
+:mod:`spt_theory.checks.lra_sequential`'s.
 
 - **L6s** (kind ``gate``): proximity init, seeds 400 and 401, best within T steps; PASS iff both
   >= 88.0% (the audit's one-hop ceiling 98.0% - 10), FAIL iff both below, else INCONCLUSIVE.  Every
@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from spt_theory import stats
-from spt_theory.checks import lra_decide as base
+from spt_theory.checks import lra_sequential as base
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import EvidenceError

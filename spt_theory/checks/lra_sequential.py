@@ -206,6 +206,7 @@ def judge_l1b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None
     total = decide.EXPERIMENTS["l1b"].cells["recipe=spt"]
 
     def interval(seeds, level):
+        assert spt is not None and scratch is not None  # seeds_in: a look is taken only with both arms in
         return stats.paired_difference([(1, correct(spt, path, seeds, total)),
                                         (-1, correct(scratch, path, seeds, total))],
                                        level)
@@ -222,8 +223,9 @@ def judge_l4b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None
     gains = {}
 
     def interval(seeds, level):
-        arms = {name: correct(row, path, seeds, total) for name, row in (("scratch", scratch), ("spt", spt),
-                                                                         ("hybrid", hybrid))}
+        rows = {"scratch": scratch, "spt": spt, "hybrid": hybrid}
+        arms = {name: correct(row, path, seeds, total) for name, row in rows.items()
+                if row is not None}  # seeds_in: a look is taken only with every arm in
         gains[len(seeds)] = stats.paired_difference([(1, arms["spt"]), (-1, arms["scratch"])], level)
         return stats.paired_difference([(1, arms["hybrid"]), (-SHARE, arms["spt"]),
                                         (SHARE - 1, arms["scratch"])], level)
@@ -300,7 +302,7 @@ THRESHOLDS = {"l1b": f"PASS lo > 0, FAIL hi < {SUPPORT:g} pts; looks 4, 6 seeds 
               "l6": f"proximity init: both seeds >= {ROOM:g}% (FAIL: both <= {LIMIT:g}%)"}
 JUDGES = {"l1b": judge_l1b, "l4b": judge_l4b, "l3b": judge_l3b, "l6": judge_l6}
 """Every decided experiment's judge, by name: these, and the short-contour setting's, which
-:mod:`spt_theory.checks.lra_short` adds with :func:`add_judges` (a gate line reads any setting's gate)."""
+:mod:`spt_theory.checks.lra_short_contour` adds with :func:`add_judges` (a gate line reads any setting's gate)."""
 
 
 def add_judges(judges: dict) -> None:
