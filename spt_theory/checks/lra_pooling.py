@@ -35,7 +35,7 @@ from spt_theory import stats
 from spt_theory.checks import lra_sequential as base
 from spt_theory.checks import lra_short_contour as short
 from spt_theory.claims import records
-from spt_theory.claims.registry import Context, Measurement, claim, undecided
+from spt_theory.claims.registry import Context, Measurement, undecided
 from spt_theory.evidence import EvidenceError
 from spt_theory.lra import decide
 
@@ -256,13 +256,8 @@ the row's: :data:`THRESHOLDS`)."""
 
 
 def _register(claim_id: str, method: str):
-    @claim(claim_id, section="LRA pooling factorial (pre-registered)", method=f"{PRE}; {method}",
-           limits=LIMITS[claim_id])
-    def check_claim(ctx: Context) -> Measurement:
-        return check(ctx, claim_id)
-
-    check_claim.__name__ = f"check_{claim_id.lower()}"
-    return check_claim
+    return base.register(claim_id, "LRA pooling factorial (pre-registered)", f"{PRE}; {method}", check, claim_id,
+                         LIMITS[claim_id])
 
 
 check_l6f = _register("L6f", "3-of-4-seeds rule (a gate)")

@@ -26,6 +26,7 @@ test examples (:func:`spt_theory.stats.paired_difference`, Satterthwaite df).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -356,6 +357,18 @@ def check(ctx: Context, experiment: str) -> Measurement:
 def looks_limits(looks=LOOKS) -> tuple[float, ...]:
     """The numbers sequential ``looks`` state: each look's seed count and level."""
     return tuple(x for seeds, level in looks for x in (len(seeds), level))
+
+
+def register(claim_id: str, section: str, method: str, check_of: Callable[[Context, str], Measurement], key: str,
+             limits: tuple[float, ...]) -> Callable[[Context], Measurement]:
+    """Register ``check_of(ctx, key)`` as the check ``check_<key>`` of ``claim_id`` (a claim of a
+    pre-registered design whose module judges several claims with one function)."""
+    @claim(claim_id, section=section, method=method, limits=limits)
+    def check_claim(ctx: Context) -> Measurement:
+        return check_of(ctx, key)
+
+    check_claim.__name__ = f"check_{key.lower()}"
+    return check_claim
 
 
 @claim("L1b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, sequential t",

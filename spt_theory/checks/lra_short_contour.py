@@ -34,7 +34,7 @@ import numpy as np
 from spt_theory import stats
 from spt_theory.checks import lra_sequential as base
 from spt_theory.claims import records
-from spt_theory.claims.registry import Context, Measurement, claim, undecided
+from spt_theory.claims.registry import Context, Measurement, undecided
 from spt_theory.evidence import EvidenceError
 from spt_theory.lra import decide
 
@@ -304,13 +304,8 @@ LIMITS = {
 
 
 def _register(claim_id: str, experiment: str, method: str):
-    @claim(claim_id, section="LRA short contour (pre-registered)", method=f"{PRE}; {method}",
-           limits=LIMITS[experiment])
-    def check_claim(ctx: Context) -> Measurement:
-        return check(ctx, experiment)
-
-    check_claim.__name__ = f"check_{experiment}"
-    return check_claim
+    return base.register(claim_id, "LRA short contour (pre-registered)", f"{PRE}; {method}", check, experiment,
+                         LIMITS[experiment])
 
 
 check_l6s = _register("L6s", "l6s", "both-seeds rule (a gate)")
