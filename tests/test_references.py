@@ -32,7 +32,7 @@ EXTERNAL = re.compile(r"(?<![\w./-])(\.\./shared/[\w./-]*\w)")
 EXCEPTIONS: dict[tuple[str, str], str] = {
     ("docs/architecture.md", "tests/synthetic/"): "names the folder that must not exist, and why",
     ("docs/add-a-claim.md", "proofs/T99_toy_lemma.md"): "the guide's example: the file the reader writes",
-    ("docs/add-a-task.md", "spt_theory/lra/parity.py"): "the guide's example: the file the reader writes",
+    ("docs/add-a-task.md", "spt_theory/lra/readers/parity.py"): "the guide's example: the file the reader writes",
     ("docs/history.md", "figures/plateau/"): "history: a folder as it was before the layout refactor",
     ("docs/history.md", "figures/bench/"): "history: a folder as it was before the layout refactor",
     ("docs/results-plateau.md", "spt_theory/plateau.py"): "history: the module's path for git log --follow",

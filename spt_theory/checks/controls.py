@@ -39,7 +39,7 @@ from spt_theory.analysis.lemma_harness import single_threaded
 from spt_theory.analysis.probes import diagonal_profile, pe_score_block, uniform_band_mass
 from spt_theory.checks import theory as lemmas
 from spt_theory.checks import walk
-from spt_theory.checks.walk import summary
+from spt_theory.checks.walk import CHANCE, summary
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.core.model import Encoder
 from spt_theory.theory import patterns
@@ -112,7 +112,7 @@ def first_epoch_above(result: RunResult, level: float = 0.9) -> int | None:
 
 
 @claim("X1", section="Controls: built-in proximity",
-       method="attention_bias=alibi, supervised 8 epochs", quick=False)
+       method="attention_bias=alibi, supervised 8 epochs", quick=False, limits=(X1_THRESHOLD,))
 def check_x1(ctx: Context) -> Measurement:
     results = control_runs(ctx, "alibi")
     accs = [r.final["test_accuracy"] for r in results]
@@ -136,7 +136,7 @@ def pe_peak_offsets(model: Encoder) -> list[int]:
 
 
 @claim("X2", section="Controls: proximity init",
-       method="PE-rotation init, supervised 3 ep (8 full)")
+       method="PE-rotation init, supervised 3 ep (8 full)", limits=(X2_THRESHOLD,))
 def check_x2(ctx: Context) -> Measurement:
     name = "proxinit" if ctx.full else f"proxinit_{BUDGET.finetune_epochs}"
     results = control_runs(ctx, name)
@@ -157,14 +157,15 @@ def check_x2(ctx: Context) -> Measurement:
 
 # ----------------------------------------------------------------------------- X3
 @claim("X3", section="Controls: no positional encoding",
-       method="positional=none, SPT 4 ep + finetune 3", quick=False)
+       method="positional=none, SPT 4 ep + finetune 3", quick=False,
+       limits=(CHANCE, X3_MAX_ACC_GAP, X3_MAX_BAND_RATIO))
 def check_x3(ctx: Context) -> Measurement:
     results = control_runs(ctx, "nope")
     uniform = uniform_band_mass(walk.WALK.length)
     ratio = [r.history[0][-1]["band_mass"] / uniform for r in results]
     accs = [r.final["test_accuracy"] for r in results]
-    ok = _mean(ratio) <= X3_MAX_BAND_RATIO and abs(_mean(accs) - 0.5) <= X3_MAX_ACC_GAP
-    return Measurement(_mean(accs), f"|acc-0.5| <= {X3_MAX_ACC_GAP:g}, band <= {X3_MAX_BAND_RATIO:g}x", ok,
+    ok = _mean(ratio) <= X3_MAX_BAND_RATIO and abs(_mean(accs) - CHANCE) <= X3_MAX_ACC_GAP
+    return Measurement(_mean(accs), f"|acc-{CHANCE:g}| <= {X3_MAX_ACC_GAP:g}, band <= {X3_MAX_BAND_RATIO:g}x", ok,
                        {"accuracy": summary(accs), "band_mass_ratio_after_spt": summary(ratio),
                         "band_mass_ratio_after_finetune": summary([r.final["band_mass"] / uniform for r in results]),
                         "uniform_band_mass": round(uniform, 5)})
@@ -172,7 +173,7 @@ def check_x3(ctx: Context) -> Measurement:
 
 # ----------------------------------------------------------------------------- X4
 @claim("X4", section="Controls: readout (X4 lemma)",
-       method="sympy + autograd float64; cls 8 ep (+last full)", quick=False)
+       method="sympy + autograd float64; cls 8 ep (+last full)", quick=False, limits=(CHANCE, X4_MAX_ACC_GAP))
 def check_x4(ctx: Context) -> Measurement:
     with single_threaded():
         conditions, details = lemmas.x4_theory(ctx)
@@ -185,8 +186,8 @@ def check_x4(ctx: Context) -> Measurement:
     # the best any classifier can do from one neighbouring pair (x_{i-1}, x_i) of the walk: (1 + p) / 2
     training["one_pair_bayes_accuracy"] = (1 + walk.WALK.p) / 2
     cls = training["cls"]["accuracy"]["mean"]
-    ok = all(conditions.values()) and abs(cls - 0.5) <= X4_MAX_ACC_GAP
-    return Measurement(cls, f"theory & |cls acc-0.5| <= {X4_MAX_ACC_GAP:g}", ok,
+    ok = all(conditions.values()) and abs(cls - CHANCE) <= X4_MAX_ACC_GAP
+    return Measurement(cls, f"theory & |cls acc-{CHANCE:g}| <= {X4_MAX_ACC_GAP:g}", ok,
                        {"conditions": conditions, "training_from_scratch": training, **details})
 
 
@@ -196,7 +197,7 @@ def x5_sources(ctx: Context) -> tuple[str, ...]:
 
 
 @claim("X5", section="Controls: cross-data SPT",
-       method="SPT 4 ep on other data, finetune 3 (8 full)", quick=False)
+       method="SPT 4 ep on other data, finetune 3 (8 full)", quick=False, limits=(X5_THRESHOLD,))
 def check_x5(ctx: Context) -> Measurement:
     by_source, long = {}, {}
     for source in x5_sources(ctx):
@@ -222,7 +223,8 @@ def run_trajectory(result: RunResult, cache_dir: Path, x: Tensor, y: Tensor, dir
     return share_trajectory(initial_model(result.spec), run_checkpoints(result.spec, cache_dir), x, y, directions)
 
 
-@claim("X6", section="Controls: blindness over training", method="E[dL_sup/dS] share, per-epoch checkpoints")
+@claim("X6", section="Controls: blindness over training", method="E[dL_sup/dS] share, per-epoch checkpoints",
+       limits=(X6_SPT_MIN, X6_SCRATCH_MAX))
 def check_x6(ctx: Context) -> Measurement:
     data = built_data(walk.WALK)
     size = 256 if ctx.full else 128

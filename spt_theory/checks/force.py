@@ -127,7 +127,7 @@ def exponents(readout: str, seeds: tuple[int, ...], settings: Mapping | None = N
 @claim("T9", section="Theory T9 (real model)",
        method="Markov-chain cumulants vs float64 enumeration + Monte Carlo",
        fixed="the enumeration's tiny models (d_model=8, n_heads=2, d_ff=16); the design model's exponents "
-             "and Monte Carlo take the settings")
+             "and Monte Carlo take the settings", limits=(EXACT_TOL, Z_TOL))
 @single_threaded()
 def check_t9(ctx: Context) -> Measurement:
     r"""The exact force (:mod:`spt_theory.theory.force`) against enumeration and sampling; measured: its n-exponent."""

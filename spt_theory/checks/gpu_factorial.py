@@ -53,7 +53,11 @@ SUPPORT = 3.5
 INTERACTION_SUPPORT = 2.0
 REACH_BAR = 80.0
 REACH_LEVEL = 0.05
-PROXIMAL, NOT_PROXIMAL = math.log(2.0), math.log(1.25)
+PROXIMAL_RATIO, NOT_PROXIMAL_RATIO = 2.0, 1.25
+PROXIMAL, NOT_PROXIMAL = math.log(PROXIMAL_RATIO), math.log(NOT_PROXIMAL_RATIO)
+SHARE = 0.5
+"""G4f: the share of SPT's gain the hybrid must keep."""
+SEEDS = FACTORIAL.seeds
 LEVEL = 0.95
 Judged = tuple[str, list[str], dict, str | None]
 
@@ -109,9 +113,9 @@ def judge_g9f(found: dict, path: Path) -> Judged:
 
 
 def judge_g4f(found: dict, path: Path) -> Judged:
-    iv = _difference(found, path, [(1, "mean.hybrid_qk"), (-0.5, "mean.spt"), (-0.5, "mean.scratch")],
+    iv = _difference(found, path, [(1, "mean.hybrid_qk"), (-SHARE, "mean.spt"), (SHARE - 1, "mean.scratch")],
                      _t(MEAN_T, found))
-    return _one_look(iv, 0.0, 0.0, "(hybrid - scratch) - 0.5 (SPT - scratch), mean pooling")
+    return _one_look(iv, 0.0, 0.0, f"(hybrid - scratch) - {SHARE:g} (SPT - scratch), mean pooling")
 
 
 def judge_g3f(found: dict, path: Path) -> Judged:
@@ -232,8 +236,23 @@ def check(ctx: Context, claim_id: str) -> Measurement:
                        inconclusive=(why or "undecided") if result == "INCONCLUSIVE" else None)
 
 
+LIMITS = {
+    "G6f": (GATE_SEEDS_NEEDED, SEEDS, GATE_BAR, GATE_T),
+    "G1f": (0.0, SUPPORT, MEAN_T, SEEDS, LEVEL),
+    "G1fr": (REACH_BAR, MEAN_T, REACH_LEVEL, SEEDS),
+    "G9f": (COMMON, 0.0, INTERACTION_SUPPORT, SEEDS, LEVEL),
+    "G4f": (SHARE, 0.0, MEAN_T, SEEDS, LEVEL),
+    "G3f": (twin.BOUND, MEAN_T, twin.CHANCE_MARGIN, SEEDS, LEVEL),
+    "G2f": (PROXIMAL_RATIO, NOT_PROXIMAL_RATIO, SEEDS, LEVEL),
+    "G8f": (MEAN_T, 0.0, SEEDS, LEVEL),
+}
+"""The numbers each claim's threshold words state, as the judges above hold them (the words are
+the row's: :data:`THRESHOLDS`)."""
+
+
 def _register(claim_id: str, method: str):
-    @claim(claim_id, section="GPU pooling factorial (pre-registered)", method=f"{PRE}; {method}")
+    @claim(claim_id, section="GPU pooling factorial (pre-registered)", method=f"{PRE}; {method}",
+           limits=LIMITS[claim_id])
     def check_claim(ctx: Context) -> Measurement:
         return check(ctx, claim_id)
 

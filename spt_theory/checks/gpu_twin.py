@@ -36,6 +36,7 @@ from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import EvidenceError, lra_schema, require, schema
 from spt_theory.lra.curves import best_correctness, best_within
 from spt_theory.lra.gpu.twin_conform import conform
+from spt_theory.lra.gpu.twin_plan import MIN_SEEDS
 from spt_theory.lra.gpu.twin_plan import REGISTERED as REGISTERED  # the document the G claims are registered in
 
 PRE = "pre-registered 2026-12-04 (before any GPU run)"
@@ -61,6 +62,8 @@ class Contrast:
     (inside / wholly outside [-BOUND, BOUND], plateau and chance criteria), ``gate`` (G6s)."""
     after: tuple[str, ...] = ()
     threshold: str = ""
+    limits: tuple[float, ...] = ()
+    """The constants the threshold words state (:attr:`spt_theory.claims.registry.Claim.limits`)."""
 
 
 def _gain(arm: str) -> tuple[tuple[str, float], ...]:
@@ -68,21 +71,28 @@ def _gain(arm: str) -> tuple[tuple[str, float], ...]:
 
 
 HYBRID = (("hybrid_qk", 1.0), ("spt", -0.5), ("scratch", -0.5))
-GAIN = f"PASS lo > 0, FAIL hi < {SUPPORT:g} pts at the plan's steps; 8 seeds, 95%"
-EQUAL = f"|frozen - scratch| <= {BOUND:g} at the plan's steps, both at plateau, scratch >= 55%; 8 seeds, 95%"
+GAIN = f"PASS lo > 0, FAIL hi < {SUPPORT:g} pts at the plan's steps; {MIN_SEEDS} seeds, {LEVEL:.0%}"
+GAIN_LIMITS = (0.0, SUPPORT, MIN_SEEDS, LEVEL)
+EQUAL = (f"|frozen - scratch| <= {BOUND:g} at the plan's steps, both at plateau, scratch >= "
+         f"{CHANCE + CHANCE_MARGIN:g}%; {MIN_SEEDS} seeds, {LEVEL:.0%}")
+EQUAL_LIMITS = (BOUND, CHANCE + CHANCE_MARGIN, MIN_SEEDS, LEVEL)
 SHARE = "(hybrid - scratch) - 0.5 (SPT - scratch): PASS lo > 0, FAIL hi < 0; after a {} PASS"
+SHARE_LIMITS = (-HYBRID[1][1], 0.0)
+GATE_LIMITS = (GATE_BAR, GATE_PASS, MIN_SEEDS, GATE_FAIL)
 CLAIMS = {
-    "G1": Contrast("contour6", _gain("spt"), "gain", threshold=f"SPT - scratch: {GAIN}"),
-    "G2": Contrast("contour6", _gain("frozen_qk"), "equal", threshold=EQUAL),
-    "G3": Contrast("contour6", HYBRID, "share", ("G1",), SHARE.format("G1")),
-    "G4": Contrast("contour6", _gain("proximity"), "gain", threshold=f"proximity - scratch: {GAIN}"),
+    "G1": Contrast("contour6", _gain("spt"), "gain", threshold=f"SPT - scratch: {GAIN}", limits=GAIN_LIMITS),
+    "G2": Contrast("contour6", _gain("frozen_qk"), "equal", threshold=EQUAL, limits=EQUAL_LIMITS),
+    "G3": Contrast("contour6", HYBRID, "share", ("G1",), SHARE.format("G1"), SHARE_LIMITS),
+    "G4": Contrast("contour6", _gain("proximity"), "gain", threshold=f"proximity - scratch: {GAIN}",
+                   limits=GAIN_LIMITS),
     "G6s": Contrast("short", (("proximity", 1.0),), "gate",
-                    threshold=f"proximity init >= {GATE_BAR:g}%: PASS on >= {GATE_PASS} of 8 seeds, FAIL on "
-                              f"<= {GATE_FAIL}"),
-    "G1s": Contrast("short", _gain("spt"), "gain", ("G6s",), f"SPT - scratch: {GAIN}; after a G6s PASS"),
-    "G2s": Contrast("short", _gain("frozen_qk"), "equal", ("G6s",), f"{EQUAL}; after a G6s PASS"),
-    "G3s": Contrast("short", HYBRID, "share", ("G6s", "G1s"), SHARE.format("G6s and G1s")),
-    "G4s": Contrast("short", _gain("proximity"), "gain", ("G6s",), f"proximity - scratch: {GAIN}; after a G6s PASS"),
+                    threshold=f"proximity init >= {GATE_BAR:g}%: PASS on >= {GATE_PASS} of {MIN_SEEDS} seeds, "
+                              f"FAIL on <= {GATE_FAIL}", limits=GATE_LIMITS),
+    "G1s": Contrast("short", _gain("spt"), "gain", ("G6s",), f"SPT - scratch: {GAIN}; after a G6s PASS", GAIN_LIMITS),
+    "G2s": Contrast("short", _gain("frozen_qk"), "equal", ("G6s",), f"{EQUAL}; after a G6s PASS", EQUAL_LIMITS),
+    "G3s": Contrast("short", HYBRID, "share", ("G6s", "G1s"), SHARE.format("G6s and G1s"), SHARE_LIMITS),
+    "G4s": Contrast("short", _gain("proximity"), "gain", ("G6s",), f"proximity - scratch: {GAIN}; after a G6s PASS",
+                    GAIN_LIMITS),
 }
 
 
@@ -239,7 +249,7 @@ def check(ctx: Context, claim_id: str) -> Measurement:
 
 
 def _register(claim_id: str, method: str):
-    @claim(claim_id, section="GPU twin (pre-registered)", method=f"{PRE}; {method}")
+    @claim(claim_id, section="GPU twin (pre-registered)", method=f"{PRE}; {method}", limits=CLAIMS[claim_id].limits)
     def check_claim(ctx: Context) -> Measurement:
         return check(ctx, claim_id)
 

@@ -70,7 +70,7 @@ from typing import Any
 import numpy as np
 
 from spt_theory import stats
-from spt_theory.checks.lra_decide import gate_line
+from spt_theory.checks.lra_sequential import gate_line
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.evidence import EvidenceError, lra_schema, require, schema
 from spt_theory.lra.curves import SELECTION_RULES, best_correctness, best_within

@@ -3,7 +3,7 @@ pre-registered in ``docs/preregistration/2026-12-05-pooling-factorial.md`` befor
 
 verify reads the evidence ``evidence/lra/decide/<x>.json`` of the experiments ``l6f``, ``fmean``,
 ``fmax`` and ``fdepth`` (:mod:`spt_theory.lra.decide`), never trains; the shared machinery is
-:mod:`spt_theory.checks.lra_decide`'s and :mod:`spt_theory.checks.lra_short`'s.
+:mod:`spt_theory.checks.lra_sequential`'s and :mod:`spt_theory.checks.lra_short_contour`'s.
 
 - **L6f** (kind ``gate``): max pooling, ``init=proximity2d``, seeds 600-603, best within 3,000 steps;
   PASS iff at least 3 of the 4 seeds reach 88.0%, else FAIL.  Every other claim waits for its PASS.
@@ -32,10 +32,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from spt_theory import stats
-from spt_theory.checks import lra_decide as base
-from spt_theory.checks import lra_short as short
+from spt_theory.checks import lra_sequential as base
+from spt_theory.checks import lra_short_contour as short
 from spt_theory.claims import records
-from spt_theory.claims.registry import Context, Measurement, claim, undecided
+from spt_theory.claims.registry import Context, Measurement, undecided
 from spt_theory.evidence import EvidenceError
 from spt_theory.lra import decide
 
@@ -53,6 +53,9 @@ REACH_LEVEL = 0.05
 PRE = "pre-registered 2026-12-05"
 LOOKS = ((tuple(range(600, 604)), 0.99), (tuple(range(600, 606)), 0.99), (tuple(range(600, 608)), 0.95))
 SIX, FOUR, EIGHT = tuple(range(600, 606)), tuple(range(600, 604)), tuple(range(600, 608))
+LEVEL = short.LEVEL
+DEPTH = 2
+"""L7f: the deeper arm's layers."""
 
 
 def arm(epochs: int, what: str) -> str:
@@ -93,7 +96,7 @@ def judge_gate(found: dict, path: Path):
     return "INCONCLUSIVE", lines, details, f"{len(values)} of {len(seeds)} seeds in"
 
 
-def _difference(found: dict, path: Path, weights: list[tuple[float, str]], seeds, budget: int, level: float = 0.95):
+def _difference(found: dict, path: Path, weights: list[tuple[float, str]], seeds, budget: int, level: float = LEVEL):
     rows = {spec: short._row(found, spec, path) for _, spec in weights}
     _needs(rows, seeds, path)
     return stats.paired_difference([(w, base.correct(rows[spec], path, seeds, budget)) for w, spec in weights], level)
@@ -130,7 +133,8 @@ def judge_l1fr(found: dict, path: Path):
 
 
 def judge_l4f(found: dict, path: Path):
-    iv = _difference(found, path, [(1, MEAN["hybrid"]), (-0.5, MEAN["spt"]), (-0.5, MEAN["scratch"])], SIX, MEAN_T)
+    iv = _difference(found, path, [(1, MEAN["hybrid"]), (-base.SHARE, MEAN["spt"]), (base.SHARE - 1, MEAN["scratch"])],
+                     SIX, MEAN_T)
     return _one_look(iv, 0.0, 0.0, "(hybrid - scratch) - 0.5 (SPT - scratch)")
 
 
@@ -144,7 +148,8 @@ def judge_l8f(found: dict, path: Path):
 
 
 def judge_l7f(found: dict, path: Path):
-    iv = _difference(found, path, [(1, "recipe=spt,layers=2"), (-1, "recipe=scratch,layers=2,finetune_epochs=24")],
+    iv = _difference(found, path, [(1, f"recipe=spt,layers={DEPTH}"),
+                                   (-1, f"recipe=scratch,layers={DEPTH},finetune_epochs=24")],
                      SIX, MEAN_T)
     return _one_look(iv, 0.0, SUPPORT, "2 layers: SPT - scratch")
 
@@ -159,7 +164,7 @@ def judge_l2f(found: dict, path: Path):
         if not all(isinstance(v, (int, float)) and v > 0 for v in values):
             raise EvidenceError(f"{path}: seed {run['seed']}: spt_grid2d_ratio or grid2d_ratio missing or not positive")
         ratios[run["seed"]] = math.log(values[0] / values[1])
-    iv = stats.t_interval({s: ratios[s] for s in EIGHT}, 0.95)
+    iv = stats.t_interval({s: ratios[s] for s in EIGHT}, LEVEL)
     result = "PASS" if iv.low > short.PROXIMAL else "FAIL" if iv.high < short.NOT_PROXIMAL else "INCONCLUSIVE"
     lines = [f"log(SPT / scratch true 2-D neighbour attention) {iv.text(unit='', digits=2)}: x{math.exp(iv.value):.1f} "
              f"[x{math.exp(iv.low):.2f}, x{math.exp(iv.high):.2f}] -> {result}"]
@@ -173,8 +178,8 @@ def judge_l9f(mean: dict, mean_path: Path, high: dict, max_path: Path):
     where = {"mean": mean_path, "max": max_path}
     arms = {key: base.correct(row, where[key[0]], EIGHT, COMMON) for key, row in rows.items()}
     iv = stats.paired_difference([(1, arms["mean", "spt"]), (-1, arms["mean", "scratch"]),
-                                  (-1, arms["max", "spt"]), (1, arms["max", "scratch"])], 0.95)
-    gain_max = stats.paired_difference([(1, arms["max", "spt"]), (-1, arms["max", "scratch"])], 0.95)
+                                  (-1, arms["max", "spt"]), (1, arms["max", "scratch"])], LEVEL)
+    gain_max = stats.paired_difference([(1, arms["max", "spt"]), (-1, arms["max", "scratch"])], LEVEL)
     result, lines, details, why = _one_look(iv, 0.0, INTERACTION_SUPPORT,
                                             f"SPT's gain under mean - under max at {COMMON} steps")
     lines.append(f"SPT - scratch under max pooling at {COMMON} steps (descriptive): {gain_max.text()}")
@@ -182,7 +187,7 @@ def judge_l9f(mean: dict, mean_path: Path, high: dict, max_path: Path):
 
 
 def _load(ctx: Context, experiment: str) -> tuple[dict | None, Path]:
-    """:func:`lra_decide.load`, with absence left to :func:`check` (an experiment of several claims:
+    """:func:`lra_sequential.load`, with absence left to :func:`check` (an experiment of several claims:
     it holds the claim's own record to it)."""
     path = Path(ctx.lra_evidence) / "decide" / f"{experiment}.json"
     if not path.exists() and not path.is_symlink():
@@ -235,13 +240,24 @@ def check(ctx: Context, claim_id: str) -> Measurement:
                        inconclusive=(why or "undecided") if result == "INCONCLUSIVE" else None)
 
 
-def _register(claim_id: str, method: str):
-    @claim(claim_id, section="LRA pooling factorial (pre-registered)", method=f"{PRE}; {method}")
-    def check_claim(ctx: Context) -> Measurement:
-        return check(ctx, claim_id)
+LIMITS = {
+    "L6f": (GATE_SEEDS_NEEDED, len(decide.EXPERIMENTS["l6f"].seeds), GATE_BAR, GATE_T),
+    "L1f": (0.0, SUPPORT, MEAN_T, *base.looks_limits(LOOKS)),
+    "L1fr": (REACH_BAR, MEAN_T, REACH_LEVEL, len(EIGHT)),
+    "L9f": (COMMON, 0.0, INTERACTION_SUPPORT, len(EIGHT), LEVEL),
+    "L4f": (base.SHARE, 0.0, MEAN_T, len(SIX), LEVEL),
+    "L3f": (short.BOUND, MEAN_T, short.CHANCE_MARGIN, len(SIX), LEVEL),
+    "L2f": (short.PROXIMAL_RATIO, short.NOT_PROXIMAL_RATIO, len(EIGHT), LEVEL),
+    "L8f": (MEAN_T, 0.0, len(FOUR), LEVEL),
+    "L7f": (DEPTH, 0.0, SUPPORT, MEAN_T, len(SIX), LEVEL),
+}
+"""The numbers each claim's threshold words state, as the judges above hold them (the words are
+the row's: :data:`THRESHOLDS`)."""
 
-    check_claim.__name__ = f"check_{claim_id.lower()}"
-    return check_claim
+
+def _register(claim_id: str, method: str):
+    return base.register(claim_id, "LRA pooling factorial (pre-registered)", f"{PRE}; {method}", check, claim_id,
+                         LIMITS[claim_id])
 
 
 check_l6f = _register("L6f", "3-of-4-seeds rule (a gate)")

@@ -30,12 +30,12 @@ import statistics
 from collections.abc import Callable
 
 from spt_theory.analysis.probes import uniform_band_mass
-from spt_theory.checks.walk import frozen_vs_trained, runs, summary
+from spt_theory.checks.walk import E2_MAX, E5_MAX_GAP, E5_MIN_SCRATCH, frozen_vs_trained, runs, summary
 from spt_theory.claims.registry import Context, Measurement, claim
 from spt_theory.walk import paper_runs
 from spt_theory.walk.experiments import RunResult, RunSpec, recipe
 
-CHANCE_MAX = 0.6
+CHANCE_MAX = E2_MAX
 """Accuracy at or below this is "at chance" (E2's bar)."""
 SOLVED = paper_runs.SOLVED
 LOSS_AT_CHANCE = 0.65
@@ -89,7 +89,7 @@ def steps_to_leave_and_solve(results: list[RunResult]) -> dict:
 
 # ----------------------------------------------------------------------------- E5b
 @claim("E5b", section="Paper: frozen attention",
-       method="ALiBi bias, W_Q,W_K frozen vs trained, 8 ep", quick=False)
+       method="ALiBi bias, W_Q,W_K frozen vs trained, 8 ep", quick=False, limits=(E5_MAX_GAP, E5_MIN_SCRATCH))
 def check_e5b(ctx: Context) -> Measurement:
     """E5 in the setting of the paper's mechanism: mean-pooled readout (label supervision blind to
     proximity directions of the scores) with ALiBi, where scratch partly learns (X1: 0.89 mean).
@@ -103,7 +103,7 @@ def check_e5b(ctx: Context) -> Measurement:
 
 # ----------------------------------------------------------------------------- E10, E11
 @claim("E10", section="Paper: optimisation",
-       method="train acc (2000 train seqs), train loss per epoch")
+       method="train acc (2000 train seqs), train loss per epoch", limits=(CHANCE_MAX, LOSS_AT_CHANCE, SOLVED))
 def check_e10(ctx: Context) -> Measurement:
     """Training accuracy and loss of the scratch and SPT runs of E2/E3, recorded after every epoch.
     If scratch failed by overfitting, its training accuracy would be high; it is at chance."""
@@ -123,7 +123,7 @@ def check_e10(ctx: Context) -> Measurement:
 
 
 @claim("E11", section="Paper: optimisation",
-       method="scratch, 32k / 128k train seqs, 8 ep", quick=False)
+       method="scratch, 32k / 128k train seqs, 8 ep", quick=False, limits=(CHANCE_MAX,))
 def check_e11(ctx: Context) -> Measurement:
     by_scale = {scale: trained(ctx, [ctx.build(paper_runs.scaled_scratch_spec, scale, s, WALK, BUDGET)
                                      for s in ctx.seeds])
@@ -139,7 +139,7 @@ def check_e11(ctx: Context) -> Measurement:
 
 
 @claim("E11b", section="Paper: optimisation",
-       method="scratch, 8000 train seqs, 128 ep", quick=False)
+       method="scratch, 8000 train seqs, 128 ep", quick=False, limits=(CHANCE_MAX,))
 def check_e11b(ctx: Context) -> Measurement:
     """E11's 16x run differs from scratch in data and in optimizer steps (16 times as many).  This
     control keeps the data and matches the steps: if it also leaves chance, steps alone rescue
@@ -157,7 +157,7 @@ def check_e11b(ctx: Context) -> Measurement:
 
 # ----------------------------------------------------------------------------- E12
 @claim("E12", section="Paper: depth",
-       method="scratch 8 ep / SPT 4 + ft 3, 2 and 4 layers", quick=False)
+       method="scratch 8 ep / SPT 4 + ft 3, 2 and 4 layers", quick=False, limits=(CHANCE_MAX, SOLVED))
 def check_e12(ctx: Context) -> Measurement:
     acc = {(name, d): finals(trained(ctx, [ctx.build(paper_runs.depth_spec, name, d, s, WALK, BUDGET)
                                            for s in ctx.seeds]))
@@ -181,7 +181,7 @@ def phase_map(ctx: Context) -> dict[str, dict]:
 
 
 @claim("E13", section="Robustness: task parameters",
-       method="scratch 8 ep at 7 points, one factor at a time", quick=False)
+       method="scratch 8 ep at 7 points, one factor at a time", quick=False, limits=(CHANCE_MAX,))
 def check_e13(ctx: Context) -> Measurement:
     points = phase_map(ctx)
     worst = max(statistics.fmean(p["scratch"]) for p in points.values())
@@ -190,7 +190,7 @@ def check_e13(ctx: Context) -> Measurement:
 
 
 @claim("E14", section="Robustness: task parameters",
-       method="least of 1,2,4,8 SPT ep solving (ft 3), median", quick=False)
+       method="least of 1,2,4,8 SPT ep solving (ft 3), median", quick=False, limits=())
 def check_e14(ctx: Context) -> Measurement:
     points = phase_map(ctx)
     need = {label: paper_runs.median_budget(p["budgets"]) for label, p in points.items()}
@@ -210,7 +210,7 @@ def check_e14(ctx: Context) -> Measurement:
 
 # ----------------------------------------------------------------------------- E6b
 @claim("E6b", section="Paper: hybrid init",
-       method="hybrids qk / vo / mlp / all, ft 8 ep, per epoch", quick=False)
+       method="hybrids qk / vo / mlp / all, ft 8 ep, per epoch", quick=False, limits=(E6B_LAG,))
 def check_e6b(ctx: Context) -> Measurement:
     results = {name: trained(ctx, [ctx.build(recipe, name, WALK, s, BUDGET) for s in ctx.seeds])
                for name in paper_runs.HYBRIDS}
@@ -227,7 +227,7 @@ def check_e6b(ctx: Context) -> Measurement:
 
 # ----------------------------------------------------------------------------- X5b
 @claim("X5b", section="Controls: cross-data SPT",
-       method="SPT on iid tokens / shuffled walk, ft 3", quick=False)
+       method="SPT on iid tokens / shuffled walk, ft 3", quick=False, limits=(CHANCE_MAX,))
 def check_x5b(ctx: Context) -> Measurement:
     uniform = uniform_band_mass(WALK.length)
     results = {s: trained(ctx, [ctx.build(paper_runs.negative_spec, s, seed, WALK, BUDGET)

@@ -1,8 +1,9 @@
 r"""Claims P1-P5: the plateau law (lemma T8, ``proofs/T8_plateau_law.md``) against the committed grid.
 
-Each claim, its prediction, its alternatives and its window beside the threshold; and the grid's
-measured-against-predicted table for the docs.  verify does not train these: it reads the committed
-grid and gradient RMS (:mod:`spt_theory.checks.plateau_grid`).
+Each claim, its prediction, its alternatives and its window beside the threshold (the grid's
+measured-against-predicted table for the docs and the figure's curves:
+:mod:`spt_theory.checks.plateau_table`).  verify does not train these: it reads the committed grid
+and gradient RMS (:mod:`spt_theory.checks.plateau_grid`).
 
 The law (T8), per optimiser, with rate lambda the growth rate of the proximity component of M near
 the saddle, lambda = sigma_1(B) / (4 sqrt(d_h)) per unit step in gradient flow.  T8 (a) proves only
@@ -45,12 +46,11 @@ import dataclasses
 import math
 import statistics
 
-from spt_theory import evidence, stats
-from spt_theory.checks.plateau_grid import cells, geometric_mean, grid_of, load, rms_of
+from spt_theory import stats
+from spt_theory.checks.plateau_grid import cells, geometric_mean, grid_of, rms_of
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.plateau import design
 from spt_theory.theory.per_token import pair_coupling_bound
-from spt_theory.util.tables import table
 
 EXPONENT_TOL = 0.25
 INIT_TOL = 0.3
@@ -419,60 +419,3 @@ def check_p5(ctx: Context) -> Measurement:
     return explained(exponent_check(ratios, predicted, details), alts,
                      f"exponent {predicted:.2f} ± {se:.2f}, {seed_interval(per_seed)} (per seed of s, s_rec: "
                      + ", ".join(f"{v:.2f}" for v in per_seed) + ")", predicted_per_seed=per_seed)
-
-
-def predicted_curves(summary: dict, rms: dict) -> dict[str, dict[int, float]]:
-    """The law's predictions per grid row at every measured n, for the figure: the exponent laws
-    (P1, P5) anchored at the geometric mean at the smallest n (T8 predicts exponents, not
-    constants), init / 10 from each n's default (P3, P3b), and SGD's lower bound rho(n) T_A(n) (P4)."""
-    s, s_rec = noise_scale(rms, "supervised"), noise_scale(rms, "spt")
-    adam, spt = cells(summary, "scratch"), cells(summary, "spt")
-    out: dict[str, dict[int, float]] = {}
-    means = {n: geometric_mean(c["values"]) for n, c in adam.items()}
-    if means:
-        n0 = min(means)
-        out["adamw"] = {n: means[n0] * (n / n0) ** predicted_adamw_exponent(rms) for n in means}
-        out["adamw_small_p3"] = {n: adamw_escape(adamw_rate(t), SIGMA / 10) for n, t in means.items()}
-        out["adamw_small_p3b"] = {n: scale_free_escape(t, SIGMA / 10) for n, t in means.items()}
-        out["sgd_at_least"] = {n: sgd_ratio_bound(s[n]) * t for n, t in means.items()}
-    if spt:
-        m0 = min(spt)
-        t0 = geometric_mean(spt[m0]["values"])
-        out["spt"] = {n: t0 * (n / m0) * s_rec[n] / s_rec[m0] for n in spt}
-    return out
-
-
-def markdown_table(summary: dict, rms: dict) -> str:
-    """The README's measured-against-predicted table: per n, each grid row's per-seed steps (">= cap"
-    for a capped run) and geometric mean, with the predictions of :func:`predicted_curves`."""
-    predicted = predicted_curves(summary, rms)
-    rows = {"AdamW": cells(summary, "scratch"), "AdamW, init / 10": cells(summary, "scratch", scale=0.1),
-            "SGD": cells(summary, "scratch", "sgd"), "SPT to 95%": cells(summary, "spt")}
-    table_rows = []
-
-    def entry(cell: dict | None, notes: list[str]) -> str:
-        if cell is None:
-            return "not run"
-        seeds = " / ".join((">= " if cell["capped"] else "") + f"{v:g}" for v in cell["values"])
-        return f"{seeds} (mean {geometric_mean(cell['values']):.0f}" + "".join(f"; {x}" for x in notes) + ")"
-
-    for n in sorted({n for r in rows.values() for n in r}):
-        def pred(key: str, label: str, n: int = n) -> list[str]:
-            return [f"{label} {predicted[key][n]:.0f}"] if n in predicted.get(key, {}) else []
-
-        out = [entry(rows["AdamW"].get(n), pred("adamw", "law")),
-               entry(rows["AdamW, init / 10"].get(n), pred("adamw_small_p3", "P3") + pred("adamw_small_p3b", "P3b")),
-               entry(rows["SGD"].get(n), [f"P4: >= {predicted['sgd_at_least'][n]:.0f}"]
-                     if n in predicted.get("sgd_at_least", {}) else []),
-               entry(rows["SPT to 95%"].get(n), pred("spt", "law"))]
-        a, t = rows["AdamW"].get(n), rows["SPT to 95%"].get(n)
-        ratio = f"{geometric_mean(t['values']) / geometric_mean(a['values']):.2f}" if a and t else "-"
-        table_rows.append([n, *out, ratio])
-    return table(table_rows, ["n", *rows, "SPT / AdamW"], markdown=True)
-
-
-if __name__ == "__main__":  # python -m spt_theory.checks.plateau: the docs' table from the committed grid
-    from spt_theory.evidence import root
-
-    print(markdown_table(load(root() / evidence.PLATEAU / design.SUMMARY.name),
-                         load(root() / evidence.PLATEAU / design.GRADIENT_RMS.name)))

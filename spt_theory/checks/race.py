@@ -128,7 +128,7 @@ def _steps(found: int | None, run: int | None) -> str:
 
 @claim("L5", section="LRA escape race (pre-registered)", method="committed race, seeds 0-2, 20k steps")
 def check_l5(ctx: Context) -> Measurement:
-    from spt_theory.checks.lra_decide import gate_line
+    from spt_theory.checks.lra_sequential import gate_line
 
     verdict, text, details, reason = judge(evidence(ctx))
     threshold = f"T_SPT <= T_scratch / 2 on every seed (refuted: scratch first on >= {REFUTING_SEEDS})"

@@ -14,7 +14,11 @@ from pathlib import Path
 from spt_theory.claims.row import ROW_COMMIT, Row
 
 TABLE_FILE = "spt_theory/claims/records.py"
-"""The table of claims, under the repository root (its earlier names are followed)."""
+"""The table of claims, under the repository root (its earlier names are followed); its rows of the
+LRA, plateau and GPU families are in :data:`FAMILY_FILES`."""
+FAMILY_FILES = ("spt_theory/claims/table_lra.py", "spt_theory/claims/table_plateau.py",
+                "spt_theory/claims/table_gpu.py")
+"""The modules holding a family's rows (split out of :data:`TABLE_FILE`, where their history begins)."""
 _ADDED_ROW = re.compile(r'^\+\s*Row\("([A-Za-z0-9]+)"')
 
 
@@ -22,13 +26,11 @@ def _git(repo: str | Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
 
 
-def row_commits(repo: str | Path) -> dict[str, str]:
-    """Per row id, the commit (abbreviated hash) that first added ``Row("<id>", ...`` to the table;
-    a row that is only in the working tree has none yet.  RuntimeError where git cannot read the
-    history."""
-    log = _git(repo, "log", "--format=@@@%h", "--follow", "-p", "-U0", "--", TABLE_FILE)
+def _first_adds(repo: str | Path, path: str) -> dict[str, str]:
+    """Per row id, the commit that first added ``Row("<id>", ...`` to ``path`` (its earlier names followed)."""
+    log = _git(repo, "log", "--format=@@@%h", "--follow", "-p", "-U0", "--", path)
     if log.returncode != 0:
-        raise RuntimeError(f"git log of {TABLE_FILE} in {repo}: {log.stderr.strip()}")
+        raise RuntimeError(f"git log of {path} in {repo}: {log.stderr.strip()}")
     first: dict[str, str] = {}
     commit = ""
     for line in log.stdout.splitlines():  # newest first: the last commit seen adding a row is its first
@@ -36,6 +38,24 @@ def row_commits(repo: str | Path) -> dict[str, str]:
             commit = line[3:]
         elif (added := _ADDED_ROW.match(line)) is not None:
             first[added.group(1)] = commit
+    return first
+
+
+def row_commits(repo: str | Path) -> dict[str, str]:
+    """Per row id, the commit (abbreviated hash) that first added ``Row("<id>", ...`` to the table
+    (:data:`TABLE_FILE` or one of :data:`FAMILY_FILES`, the earliest where a row moved); a row that
+    is only in the working tree has none yet.  RuntimeError where git cannot read the history."""
+    first = _first_adds(repo, TABLE_FILE)
+    moved = [(path, _first_adds(repo, path)) for path in FAMILY_FILES if (Path(repo) / path).exists()]
+    if any(adds for _, adds in moved):
+        order = _git(repo, "log", "--format=%h", "HEAD")
+        if order.returncode != 0:
+            raise RuntimeError(f"git log in {repo}: {order.stderr.strip()}")
+        age = {commit: rank for rank, commit in enumerate(order.stdout.split())}  # larger: older
+        for _, adds in moved:
+            for row_id, commit in adds.items():
+                if row_id not in first or age.get(commit, -1) > age.get(first[row_id], -1):
+                    first[row_id] = commit
     return first
 
 

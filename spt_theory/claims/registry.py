@@ -129,7 +129,11 @@ class Claim:
     """``quick``: whether quick mode runs the check; a claim that needs long extra training sets it
     to False and runs with ``--full`` or when selected by ``--only``.  ``fixed``: what of its model
     the check fixes whatever the model settings (``verify --set``), in words (None: every model it
-    builds honours them); verify prints it under the row when settings are given."""
+    builds honours them); verify prints it under the row when settings are given.  ``limits``: the
+    numbers the row's threshold words state, as the check holds them (its constants, not copies:
+    each threshold is written once, and ``tests/claims/test_thresholds_once.py`` fails when the
+    words state another number); None only for a claim whose printed threshold that test compares
+    with the row instead."""
 
     id: str
     statement: str
@@ -138,17 +142,23 @@ class Claim:
     check: Callable[[Context], Measurement]
     quick: bool = True
     fixed: str | None = None
+    limits: tuple[float, ...] | None = None
 
 
 REGISTRY: dict[str, Claim] = {}
 
 
+Check = Callable[[Context], Measurement]
+
+
 def claim(id: str, statement: str | None = None, *, section: str, method: str, quick: bool = True,
-          fixed: str | None = None) -> Callable[[Callable[[Context], Measurement]], Callable[[Context], Measurement]]:
+          fixed: str | None = None, limits: Iterable[float] | None = None) -> Callable[[Check], Check]:
     """Decorator: register ``check(ctx) -> Measurement`` as the check of claim ``id``.
 
     The statement is the claim's row in the one table of claims (:data:`spt_theory.claims.records.TABLE`);
-    ``statement`` is only for a claim that has no row (a toy registry in a test)."""
+    ``statement`` is only for a claim that has no row (a toy registry in a test).  ``limits``: the
+    constants the check holds its figure to, every number its row's threshold words state
+    (:attr:`Claim.limits`)."""
     row = records.TABLE.get(id)
     if row is not None:
         if statement is not None:
@@ -158,10 +168,11 @@ def claim(id: str, statement: str | None = None, *, section: str, method: str, q
     elif statement is None:
         raise ValueError(f"claim {id} has no row in spt_theory.claims.records.TABLE (docs/add-a-claim.md)")
 
-    def register(check: Callable[[Context], Measurement]) -> Callable[[Context], Measurement]:
+    def register(check: Check) -> Check:
         if id in REGISTRY:
             raise ValueError(f"claim {id} registered twice")
-        REGISTRY[id] = Claim(id, statement, section, method, check, quick, fixed)
+        REGISTRY[id] = Claim(id, statement, section, method, check, quick, fixed,
+                             None if limits is None else tuple(float(x) for x in limits))
         return check
 
     return register

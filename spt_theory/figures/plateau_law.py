@@ -8,7 +8,7 @@ Reads the committed ``evidence/plateau/plateau_runs.json`` and ``gradient_rms.js
 Left panel: per grid row (AdamW at the default init and at init / 10, SGD, SPT's steps to 95%) the
 seeds (small dots; a capped run as an upward triangle at its cap, a lower bound) and the geometric
 mean over seeds (large markers, open where a seed is capped), with the law's predictions of
-:func:`spt_theory.checks.plateau.predicted_curves` as lines; at n = 400 the pre-registered
+:func:`spt_theory.checks.plateau_table.predicted_curves` as lines; at n = 400 the pre-registered
 single-seed intervals of P6 (AdamW) and P7 (SPT) as bands with their point predictions and the
 alternatives (small x), and the runs at n = 400 (none yet: the panel says so).
 
@@ -26,8 +26,7 @@ from typing import Any
 
 import matplotlib
 
-from spt_theory.checks import plateau as law
-from spt_theory.checks import plateau_grid, plateau_n400
+from spt_theory.checks import plateau_extrapolation, plateau_grid, plateau_table
 from spt_theory.checks import plateau_prediction as pp
 from spt_theory.checks.force import P
 from spt_theory.figures.context import FigureContext, save
@@ -92,7 +91,7 @@ def _prediction_band(ax, tree: dict, summary: dict) -> list[dict]:
         ax.plot([x], [pred["steps"]], marker="_", ms=8, color=colour)
         for alt in pred["alternatives"]:
             ax.plot([x], [alt["steps"]], marker="x", ms=3.5, color="0.3" if alt["excluded"] else "red", ls="none")
-        runs = plateau_n400.runs_at(summary, kind, target)
+        runs = plateau_extrapolation.runs_at(summary, kind, target)
         values = [r["value"] for r in runs.values()]
         if values:
             ax.scatter([x] * len(values), values, s=10, color=colour, zorder=5,
@@ -113,7 +112,7 @@ def plateau_law(ctx: FigureContext) -> list[Path]:
     summary = plateau_grid.load(ctx.evidence_root / "plateau" / "plateau_runs.json", ctx.model)
     rms = plateau_grid.load(ctx.evidence_root / "plateau" / "gradient_rms.json", ctx.model)
     tree = pp.load(ctx.evidence_root / "plateau" / pp.NAME, ctx.model)
-    predicted = law.predicted_curves(summary, rms)
+    predicted = plateau_table.predicted_curves(summary, rms)
     fig, (ax, ax_force) = new_figure(PAGE_WIDTH, 3.2, 1, 2, width_ratios=[1.35, 1])
     drawn: list[dict[str, Any]] = []
     with plt.rc_context(STYLE):

@@ -1,6 +1,6 @@
 """``python -m spt_theory.lra decide``: the experiments of the 2026-12-02 evening pre-registration
 (``docs/preregistration/2026-12-02-lra-decide.md``; claims L1b, L4b, L3b, L6 in
-:mod:`spt_theory.checks.lra_decide`).
+:mod:`spt_theory.checks.lra_sequential`).
 
 ``decide run --experiment X --seeds S ... --data-dir D --out OUT`` runs exactly the registered arms
 of ``X`` through the sweep machinery (:mod:`spt_theory.lra.sweep`), one sweep per seed named

@@ -51,6 +51,8 @@ from spt_theory.core.objectives import (
 )
 from spt_theory.training.cache import StageCache, StageState, keep_policy, load_checkpoint
 from spt_theory.training.optim import make_optimizer
+from spt_theory.training.order import epoch_batches, keyed_generator
+from spt_theory.training.order import stage_seed as stage_seed  # its path for the runners
 from spt_theory.training.runtime import Runtime
 from spt_theory.util.files import ConfigError, InputError, make_dirs
 from spt_theory.util.progress import Progress
@@ -173,30 +175,6 @@ class TrainingDiverged(RuntimeError):
     """A non-finite loss: training stopped, the last good checkpoint is kept."""
 
 
-STAGES_PER_SEED = 1000
-"""Stage seeds per run seed: a run's stages never share a seed with another run's (stages < 1000)."""
-
-
-def stage_seed(seed: int, stage: int = 0) -> int:
-    """The seed of stage ``stage`` (0, 1, ...) of a run seeded ``seed``: ``seed * 1000 + stage``,
-    the one rule every runner uses (walk runs, the LRA runner, the plateau grid, the GPU ensembles);
-    what :func:`train_stage` draws a stage's init, batch order and masks from.
-
-    >>> stage_seed(3), stage_seed(3, 1)
-    (3000, 3001)
-    """
-    return seed * STAGES_PER_SEED + stage
-
-
-def keyed_generator(*keys: int) -> torch.Generator:
-    """A torch generator seeded by a hash of ``keys`` (e.g. seed, stream, epoch): the batch order
-    of an epoch is ``keyed_generator(seed, 1, epoch)``, the masks of a step ``keyed_generator(seed, 2, step)``."""
-    seed = 0
-    for key in keys:
-        seed = (seed * 1_000_003 + key) % (2**63 - 1)
-    return torch.Generator().manual_seed(seed)
-
-
 def stage_loss(model: Encoder, data: Dataset, stage: Stage, x: torch.Tensor, y: torch.Tensor,
                mask_generator: torch.Generator) -> torch.Tensor:
     """The loss of one batch under the stage's objective."""
@@ -223,30 +201,6 @@ def accuracy(model: Encoder, x: torch.Tensor, y: torch.Tensor, batch_size: int =
         correct += (model(xb).argmax(-1) == y[start:start + batch_size]).sum().item()
     model.train()
     return correct / max(len(x), 1)
-
-
-BUCKET_BATCHES = 50
-"""Batches per length bucket (:func:`epoch_batches`)."""
-
-
-def epoch_batches(n: int, batch_size: int, generator: torch.Generator,
-                  lengths: torch.Tensor | None = None) -> list[torch.Tensor]:
-    """The batches of one epoch over examples 0..n-1, each example exactly once.
-
-    Without ``lengths``: consecutive slices of a random permutation.  With ``lengths`` (length
-    bucketing): the permutation is cut into buckets of ``BUCKET_BATCHES * batch_size`` examples,
-    each bucket is sorted by length (stable) and sliced into batches, and the batches are put in
-    a random order; a batch then holds examples of similar length, so cutting it to its longest
-    leaves little padding.  Both draw only from ``generator``, and both give ceil(n / batch_size)
-    batches.
-    """
-    order = torch.randperm(n, generator=generator)
-    if lengths is None:
-        return list(order.split(batch_size))
-    batches = []
-    for bucket in order.split(BUCKET_BATCHES * batch_size):
-        batches += bucket[torch.argsort(lengths[bucket], stable=True)].split(batch_size)
-    return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
 
 
 def _learning_rate(stage: Stage, step: int) -> float:

@@ -11,10 +11,10 @@ import time
 
 import numpy as np
 import pytest
-from test_lra_decide import _check, _evidence, _l1b
+from test_lra_sequential import _check, _evidence, _l1b
 
 from spt_theory import evidence
-from spt_theory.checks import lra_decide as rules
+from spt_theory.checks import lra_sequential as rules
 from spt_theory.claims import records, registry
 from spt_theory.claims.registry import Context
 from spt_theory.evidence import EvidenceError, correctness, lra_schema, schema

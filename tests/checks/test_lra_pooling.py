@@ -4,7 +4,7 @@ interaction L9f read from both poolings at a common step count."""
 
 import json
 
-from test_lra_decide import _evidence
+from test_lra_sequential import _evidence
 
 from spt_theory.checks import lra_pooling as rules
 from spt_theory.claims.registry import Context

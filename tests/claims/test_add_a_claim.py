@@ -28,9 +28,12 @@ ROW = f'''    Row("T99",
 CHECK = '''from spt_theory.claims.registry import Context, Measurement, at_least, claim
 
 
-@claim("T99", section="Toy", method="a constant", fixed="a closed form: no model is built")
+LIMIT = 0.5
+
+
+@claim("T99", section="Toy", method="a constant", fixed="a closed form: no model is built", limits=(LIMIT,))
 def check_t99(ctx: Context) -> Measurement:
-    return at_least(0.75, 0.5)
+    return at_least(0.75, LIMIT)
 '''
 PROOF = """# T99: a toy lemma
 
@@ -51,10 +54,11 @@ def toy(text: str, cid: str) -> str:
 
 
 IMPORT = "from spt_theory.claims.row import VERDICT_OF_RECORD, Record, Registration, Row\n"
-LISTING_TESTS = ("tests/claims/test_claims_table.py", "tests/claims/test_settings_applied.py",
+LISTING_TESTS = ("tests/claims/test_claims_table.py", "tests/claims/test_thresholds_once.py",
+                 "tests/claims/test_settings_applied.py",
                  "tests/commands/test_verify_cli.py", "tests/checks/test_controls.py")
 """The test files that list claims or families; each must pass with the new claim."""
-SELECTED = ("one_row or docs_claims_md or families or theory_claims or registered or quick or registrations "
+SELECTED = ("limits or one_row or docs_claims_md or families or theory_claims or registered or quick or registrations "
             "or recorded_commit or threshold_commit or proof")
 
 
@@ -137,3 +141,43 @@ def test_adding_a_claim_as_the_guide_says_touches_five_files(tmp_path):
     changed = set(_git(copy, "diff", "--name-only", base, "HEAD").splitlines())
     assert changed == {"spt_theory/claims/records.py", f"spt_theory/checks/toy_{cid.lower()}.py", "docs/claims.md",
                        f"proofs/{cid}_toy_lemma.md", "proofs/README.md"}
+
+
+def _code_blocks(text: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", text, re.M | re.S)
+
+
+def test_the_guides_code_runs_as_printed(tmp_path):
+    """The guide's two code blocks, as printed: its row in records.TABLE and its check module (a
+    walk-task claim that trains, quick=False); verify lists the claim, its threshold words state its
+    limits, and ruff passes the module."""
+    row, check = _code_blocks(GUIDE.read_text())
+    copy = tmp_path / "repo"
+    for part in ("spt_theory", "synthetic", "tests"):
+        shutil.copytree(REPO / part, copy / part,
+                        ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".hypothesis"))
+    shutil.copy(REPO / "pyproject.toml", copy / "pyproject.toml")
+    records = copy / "spt_theory" / "claims" / "records.py"
+    text = records.read_text()
+    marker = '\n)\n"""Every claim verify checks'
+    assert marker in text and 'Row("E15",' not in text and "ROW_COMMIT" in row
+    if not re.search(r"^from spt_theory\.claims\.row import .*\bROW_COMMIT\b", text, re.M):  # as step 1 says
+        assert text.count("from spt_theory.claims.row import VERDICT_OF_RECORD, Record,") == 1
+        text = text.replace("import VERDICT_OF_RECORD, Record,", "import ROW_COMMIT, VERDICT_OF_RECORD, Record,")
+    records.write_text(text.replace(marker, "\n" + row.rstrip("\n") + marker, 1))
+    module = copy / "spt_theory" / "checks" / "example_e15.py"
+    module.write_text(check)
+    env = {**os.environ, "PYTHONPATH": str(copy), "OMP_NUM_THREADS": "1"}
+    listed = subprocess.run([sys.executable, "-m", "spt_theory.verify", "--list"], cwd=copy, env=env,
+                            capture_output=True, text=True)
+    assert listed.returncode == 0 and "E15" in listed.stdout, listed.stdout[-2000:] + listed.stderr[-2000:]
+    once = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-n", "0", "-p", "no:cacheprovider",
+                           "tests/claims/test_thresholds_once.py", "-k", "E15 or limits"], cwd=copy, env=env,
+                          capture_output=True, text=True)
+    assert once.returncode == 0 and "PASSED tests/claims/test_thresholds_once.py::" in once.stdout \
+        and "[E15]" in once.stdout, once.stdout[-3000:]
+    ruff = shutil.which("ruff")
+    if ruff is not None:
+        linted = subprocess.run([ruff, "check", "--no-cache", str(module), str(records)], cwd=copy,
+                                capture_output=True, text=True)
+        assert linted.returncode == 0, linted.stdout

@@ -45,7 +45,7 @@ def _free_name(copy: Path) -> str:
     tasks = (copy / "spt_theory" / "lra" / "tasks.py").read_text()
     for k in range(1, 1000):
         name = f"{EXAMPLE}_guide{k}"
-        if name not in tasks and not (copy / "spt_theory" / "lra" / f"{name}.py").exists():
+        if name not in tasks and not (copy / "spt_theory" / "lra" / "readers" / f"{name}.py").exists():
             return name
     raise AssertionError("no free task name")
 
@@ -71,11 +71,12 @@ def test_adding_a_task_as_the_guide_says_touches_three_files(tmp_path):
     (check,) = (block.replace(EXAMPLE, name) for block in _blocks(text, "bash"))
     before = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file()}
 
-    (copy / "spt_theory" / "lra" / f"{name}.py").write_text(reader)  # step 1
+    (copy / "spt_theory" / "lra" / "readers" / f"{name}.py").write_text(reader)  # step 1
     tasks = copy / "spt_theory" / "lra" / "tasks.py"  # step 2
     source = tasks.read_text()
     assert source.count(IMPORT) == 1, "tasks.py imports its readers otherwise now: update this test and the guide"
-    tasks.write_text(source.replace(IMPORT, f"from spt_theory.lra import {name}\n" + IMPORT) + "\n" + registration)
+    imported = IMPORT + f"from spt_theory.lra.readers import {name}\n"  # the line after, as step 2 says
+    tasks.write_text(source.replace(IMPORT, imported) + "\n" + registration)
     helpers = copy / "tests" / "helpers.py"  # step 3
     source = helpers.read_text()
     helpers.write_text(_add_examples(source, examples))
@@ -115,4 +116,11 @@ def test_adding_a_task_as_the_guide_says_touches_three_files(tmp_path):
              if p.is_file() and "__pycache__" not in str(p) and ".pytest_cache" not in str(p)
              and ".hypothesis" not in str(p)}
     changed = {p for p in after if before.get(p) != after[p]}
-    assert changed == {Path(f"spt_theory/lra/{name}.py"), Path("spt_theory/lra/tasks.py"), Path("tests/helpers.py")}
+    assert changed == {Path(f"spt_theory/lra/readers/{name}.py"), Path("spt_theory/lra/tasks.py"),
+                       Path("tests/helpers.py")}
+    ruff = shutil.which("ruff")  # the three files as the guide has them written: in ruff's order and style
+    if ruff is not None:
+        shutil.copy(REPO / "pyproject.toml", copy / "pyproject.toml")
+        linted = subprocess.run([ruff, "check", "--no-cache", *(str(copy / p) for p in changed)], cwd=copy,
+                                capture_output=True, text=True)
+        assert linted.returncode == 0, linted.stdout

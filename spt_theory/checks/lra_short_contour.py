@@ -4,7 +4,7 @@ and L2b (L2 from the L1b checkpoints), exactly as pre-registered in
 
 verify reads the evidence ``evidence/lra/decide/<x>.json`` (:mod:`spt_theory.lra.decide`), never
 trains.  The shared machinery (loading, best-validation correctness, sequential looks) is
-:mod:`spt_theory.checks.lra_decide`'s.
+:mod:`spt_theory.checks.lra_sequential`'s.
 
 - **L6s** (kind ``gate``): proximity init, seeds 400 and 401, best within T steps; PASS iff both
   >= 88.0% (the audit's one-hop ceiling 98.0% - 10), FAIL iff both below, else INCONCLUSIVE.  Every
@@ -32,9 +32,9 @@ from pathlib import Path
 import numpy as np
 
 from spt_theory import stats
-from spt_theory.checks import lra_decide as base
+from spt_theory.checks import lra_sequential as base
 from spt_theory.claims import records
-from spt_theory.claims.registry import Context, Measurement, claim, undecided
+from spt_theory.claims.registry import Context, Measurement, undecided
 from spt_theory.evidence import EvidenceError
 from spt_theory.lra import decide
 
@@ -50,7 +50,11 @@ CHANCE_MARGIN = 5.0
 PLATEAU_RISE = 1.0
 """Plateau criterion: best validation over the budget's last quarter at most this many points above
 the best over its first three quarters (on the mean over seeds of best-so-far validation)."""
-PROXIMAL, NOT_PROXIMAL = math.log(2.0), math.log(1.25)
+PROXIMAL_RATIO, NOT_PROXIMAL_RATIO = 2.0, 1.25
+"""L2s / L2b: PASS when SPT's neighbour attention is at least twice scratch's, FAIL below 1.25 times."""
+PROXIMAL, NOT_PROXIMAL = math.log(PROXIMAL_RATIO), math.log(NOT_PROXIMAL_RATIO)
+LEVEL = 0.95
+"""The level of every one-look interval here (L2s, L2b, L3s, L3p)."""
 PRE = "pre-registered 2026-12-04"
 SCRATCH = decide.SHORT_SCRATCH
 FROZEN = f"recipe=scratch,freeze=qk,finetune_epochs={decide.SHORT_EPOCHS}"
@@ -120,7 +124,7 @@ def judge_l4s(found: dict, path: Path):
 
     def interval(seeds, level):
         arms = [base.correct(row, path, seeds, T) for row in (hybrid, spt, scratch)]
-        return stats.paired_difference([(1, arms[0]), (-0.5, arms[1]), (-0.5, arms[2])], level)
+        return stats.paired_difference([(1, arms[0]), (-base.SHARE, arms[1]), (base.SHARE - 1, arms[2])], level)
 
     def verdict(iv):
         return "PASS" if iv.low > 0 else "FAIL" if iv.high < 0 else "INCONCLUSIVE"
@@ -149,7 +153,7 @@ def judge_proximity(found: dict, path: Path, spt_spec: str, scratch_spec: str, s
     missing = [s for s in seeds if s not in ratios]
     if missing:
         raise EvidenceError(f"{path}: registered seeds {' '.join(map(str, missing))} missing")
-    iv = stats.t_interval({s: ratios[s] for s in seeds}, 0.95)
+    iv = stats.t_interval({s: ratios[s] for s in seeds}, LEVEL)
     result = "PASS" if iv.low > PROXIMAL else "FAIL" if iv.high < NOT_PROXIMAL else "INCONCLUSIVE"
     lines = [f"log(SPT / scratch neighbour attention) {iv.text(unit='', digits=2)}: x{math.exp(iv.value):.1f} "
              f"[x{math.exp(iv.low):.2f}, x{math.exp(iv.high):.2f}] -> {result}",
@@ -187,7 +191,7 @@ def _frozen(found: dict, path: Path, scratch_spec: str, frozen_spec: str, seeds,
                                 f"(scratch {means['scratch']:.1f}%, frozen {means['frozen']:.1f}%, descriptive)"], \
             {"seeds_in": have, "means": means}, f"the look waits for seeds {' '.join(map(str, missing))}"
     d = stats.paired_difference([(1, base.correct(frozen, path, seeds, budget)),
-                                 (-1, base.correct(scratch, path, seeds, budget))], 0.95)
+                                 (-1, base.correct(scratch, path, seeds, budget))], LEVEL)
     mean = float(np.mean([base.accuracy(scratch, s, budget) for s in seeds]))
     flat = {name: plateaued(row, budget) for name, row in (("scratch", scratch), ("frozen", frozen))}
     result = stats.within(d, BOUND)
@@ -286,13 +290,22 @@ def check(ctx: Context, experiment: str) -> Measurement:
                        inconclusive=(why or "undecided") if result == "INCONCLUSIVE" else None)
 
 
-def _register(claim_id: str, experiment: str, method: str):
-    @claim(claim_id, section="LRA short contour (pre-registered)", method=f"{PRE}; {method}")
-    def check_claim(ctx: Context) -> Measurement:
-        return check(ctx, experiment)
+LIMITS = {
+    "l6s": (GATE_BAR, T),
+    "l1s": (0.0, SUPPORT, *base.looks_limits(LOOKS)),
+    "l4s": (base.SHARE, 0.0),
+    "l2s": (PROXIMAL_RATIO, NOT_PROXIMAL_RATIO, len(decide.SHORT_SEEDS), LEVEL),
+    "l2b": (PROXIMAL_RATIO, NOT_PROXIMAL_RATIO, len(decide.EXPERIMENTS["l1b"].seeds), LEVEL),
+    "l3s": (BOUND, T, LEVEL, len(decide.SHORT_SEEDS)),
+    "l3p": (BOUND, L3P_BUDGET, LEVEL, len(decide.EXPERIMENTS["l3p"].seeds)),
+    "l7s": (0.0, SUPPORT, *base.looks_limits(L7S_LOOK)),
+}
+"""The numbers each claim's threshold words state, as the judges above hold them."""
 
-    check_claim.__name__ = f"check_{experiment}"
-    return check_claim
+
+def _register(claim_id: str, experiment: str, method: str):
+    return base.register(claim_id, "LRA short contour (pre-registered)", f"{PRE}; {method}", check, experiment,
+                         LIMITS[experiment])
 
 
 check_l6s = _register("L6s", "l6s", "both-seeds rule (a gate)")

@@ -26,6 +26,7 @@ test examples (:func:`spt_theory.stats.paired_difference`, Satterthwaite df).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +46,13 @@ LOOKS = ((tuple(range(100, 104)), 0.99), (tuple(range(100, 106)), 0.99), (tuple(
 SUPPORT = 3.5
 """L1b: the support region's lower end (points); the refutation region is D <= 0."""
 L4B_EXPLORATORY = 5.8
+SHARE = 0.5
+"""L4b: the share of SPT's gain the hybrid must keep, E = (hybrid - scratch) - SHARE (SPT - scratch)."""
 """L4b: below this SPT gain (points) the design has < 80% power: exploratory."""
 L3B_SEEDS = tuple(range(100, 106))
 L3B_BUDGETS = (1_570, 3_140)
 L3B_BOUND = 3.0
+L3B_LEVEL = 0.95
 CHANCE_MARGIN = 5.0
 L6_SEEDS = (200, 201)
 L6_BUDGET = 10_000
@@ -203,6 +207,7 @@ def judge_l1b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None
     total = decide.EXPERIMENTS["l1b"].cells["recipe=spt"]
 
     def interval(seeds, level):
+        assert spt is not None and scratch is not None  # seeds_in: a look is taken only with both arms in
         return stats.paired_difference([(1, correct(spt, path, seeds, total)),
                                         (-1, correct(scratch, path, seeds, total))],
                                        level)
@@ -219,10 +224,12 @@ def judge_l4b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None
     gains = {}
 
     def interval(seeds, level):
-        arms = {name: correct(row, path, seeds, total) for name, row in (("scratch", scratch), ("spt", spt),
-                                                                         ("hybrid", hybrid))}
+        rows = {"scratch": scratch, "spt": spt, "hybrid": hybrid}
+        arms = {name: correct(row, path, seeds, total) for name, row in rows.items()
+                if row is not None}  # seeds_in: a look is taken only with every arm in
         gains[len(seeds)] = stats.paired_difference([(1, arms["spt"]), (-1, arms["scratch"])], level)
-        return stats.paired_difference([(1, arms["hybrid"]), (-0.5, arms["spt"]), (-0.5, arms["scratch"])], level)
+        return stats.paired_difference([(1, arms["hybrid"]), (-SHARE, arms["spt"]),
+                                        (SHARE - 1, arms["scratch"])], level)
 
     def verdict(iv):
         return "PASS" if iv.low > 0 else "FAIL" if iv.high < 0 else "INCONCLUSIVE"
@@ -252,7 +259,7 @@ def judge_l3b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None
     lines, verdicts, details = [], {}, {"majority": majority, "budgets": {}}
     for budget in L3B_BUDGETS:
         d = stats.paired_difference([(1, correct(frozen, path, L3B_SEEDS, budget)),
-                                     (-1, correct(scratch, path, L3B_SEEDS, budget))], 0.95)
+                                     (-1, correct(scratch, path, L3B_SEEDS, budget))], L3B_LEVEL)
         base = float(np.mean([accuracy(scratch, s, budget) for s in L3B_SEEDS]))
         result = stats.within(d, L3B_BOUND)
         gate = base < majority + CHANCE_MARGIN
@@ -296,7 +303,7 @@ THRESHOLDS = {"l1b": f"PASS lo > 0, FAIL hi < {SUPPORT:g} pts; looks 4, 6 seeds 
               "l6": f"proximity init: both seeds >= {ROOM:g}% (FAIL: both <= {LIMIT:g}%)"}
 JUDGES = {"l1b": judge_l1b, "l4b": judge_l4b, "l3b": judge_l3b, "l6": judge_l6}
 """Every decided experiment's judge, by name: these, and the short-contour setting's, which
-:mod:`spt_theory.checks.lra_short` adds with :func:`add_judges` (a gate line reads any setting's gate)."""
+:mod:`spt_theory.checks.lra_short_contour` adds with :func:`add_judges` (a gate line reads any setting's gate)."""
 
 
 def add_judges(judges: dict) -> None:
@@ -347,21 +354,41 @@ def check(ctx: Context, experiment: str) -> Measurement:
     return _result(measured, threshold, result, details, lines, why)
 
 
-@claim("L1b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, sequential t")
+def looks_limits(looks=LOOKS) -> tuple[float, ...]:
+    """The numbers sequential ``looks`` state: each look's seed count and level."""
+    return tuple(x for seeds, level in looks for x in (len(seeds), level))
+
+
+def register(claim_id: str, section: str, method: str, check_of: Callable[[Context, str], Measurement], key: str,
+             limits: tuple[float, ...]) -> Callable[[Context], Measurement]:
+    """Register ``check_of(ctx, key)`` as the check ``check_<key>`` of ``claim_id`` (a claim of a
+    pre-registered design whose module judges several claims with one function)."""
+    @claim(claim_id, section=section, method=method, limits=limits)
+    def check_claim(ctx: Context) -> Measurement:
+        return check_of(ctx, key)
+
+    check_claim.__name__ = f"check_{key.lower()}"
+    return check_claim
+
+
+@claim("L1b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, sequential t",
+       limits=(0.0, SUPPORT, *looks_limits()))
 def check_l1b(ctx: Context) -> Measurement:
     return check(ctx, "l1b")
 
 
-@claim("L4b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, sequential t")
+@claim("L4b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, sequential t",
+       limits=(SHARE, 0.0, L4B_EXPLORATORY))
 def check_l4b(ctx: Context) -> Measurement:
     return check(ctx, "l4b")
 
 
-@claim("L3b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, 95% t")
+@claim("L3b", section="LRA decide (pre-registered)", method=f"{PRE}; paired seeds x test examples, 95% t",
+       limits=(L3B_BOUND, *L3B_BUDGETS, L3B_LEVEL, len(L3B_SEEDS)))
 def check_l3b(ctx: Context) -> Measurement:
     return check(ctx, "l3b")
 
 
-@claim("L6", section="LRA decide (pre-registered)", method=f"{PRE}; both-seeds rule")
+@claim("L6", section="LRA decide (pre-registered)", method=f"{PRE}; both-seeds rule", limits=(ROOM, LIMIT, L6_BUDGET))
 def check_l6(ctx: Context) -> Measurement:
     return check(ctx, "l6")

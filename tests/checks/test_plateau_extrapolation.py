@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from spt_theory import evidence
-from spt_theory.checks import plateau_grid, plateau_n400
+from spt_theory.checks import plateau_extrapolation, plateau_grid
 from spt_theory.checks import plateau_prediction as pp
 from spt_theory.claims.registry import Context
 from spt_theory.plateau import design, summary
@@ -29,7 +29,7 @@ def root(tmp_path):
 
 def test_the_committed_runs_at_n_400_refute_both_claims_with_their_first_seed():
     """Seed 0 of each (2026-12-02): AdamW escapes at 5400 (< 15030), SPT solves at 1000 (< 1880)."""
-    for check in (plateau_n400.check_p6, plateau_n400.check_p7):
+    for check in (plateau_extrapolation.check_p6, plateau_extrapolation.check_p7):
         m = check(Context())
         assert m.verdict == "FAIL" and list(m.details["per_seed"]) == [0]
         assert m.details["per_seed"][0]["where"] == "outside" and "need not run" in m.lines[0]
@@ -46,8 +46,8 @@ def _add_runs(root, kind: str, values: list[float], capped: tuple[bool, ...] = (
     path.write_text(json.dumps(tree))
 
 
-CASES = {"P6": ("scratch", "adamw_escape", plateau_n400.check_p6),
-         "P7": ("spt", "spt_steps_to_95", plateau_n400.check_p7)}
+CASES = {"P6": ("scratch", "adamw_escape", plateau_extrapolation.check_p6),
+         "P7": ("spt", "spt_steps_to_95", plateau_extrapolation.check_p7)}
 
 
 @pytest.mark.parametrize("claim_id", CASES)
@@ -81,11 +81,11 @@ def test_three_seeds_inside_pass_one_outside_fails(claim_id, root, tmp_path):
 
 def test_a_capped_run_above_the_interval_is_outside_and_two_seeds_decide_nothing(root, tmp_path):
     _add_runs(root, "scratch", [20000, 30000, 0], capped=(False, False, True))
-    assert plateau_n400.check_p6(Context(evidence_root=root)).verdict == "FAIL"  # capped at 40000 > 37932
+    assert plateau_extrapolation.check_p6(Context(evidence_root=root)).verdict == "FAIL"  # capped at 40000 > 37932
     tree = json.loads((root / evidence.PLATEAU / design.SUMMARY.name).read_text())
     tree["runs"] = [r for r in tree["runs"] if not (r["length"] == 400 and r["seed"] == 2)]
     (root / evidence.PLATEAU / design.SUMMARY.name).write_text(json.dumps(tree))
-    m = plateau_n400.check_p6(Context(evidence_root=root))
+    m = plateau_extrapolation.check_p6(Context(evidence_root=root))
     assert m.verdict == "INCONCLUSIVE" and m.inconclusive.startswith("2 of 3 seeds at n = 400 inside")
 
 

@@ -5,10 +5,10 @@ every claim after the gate waiting for it."""
 import copy
 
 import pytest
-from test_lra_decide import _evidence
+from test_lra_sequential import _evidence
 
-from spt_theory.checks import lra_decide
-from spt_theory.checks import lra_short as rules
+from spt_theory.checks import lra_sequential
+from spt_theory.checks import lra_short_contour as rules
 from spt_theory.claims.registry import Context
 from spt_theory.evidence import EvidenceError
 from spt_theory.lra import decide
@@ -92,4 +92,4 @@ def test_proximity_is_a_log_ratio_interval_against_x2_and_x1_25(tmp_path):
 def test_the_committed_gate_and_l2b_give_their_records():
     assert rules.check(Context(), "l6s").verdict == "FAIL"
     assert rules.check(Context(), "l2b").verdict == "PASS"
-    assert lra_decide.gate_line(Context(), "l1b").startswith("setting's gate L6: FAIL")
+    assert lra_sequential.gate_line(Context(), "l1b").startswith("setting's gate L6: FAIL")

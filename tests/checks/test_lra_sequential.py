@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from spt_theory.checks import lra_decide as rules
+from spt_theory.checks import lra_sequential as rules
 from spt_theory.claims.registry import Context
 from spt_theory.evidence import EvidenceError, correctness, lra_schema, schema
 from spt_theory.lra import decide

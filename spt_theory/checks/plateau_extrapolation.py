@@ -185,11 +185,11 @@ def check_p7(ctx: Context) -> Measurement:
     return judge(summary, tree, "spt", "spt_steps_to_95")
 
 
-@claim("P6b", section=GROUP, method="P6's procedure from n 25-100, judged at n 200")
+@claim("P6b", section=GROUP, method="P6's procedure from n 25-100, judged at n 200", limits=(len(pp.SEEDS),))
 def check_p6b(ctx: Context) -> Measurement:
     return backtest(ctx, "scratch")
 
 
-@claim("P7b", section=GROUP, method="P7's procedure from n 25-100, judged at n 200")
+@claim("P7b", section=GROUP, method="P7's procedure from n 25-100, judged at n 200", limits=(len(pp.SEEDS),))
 def check_p7b(ctx: Context) -> Measurement:
     return backtest(ctx, "spt")
