@@ -32,6 +32,7 @@ def _spelled_now(pairs) -> list[tuple[str, str]]:
 
 def test_every_committed_decide_experiment_is_registered():
     assert COMMITTED and set(COMMITTED) <= set(designs.decide_names())
+    assert all(designs.EXPERIMENTS[name].claims for name in COMMITTED)  # committed evidence some claim reads
 
 
 @pytest.mark.parametrize("name", COMMITTED)
@@ -69,8 +70,8 @@ def test_the_race_and_the_sweeps_are_what_their_committed_evidence_was_made_with
 def test_every_experiment_names_its_registration_and_claims_that_exist():
     for experiment in designs.EXPERIMENTS.values():
         assert (REPO / experiment.registered).is_file(), experiment.name
-        assert experiment.claims and set(experiment.claims) <= set(records.TABLE), experiment.name
-        if experiment.runner == "decide":
+        assert set(experiment.claims) <= set(records.TABLE), experiment.name
+        if experiment.claims and experiment.runner == "decide":
             assert experiment.registered in records.DOCUMENTS, experiment.name
         for seeds, level in experiment.looks:
             assert set(seeds) <= set(experiment.seeds) and 0.5 < level < 1
@@ -82,14 +83,14 @@ def test_the_registry_refuses_a_name_twice_an_unregistered_setting_and_stray_see
     with pytest.raises(ValueError, match="registered already"):
         designs.register_experiment(l1b)
     with pytest.raises(ValueError, match="not registered"):
-        designs.register_experiment(replace(l1b, name="toy", setting=replace(l1b.setting, name="nowhere")))
+        designs.register_experiment(replace(l1b, name="refused", setting=replace(l1b.setting, name="nowhere")))
     with pytest.raises(ValueError, match="only"):
-        designs.register_experiment(replace(l1b, name="toy", only=(("recipe=spt", (999,)),)))
+        designs.register_experiment(replace(l1b, name="refused", only=(("recipe=spt", (999,)),)))
     with pytest.raises(ValueError, match="registered already"):
         designs.register_setting(designs.CONTOUR3)
     with pytest.raises(ValueError, match="not in the base"):
         designs.pairs(pooling="max")
-    assert "toy" not in designs.EXPERIMENTS
+    assert "refused" not in designs.EXPERIMENTS
 
 
 # ------------------------------------------------------------------------- written once
@@ -128,7 +129,7 @@ def test_decide_the_race_and_the_smoke_run_read_the_registry(tmp_path):
         with pytest.raises(SystemExit):
             parse_args(["decide", step, "--experiment", "race", "--out", str(tmp_path), "--data-dir", str(tmp_path)])
     legacy = ("l1b", "l4b", "l3b", "l6", "l6s", "l1s", "l4s", "l3s", "l7s", "l6f", "fmean", "fmax", "fdepth", "l3p")
-    assert designs.decide_names() == legacy  # the names running lanes and committed evidence use
+    assert designs.decide_names()[:len(legacy)] == legacy  # the names running lanes and committed evidence use
     for name in legacy:
         args = parse_args(["decide", "collect", "--experiment", name, "--out", str(tmp_path)])
         experiment = designs.EXPERIMENTS[args.experiment]
