@@ -34,7 +34,7 @@ import numpy as np
 from spt_theory import stats
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
-from spt_theory.evidence import EvidenceError, lra_schema, schema
+from spt_theory.evidence import EvidenceError, schema, sweep_schema
 from spt_theory.lra import decide, designs
 from spt_theory.lra.curves import best_correctness, best_within
 from spt_theory.lra.sweep_cells import cells as parse_cells
@@ -79,7 +79,7 @@ def load(ctx: Context, experiment: str) -> tuple[dict | None, Path]:
             raise EvidenceError(f"{path}: missing (the record of {claim_id(experiment)} rests "
                                 "on it; no evidence, no verdict)")
         return None, path
-    found = schema.load(path, lra_schema.DecideEvidence, ctx.settings())
+    found = schema.load(path, sweep_schema.DecideEvidence, ctx.settings())
     decide.conform(designs.EXPERIMENTS[experiment], found, str(path))
     return found, path
 

@@ -11,7 +11,7 @@ checks that the data are the registered sizes and that every cell takes its regi
 steps (Pathfinder-16: 500 steps an epoch at batch 32; ListOps: 157).
 
 ``decide collect --experiment X --out OUT`` merges the finished per-seed summaries into one
-evidence file ``OUT/decide/<X>.json`` (:class:`~spt_theory.evidence.lra_schema.DecideEvidence`:
+evidence file ``OUT/decide/<X>.json`` (:class:`~spt_theory.evidence.sweep_schema.DecideEvidence`:
 options, config, data fingerprint, every run's curve with per-example test correctness, each
 seed's versions); ``--promote`` also writes it into the package's evidence
 (``evidence/lra/decide/<X>.json``), keeping the seeds committed there from other sessions and
@@ -29,7 +29,7 @@ from typing import Any
 
 from spt_theory import evidence
 from spt_theory.core import args as cli_args
-from spt_theory.evidence import lra_schema, schema, strict
+from spt_theory.evidence import schema, strict, sweep_schema
 from spt_theory.lra.data import data_source
 from spt_theory.lra.designs import EXPERIMENTS, Experiment, decide_names
 from spt_theory.lra.runner import LRARun, RunOptions, versions
@@ -227,7 +227,7 @@ def _read_summary(path: Path) -> dict:
     summary = strict.read(path)  # one line: a huge integer, deep nesting, a key twice, over the size cap
     if isinstance(summary, dict):
         summary = {"schema_version": schema.SCHEMA_VERSION, "model_defaults": schema.model_defaults(), **summary}
-    return schema.validate(summary, lra_schema.SweepSummary, str(path))
+    return schema.validate(summary, sweep_schema.SweepSummary, str(path))
 
 
 def _piece(experiment: Experiment, summary: dict) -> dict:
@@ -274,7 +274,7 @@ def merge(found: dict, committed: dict) -> dict:
     merged = {**_plain(found), "seeds": seeds, "cells": _with_stats(cells),
               "sweeps": {**_plain(committed["sweeps"]), **_plain(found["sweeps"])}}
     merged["sweeps"] = dict(sorted(merged["sweeps"].items(), key=lambda item: int(item[0])))
-    schema.parse(json.dumps(merged), lra_schema.DecideEvidence, "merged decide evidence")
+    schema.parse(json.dumps(merged), sweep_schema.DecideEvidence, "merged decide evidence")
     return merged
 
 
@@ -284,7 +284,7 @@ def _short(value) -> str:
 
 
 def write(found: dict, out: Path) -> Path:
-    schema.parse(json.dumps(found), lra_schema.DecideEvidence, "decide evidence")
+    schema.parse(json.dumps(found), sweep_schema.DecideEvidence, "decide evidence")
     return write_json(Path(out) / "decide" / f"{found['experiment']}.json", found)
 
 
@@ -298,7 +298,7 @@ def promote(found: dict, out: Path) -> Path:
     committed = evidence.path(evidence.LRA, "decide", name)
     with directory_lock(_promote_lock(committed), wait_message=False):  # read, merge and write as one
         if committed.exists():  # a committed file of another experiment or a broken one refuses the promotion
-            found = merge(found, schema.load(committed, lra_schema.DecideEvidence))
+            found = merge(found, schema.load(committed, sweep_schema.DecideEvidence))
         conform(experiment, found, f"decide {experiment.name} (merged with {committed})")
         staged = write_json(Path(out) / "decide" / f"promoted-{name}", found)
         return evidence.promote(staged, evidence.LRA, "decide", name)

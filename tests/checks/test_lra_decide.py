@@ -11,7 +11,7 @@ import pytest
 
 from spt_theory.checks import lra_decide as rules
 from spt_theory.claims.registry import Context
-from spt_theory.evidence import EvidenceError, correctness, lra_schema, schema
+from spt_theory.evidence import EvidenceError, correctness, schema, sweep_schema
 from spt_theory.lra import decide, designs
 from spt_theory.lra.__main__ import main
 from spt_theory.lra.sweep_cells import cells as parse_cells
@@ -76,7 +76,7 @@ def _evidence(experiment, arms, task="pathfinder", majority=0.5):
              "controls": {"majority": {"test_accuracy": majority}}, "cells": cells,
              "sweeps": {str(s): {"name": decide.sweep_name(experiment, s)} for s in seeds},
              "model_defaults": schema.model_defaults()}
-    schema.parse(json.dumps(found), lra_schema.DecideEvidence, "test evidence")
+    schema.parse(json.dumps(found), sweep_schema.DecideEvidence, "test evidence")
     return found
 
 
@@ -234,7 +234,7 @@ def test_decide_run_and_collect_end_to_end_on_tiny_data(tiny_data, tmp_path, cap
     assert sorted(p.name for p in (out / "sweeps").glob("*.json")) == [
         "pathfinder-decide-l1b-s100.json", "pathfinder-decide-l1b-s101.json"]
     assert main(["decide", "collect", "--experiment", "l1b", "--out", str(out)]) == 0
-    found = schema.load(out / "decide" / "l1b.json", lra_schema.DecideEvidence)
+    found = schema.load(out / "decide" / "l1b.json", sweep_schema.DecideEvidence)
     assert found["seeds"] == [100, 101] and found["tiny"] and "majority" in found["controls"]
     assert [c["label"] for c in found["cells"]] == ["scratch finetune_epochs=16", "spt"]
     assert all(correctness.FIELD in p for c in found["cells"] for r in c["runs"] for p in r["curve"])
