@@ -22,7 +22,7 @@ MODULES = sorted(info.name for package in (spt_theory, synthetic)
 
 
 def test_every_module_is_collected():
-    assert {"spt_theory.stats", "spt_theory.lra.curves", "spt_theory.evidence", "spt_theory.evidence.lra_schema",
+    assert {"spt_theory.stats", "spt_theory.lra.curves", "spt_theory.evidence", "spt_theory.evidence.sweep_schema",
             "spt_theory.theory.gradients", "synthetic.walk"} <= set(MODULES)
 
 

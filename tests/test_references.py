@@ -33,6 +33,8 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("docs/architecture.md", "tests/synthetic/"): "names the folder that must not exist, and why",
     ("docs/add-a-claim.md", "proofs/T99_toy_lemma.md"): "the guide's example: the file the reader writes",
     ("docs/add-a-task.md", "spt_theory/lra/readers/parity.py"): "the guide's example: the file the reader writes",
+    ("docs/add-an-experiment.md", "docs/preregistration/toy-experiment.md"): "the guide's example: its document",
+    ("docs/add-an-experiment.md", "spt_theory/evidence/lra/decide/toy.json"): "the guide's example: a promote's file",
     ("docs/history.md", "figures/plateau/"): "history: a folder as it was before the layout refactor",
     ("docs/history.md", "figures/bench/"): "history: a folder as it was before the layout refactor",
     ("docs/results-plateau.md", "spt_theory/plateau.py"): "history: the module's path for git log --follow",

@@ -72,7 +72,7 @@ import numpy as np
 from spt_theory import stats
 from spt_theory.checks.lra_sequential import gate_line
 from spt_theory.claims.registry import Context, Measurement, claim
-from spt_theory.evidence import EvidenceError, lra_schema, require, schema
+from spt_theory.evidence import EvidenceError, require, schema, sweep_schema
 from spt_theory.lra.curves import SELECTION_RULES, best_correctness, best_within
 from spt_theory.lra.references import gap_closed
 from spt_theory.lra.sweep_cells import find_cell
@@ -120,19 +120,19 @@ def evidence(ctx: Context) -> dict[str, dict]:
 
 def read_evidence(path: Path, task: str, settings=None) -> dict:
     """The sweep summary of ``task`` in ``path``, validated by its schema
-    (:class:`~spt_theory.evidence.lra_schema.SweepSummary`: numbers finite, accuracies in [0, 1], no
+    (:class:`~spt_theory.evidence.sweep_schema.SweepSummary`: numbers finite, accuracies in [0, 1], no
     duplicated cell, the same seeds in every arm, stored means and per-seed lists those of the
     runs), then checked to hold what the L claims read: the setting's scratch cell and one SPT cell
     (frozen and hybrid optional), the proximity metric of the task in both, scratch curves that
     reach the budgets they are read at, the majority class and the reference entropies.
     EvidenceError naming the file and the field otherwise."""
-    summary = schema.load(path, lra_schema.SweepSummary, settings)
+    summary = schema.load(path, sweep_schema.SweepSummary, settings)
     require(summary["task"] == task, path, "task", repr(task))
     found = cells(summary)
     for name in ("scratch", "spt"):
         require(found[name] is not None, path, "cells", f"one {name} cell of the setting {SETTINGS[task]}")
     present = {name: row for name, row in found.items() if row is not None}
-    metric = lra_schema.proximity_metric(summary["config"]["masking"])
+    metric = sweep_schema.proximity_metric(summary["config"]["masking"])
     for name, key in (("scratch", metric), ("spt", f"spt_{metric}")):
         require(isinstance(present[name].get(key), dict), path, f"cells[{summary['cells'].index(present[name])}].{key}",
                 "the per-seed proximity of the task's metric")
@@ -329,7 +329,7 @@ def check_l1(ctx: Context) -> Measurement:
 @claim("L2", section="LRA mechanism", method="committed sweep, probes, paired t over seeds (k - 1 df)")
 def check_l2(ctx: Context) -> Measurement:
     def per_task(summary, c, path):
-        metric = lra_schema.proximity_metric(summary["config"]["masking"])
+        metric = sweep_schema.proximity_metric(summary["config"]["masking"])
         spt = dict(zip((run["seed"] for run in c["spt"]["runs"]), c["spt"][f"spt_{metric}"]["per_seed"]))
         scratch = dict(zip((run["seed"] for run in c["scratch"]["runs"]), c["scratch"][metric]["per_seed"]))
         uniform = stats.t_interval(stats.combine([(1, spt), (-PROXIMITY, {s: 1.0 for s in spt})]))

@@ -37,10 +37,10 @@ from spt_theory.checks import lra_short_contour as short
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, undecided
 from spt_theory.evidence import EvidenceError
-from spt_theory.lra import decide
+from spt_theory.lra import designs
 
-MEAN_T = decide.EXPERIMENTS["fmean"].cells["recipe=spt"]
-MAX_T = decide.EXPERIMENTS["fmax"].cells["recipe=spt"]
+MEAN_T = designs.EXPERIMENTS["fmean"].arms["recipe=spt"]
+MAX_T = designs.EXPERIMENTS["fmax"].arms["recipe=spt"]
 COMMON = 8_000
 """L9f: both poolings read at their best validation evaluation within this many steps."""
 GATE_T = 3_000
@@ -51,7 +51,7 @@ INTERACTION_SUPPORT = 2.0
 REACH_BAR = 80.0
 REACH_LEVEL = 0.05
 PRE = "pre-registered 2026-12-05"
-LOOKS = ((tuple(range(600, 604)), 0.99), (tuple(range(600, 606)), 0.99), (tuple(range(600, 608)), 0.95))
+LOOKS = designs.EXPERIMENTS["fmean"].looks
 SIX, FOUR, EIGHT = tuple(range(600, 606)), tuple(range(600, 604)), tuple(range(600, 608))
 LEVEL = short.LEVEL
 DEPTH = 2
@@ -82,7 +82,7 @@ class _Waits(Exception):
 
 def judge_gate(found: dict, path: Path):
     row = short._row(found, "recipe=scratch,init=proximity2d,finetune_epochs=6", path)
-    seeds = decide.EXPERIMENTS["l6f"].seeds
+    seeds = designs.EXPERIMENTS["l6f"].seeds
     have = base.seeds_in(row)
     values = {s: base.accuracy(row, s, GATE_T) for s in seeds if s in have}
     lines = ["max pooling, proximity2d: " + ", ".join(f"seed {s} {v:.1f}%" for s, v in values.items())
@@ -241,7 +241,7 @@ def check(ctx: Context, claim_id: str) -> Measurement:
 
 
 LIMITS = {
-    "L6f": (GATE_SEEDS_NEEDED, len(decide.EXPERIMENTS["l6f"].seeds), GATE_BAR, GATE_T),
+    "L6f": (GATE_SEEDS_NEEDED, len(designs.EXPERIMENTS["l6f"].seeds), GATE_BAR, GATE_T),
     "L1f": (0.0, SUPPORT, MEAN_T, *base.looks_limits(LOOKS)),
     "L1fr": (REACH_BAR, MEAN_T, REACH_LEVEL, len(EIGHT)),
     "L9f": (COMMON, 0.0, INTERACTION_SUPPORT, len(EIGHT), LEVEL),

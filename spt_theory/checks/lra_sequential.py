@@ -35,13 +35,13 @@ import numpy as np
 from spt_theory import stats
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
-from spt_theory.evidence import EvidenceError, lra_schema, schema
-from spt_theory.lra import decide
+from spt_theory.evidence import EvidenceError, schema, sweep_schema
+from spt_theory.lra import decide, designs
 from spt_theory.lra.curves import best_correctness, best_within
 from spt_theory.lra.sweep_cells import cells as parse_cells
 from spt_theory.lra.sweep_cells import find_cell
 
-LOOKS = ((tuple(range(100, 104)), 0.99), (tuple(range(100, 106)), 0.99), (tuple(range(100, 108)), 0.95))
+LOOKS = designs.EXPERIMENTS["l1b"].looks
 """L1b / L4b's sequential looks: (seeds, level)."""
 SUPPORT = 3.5
 """L1b: the support region's lower end (points); the refutation region is D <= 0."""
@@ -49,13 +49,13 @@ L4B_EXPLORATORY = 5.8
 SHARE = 0.5
 """L4b: the share of SPT's gain the hybrid must keep, E = (hybrid - scratch) - SHARE (SPT - scratch)."""
 """L4b: below this SPT gain (points) the design has < 80% power: exploratory."""
-L3B_SEEDS = tuple(range(100, 106))
-L3B_BUDGETS = (1_570, 3_140)
+L3B_SEEDS = designs.EXPERIMENTS["l3b"].seeds
+L3B_BUDGETS = designs.EXPERIMENTS["l3b"].budgets
 L3B_BOUND = 3.0
 L3B_LEVEL = 0.95
 CHANCE_MARGIN = 5.0
-L6_SEEDS = (200, 201)
-L6_BUDGET = 10_000
+L6_SEEDS = designs.EXPERIMENTS["l6"].seeds
+L6_BUDGET = designs.EXPERIMENTS["l6"].arms["recipe=scratch,init=proximity,finetune_epochs=20"]
 ROOM, LIMIT = 75.0, 69.0
 PRE = "pre-registered 2026-12-02 (8650b85)"
 
@@ -83,8 +83,8 @@ def load(ctx: Context, experiment: str) -> tuple[dict | None, Path]:
             raise EvidenceError(f"{path}: missing (the record of {claim_id(experiment)} rests "
                                 "on it; no evidence, no verdict)")
         return None, path
-    found = schema.load(path, lra_schema.DecideEvidence, ctx.settings())
-    decide.conform(decide.EXPERIMENTS[experiment], found, str(path))
+    found = schema.load(path, sweep_schema.DecideEvidence, ctx.settings())
+    decide.conform(designs.EXPERIMENTS[experiment], found, str(path))
     return found, path
 
 
@@ -203,8 +203,8 @@ def _result(measured: str, threshold: str, verdict: str, details: dict, lines, r
 
 
 def judge_l1b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None]:
-    scratch, spt = cell(found, decide.SCRATCH_16), cell(found, "recipe=spt")
-    total = decide.EXPERIMENTS["l1b"].cells["recipe=spt"]
+    scratch, spt = cell(found, designs.CONTOUR6_SCRATCH), cell(found, "recipe=spt")
+    total = designs.EXPERIMENTS["l1b"].arms["recipe=spt"]
 
     def interval(seeds, level):
         assert spt is not None and scratch is not None  # seeds_in: a look is taken only with both arms in
@@ -219,8 +219,8 @@ def judge_l1b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None
 
 
 def judge_l4b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None]:
-    scratch, spt, hybrid = (cell(found, s) for s in (decide.SCRATCH_16, "recipe=spt", "recipe=spt,keep=qk"))
-    total = decide.EXPERIMENTS["l4b"].cells["recipe=spt"]
+    scratch, spt, hybrid = (cell(found, s) for s in (designs.CONTOUR6_SCRATCH, "recipe=spt", "recipe=spt,keep=qk"))
+    total = designs.EXPERIMENTS["l4b"].arms["recipe=spt"]
     gains = {}
 
     def interval(seeds, level):

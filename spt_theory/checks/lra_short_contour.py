@@ -36,15 +36,15 @@ from spt_theory.checks import lra_sequential as base
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, undecided
 from spt_theory.evidence import EvidenceError
-from spt_theory.lra import decide
+from spt_theory.lra import designs
 
-T = decide.SHORT_CELLS["recipe=spt"]
+T = designs.CONTOUR3_ARMS["recipe=spt"]
 """The short-contour budget (optimiser steps per arm, SPT's counted)."""
 GATE_BAR = 88.0
 """L6s: the one-hop ceiling of the registered data (bag of 3x3 patterns, 98.0%) minus 10 points."""
 SUPPORT = 3.5
-LOOKS = ((tuple(range(300, 304)), 0.99), (tuple(range(300, 306)), 0.99), (tuple(range(300, 308)), 0.95))
-L7S_LOOK = ((tuple(range(300, 306)), 0.95),)
+LOOKS = designs.EXPERIMENTS["l1s"].looks
+L7S_LOOK = designs.EXPERIMENTS["l7s"].looks
 BOUND = 3.0
 CHANCE_MARGIN = 5.0
 PLATEAU_RISE = 1.0
@@ -56,11 +56,11 @@ PROXIMAL, NOT_PROXIMAL = math.log(PROXIMAL_RATIO), math.log(NOT_PROXIMAL_RATIO)
 LEVEL = 0.95
 """The level of every one-look interval here (L2s, L2b, L3s, L3p)."""
 PRE = "pre-registered 2026-12-04"
-SCRATCH = decide.SHORT_SCRATCH
-FROZEN = f"recipe=scratch,freeze=qk,finetune_epochs={decide.SHORT_EPOCHS}"
-PROXIMITY = f"recipe=scratch,init=proximity,finetune_epochs={decide.SHORT_EPOCHS}"
+SCRATCH = designs.CONTOUR3_SCRATCH
+FROZEN = f"recipe=scratch,freeze=qk,finetune_epochs={designs.CONTOUR3_EPOCHS}"
+PROXIMITY = f"recipe=scratch,init=proximity,finetune_epochs={designs.CONTOUR3_EPOCHS}"
 LISTOPS_SCRATCH, LISTOPS_FROZEN = "recipe=scratch,finetune_epochs=60", "recipe=scratch,freeze=qk,finetune_epochs=60"
-L3P_BUDGET = decide.EXPERIMENTS["l3p"].cells[LISTOPS_SCRATCH]
+L3P_BUDGET = designs.EXPERIMENTS["l3p"].arms[LISTOPS_SCRATCH]
 
 
 def _row(found: dict, spec: str, path: Path) -> dict:
@@ -72,7 +72,7 @@ def _row(found: dict, spec: str, path: Path) -> dict:
 
 def judge_l6s(found: dict, path: Path):
     proximity = _row(found, PROXIMITY, path)
-    seeds = decide.EXPERIMENTS["l6s"].seeds
+    seeds = designs.EXPERIMENTS["l6s"].seeds
     have = base.seeds_in(proximity)
     values = {s: base.accuracy(proximity, s, T) for s in seeds if s in have}
     lines = ["proximity init: " + ", ".join(f"seed {s} {v:.1f}%" for s, v in values.items())
@@ -115,8 +115,8 @@ def judge_l1s(found: dict, path: Path):
 
 
 def judge_l7s(found: dict, path: Path):
-    return _gain(found, path, "recipe=spt,layers=2", f"recipe=scratch,layers=2,finetune_epochs={decide.SHORT_EPOCHS}",
-                 L7S_LOOK)
+    return _gain(found, path, "recipe=spt,layers=2",
+                 f"recipe=scratch,layers=2,finetune_epochs={designs.CONTOUR3_EPOCHS}", L7S_LOOK)
 
 
 def judge_l4s(found: dict, path: Path):
@@ -163,11 +163,11 @@ def judge_proximity(found: dict, path: Path, spt_spec: str, scratch_spec: str, s
 
 
 def judge_l2s(found: dict, path: Path):
-    return judge_proximity(found, path, "recipe=spt", SCRATCH, decide.SHORT_SEEDS)
+    return judge_proximity(found, path, "recipe=spt", SCRATCH, designs.CONTOUR3_SEEDS)
 
 
 def judge_l2b(found: dict, path: Path):
-    return judge_proximity(found, path, "recipe=spt", decide.SCRATCH_16, decide.EXPERIMENTS["l1b"].seeds)
+    return judge_proximity(found, path, "recipe=spt", designs.CONTOUR6_SCRATCH, designs.EXPERIMENTS["l1b"].seeds)
 
 
 def plateaued(row: dict, budget: int) -> tuple[bool, float]:
@@ -208,14 +208,14 @@ def _frozen(found: dict, path: Path, scratch_spec: str, frozen_spec: str, seeds,
 
 
 def judge_l3s(found: dict, path: Path):
-    return _frozen(found, path, SCRATCH, FROZEN, decide.SHORT_SEEDS, T, 50.0)
+    return _frozen(found, path, SCRATCH, FROZEN, designs.CONTOUR3_SEEDS, T, 50.0)
 
 
 def judge_l3p(found: dict, path: Path):
     majority = found.get("controls", {}).get("majority")
     if majority is None:
         raise EvidenceError(f"{path}: controls.majority: missing (the chance gate needs it)")
-    return _frozen(found, path, LISTOPS_SCRATCH, LISTOPS_FROZEN, decide.EXPERIMENTS["l3p"].seeds, L3P_BUDGET,
+    return _frozen(found, path, LISTOPS_SCRATCH, LISTOPS_FROZEN, designs.EXPERIMENTS["l3p"].seeds, L3P_BUDGET,
                    100 * majority["test_accuracy"])
 
 
@@ -294,10 +294,10 @@ LIMITS = {
     "l6s": (GATE_BAR, T),
     "l1s": (0.0, SUPPORT, *base.looks_limits(LOOKS)),
     "l4s": (base.SHARE, 0.0),
-    "l2s": (PROXIMAL_RATIO, NOT_PROXIMAL_RATIO, len(decide.SHORT_SEEDS), LEVEL),
-    "l2b": (PROXIMAL_RATIO, NOT_PROXIMAL_RATIO, len(decide.EXPERIMENTS["l1b"].seeds), LEVEL),
-    "l3s": (BOUND, T, LEVEL, len(decide.SHORT_SEEDS)),
-    "l3p": (BOUND, L3P_BUDGET, LEVEL, len(decide.EXPERIMENTS["l3p"].seeds)),
+    "l2s": (PROXIMAL_RATIO, NOT_PROXIMAL_RATIO, len(designs.CONTOUR3_SEEDS), LEVEL),
+    "l2b": (PROXIMAL_RATIO, NOT_PROXIMAL_RATIO, len(designs.EXPERIMENTS["l1b"].seeds), LEVEL),
+    "l3s": (BOUND, T, LEVEL, len(designs.CONTOUR3_SEEDS)),
+    "l3p": (BOUND, L3P_BUDGET, LEVEL, len(designs.EXPERIMENTS["l3p"].seeds)),
     "l7s": (0.0, SUPPORT, *base.looks_limits(L7S_LOOK)),
 }
 """The numbers each claim's threshold words state, as the judges above hold them."""

@@ -3,7 +3,8 @@ plateau formats.
 
 Each file format is a pydantic model over the field types and the two base models here
 (:class:`Open`, :class:`Versioned`).  The LRA formats (the sweep summary, the decide experiments,
-the escape race, the GPU run's summary) are in :mod:`spt_theory.evidence.lra_schema`; the plateau
+the escape race, the GPU run's summary) are in :mod:`spt_theory.evidence.sweep_schema` and
+:mod:`spt_theory.evidence.lra_schema`; the plateau
 formats are below: the plateau grid (:class:`PlateauRuns`), the gradient RMS
 (:class:`GradientRMS`), the n = 400 plateau prediction (:class:`PlateauPrediction`).  Every file
 carries ``schema_version`` (:data:`SCHEMA_VERSION`).  A model refuses what cannot be right: a

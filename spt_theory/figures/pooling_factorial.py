@@ -17,7 +17,7 @@ from pathlib import Path
 
 from spt_theory.checks import lra_pooling as rules
 from spt_theory.claims.registry import check_read_evidence
-from spt_theory.evidence import lra_schema, schema
+from spt_theory.evidence import schema, sweep_schema
 from spt_theory.figures.context import FigureContext, FigureSkipped, save
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import COLUMN_WIDTH, STYLE, new_figure
@@ -38,7 +38,7 @@ def load(ctx: FigureContext, experiment: str) -> tuple[dict | None, Path]:
     path = Path(ctx.evidence_root) / "lra" / "decide" / f"{experiment}.json"
     if not path.exists() and not path.is_symlink():
         return None, path
-    found = schema.load(path, lra_schema.DecideEvidence)
+    found = schema.load(path, sweep_schema.DecideEvidence)
     check_read_evidence({path: schema.READ[Path(os.path.abspath(path))]}, Path(ctx.evidence_root))
     return found, path
 

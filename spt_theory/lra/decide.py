@@ -1,6 +1,7 @@
-"""``python -m spt_theory.lra decide``: the experiments of the 2026-12-02 evening pre-registration
-(``docs/preregistration/2026-12-02-lra-decide.md``; claims L1b, L4b, L3b, L6 in
-:mod:`spt_theory.checks.lra_sequential`).
+"""``python -m spt_theory.lra decide``: run, collect and promote the pre-registered experiments of
+the registry :mod:`spt_theory.lra.designs` (each one's setting, arms, steps, seeds, registration
+document and claims are there; the judges in :mod:`spt_theory.checks.lra_sequential` and the modules
+that add to its registry).
 
 ``decide run --experiment X --seeds S ... --data-dir D --out OUT`` runs exactly the registered arms
 of ``X`` through the sweep machinery (:mod:`spt_theory.lra.sweep`), one sweep per seed named
@@ -10,7 +11,7 @@ checks that the data are the registered sizes and that every cell takes its regi
 steps (Pathfinder-16: 500 steps an epoch at batch 32; ListOps: 157).
 
 ``decide collect --experiment X --out OUT`` merges the finished per-seed summaries into one
-evidence file ``OUT/decide/<X>.json`` (:class:`~spt_theory.evidence.lra_schema.DecideEvidence`:
+evidence file ``OUT/decide/<X>.json`` (:class:`~spt_theory.evidence.sweep_schema.DecideEvidence`:
 options, config, data fingerprint, every run's curve with per-example test correctness, each
 seed's versions); ``--promote`` also writes it into the package's evidence
 (``evidence/lra/decide/<X>.json``), keeping the seeds committed there from other sessions and
@@ -23,163 +24,22 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from spt_theory import evidence
 from spt_theory.core import args as cli_args
-from spt_theory.evidence import lra_schema, schema, strict
+from spt_theory.evidence import schema, strict, sweep_schema
 from spt_theory.lra.data import data_source
+from spt_theory.lra.designs import EXPERIMENTS, Experiment, decide_names
 from spt_theory.lra.runner import LRARun, RunOptions, versions
 from spt_theory.lra.sweep import RUN_MECHANICS, format_summary, spread, summary_path, sweep
 from spt_theory.lra.sweep_cells import cells as parse_cells
 from spt_theory.util.files import InputError, announce, write_json
 from spt_theory.util.locks import directory_lock
 
-REGISTERED = "docs/preregistration/2026-12-02-lra-decide.md"
-SHORT_REGISTERED = "docs/preregistration/2026-12-04-lra-short-contour.md"
-MODEL = (("d_model", "64"), ("heads", "4"), ("ff", "128"), ("lr_finetune", "1e-3"), ("warmup_steps", "100"))
-PATHFINDER = (*MODEL, ("lr_pretrain", "2e-3"), ("resolution", "16"), ("contour_length", "6"))
-LISTOPS = (*MODEL, ("lr_pretrain", "3e-3"))
-"""The committed CPU setting's ``--set`` pairs (``checks/lra.py`` SETTINGS), per task (2026-12-02)."""
-SHORT = (("d_model", "64"), ("n_heads", "4"), ("d_ff", "128"), ("lr_finetune", "1e-3"), ("warmup_steps", "100"),
-         ("lr_pretrain", "2e-3"), ("resolution", "16"), ("contour_length", "3"))
-"""The short-contour Pathfinder-16 setting's ``--set`` pairs (2026-12-04): the same model and
-optimiser, contour length 3 (the fields spelled as ModelConfig spells them)."""
-LISTOPS_PLATEAU = (("d_model", "64"), ("n_heads", "4"), ("d_ff", "128"), ("lr_finetune", "1e-3"),
-                   ("warmup_steps", "100"), ("lr_pretrain", "3e-3"))
-DATA = {"pathfinder": {"n_train": 16_000, "n_val": 2_000, "n_test": 10_000},
-        "listops": {"n_train": 5_000, "n_val": 500, "n_test": 5_000}}
-"""The registered data sizes (fresh data, generator seed 1)."""
-PATHFINDER_DATA = {"generator": "synthetic.pathfinder",
-                   "settings": {"n": 18_000, "seed": 1, "size": 16, "contour_length": 6, "distractors": 2,
-                                "distractor_length": 3, "max_turn": 0.5235987755982988, "dash_fraction": 0.6,
-                                "match_distances": True, "n_test": 10_000}}
-LISTOPS_DATA = {"generator": "synthetic.listops",
-                "settings": {"train": 5_000, "val": 500, "test": 5_000, "min_len": 100, "max_len": 300, "seed": 1}}
-SHORT_DATA = {"generator": "synthetic.pathfinder",
-              "settings": {"n": 18_000, "seed": 3, "size": 16, "contour_length": 3, "distractors": 2,
-                           "distractor_length": 3, "max_turn": 0.5235987755982988, "dash_fraction": 0.6,
-                           "match_distances": True, "balanced": True, "n_test": 10_000}}
-"""The short-contour data: ``python -m synthetic.pathfinder --out D/pathfinder16 --n 18000 --n-test 10000
---size 16 --contour-length 3 --distractors 2 --distractor-length 3 --match-distances --balanced --seed 3``."""
-LISTOPS_PLATEAU_DATA = {"generator": "synthetic.listops",
-                        "settings": {"train": 5_000, "val": 500, "test": 5_000, "min_len": 100, "max_len": 300,
-                                     "seed": 4}}
-POOLING_REGISTERED = "docs/preregistration/2026-12-05-pooling-factorial.md"
-POOLING_MEAN = (*SHORT, ("pooling", "mean"))
-POOLING_MAX = (*SHORT, ("pooling", "max"))
-"""The pooling factorial's settings (2026-12-05): the short-contour setting with the readout set."""
-SCRATCH_16 = "recipe=scratch,finetune_epochs=16"
 PROBE_LIMIT = 200
 """Test examples the attention probes read (as the committed sweeps; the claims do not read them)."""
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """One registered experiment: its task, seeds, SPT and finetuning epochs, the cells of each
-    seed (``--cell`` specs) and each cell's registered optimiser steps (SPT's counted), by spec."""
-
-    name: str
-    task: str
-    seeds: tuple[int, ...]
-    cells: dict[str, int]
-    pretrain_epochs: int | None = None
-    finetune_epochs: int | None = None
-    only: tuple[tuple[str, tuple[int, ...]], ...] = ()
-    """Cells run at some seeds only: (spec, seeds)."""
-    controls: tuple[str, ...] = ("majority",)
-    """Untrained baselines computed beside the cells (the majority class: L3b's chance gate)."""
-    registered: str = REGISTERED
-    """The pre-registration document that fixes this experiment."""
-    settings: tuple[tuple[str, str], ...] | None = None
-    """Its ``--set`` pairs (None: the 2026-12-02 setting of its task)."""
-    source: dict | None = None
-    """The generator and settings its data must come from (the data folder's marker)."""
-    sizes: dict | None = None
-    """Its data sizes (None: :data:`DATA` of its task)."""
-
-    @property
-    def overrides(self) -> tuple[tuple[str, str], ...]:
-        if self.settings is not None:
-            return self.settings
-        return PATHFINDER if self.task == "pathfinder" else LISTOPS
-
-    @property
-    def data_sizes(self) -> dict:
-        return self.sizes or DATA[self.task]
-
-    def specs(self, seed: int) -> list[str]:
-        """The ``--cell`` specs run at ``seed``."""
-        only = dict(self.only)
-        return [spec for spec in self.cells if spec not in only or seed in only[spec]]
-
-
-L1B_CELLS = {SCRATCH_16: 8_000, "recipe=spt": 8_000}
-SHORT_EPOCHS = 40
-"""The short-contour designs' budget: 40 epochs of 500 steps = 20,000 optimiser steps per arm
-(sized by the pilot, docs/preregistration/2026-12-04-lra-short-contour.md)."""
-SHORT_SCRATCH = f"recipe=scratch,finetune_epochs={SHORT_EPOCHS}"
-SHORT_CELLS = {SHORT_SCRATCH: 20_000, "recipe=spt": 20_000}
-SHORT_SEEDS = tuple(range(300, 308))
-_SHORT_DESIGN: dict[str, Any] = {"registered": SHORT_REGISTERED, "settings": SHORT, "source": SHORT_DATA}
-FACTORIAL_SEEDS = tuple(range(600, 608))
-_POOLING_DESIGN: dict[str, Any] = {"registered": POOLING_REGISTERED, "source": SHORT_DATA}
-
-
-def _factorial_cells(epochs: int, steps: int) -> dict[str, int]:
-    """The five arms of a pooling of the factorial, ``epochs`` x 500 = ``steps`` each (SPT: 6 + the rest)."""
-    return {f"recipe=scratch,finetune_epochs={epochs}": steps, "recipe=spt": steps, "recipe=spt,keep=qk": steps,
-            f"recipe=scratch,freeze=qk,finetune_epochs={epochs}": steps,
-            f"recipe=scratch,init=proximity2d,finetune_epochs={epochs}": steps}
-
-
-def _FACTORIAL_ONLY(epochs: int) -> tuple[tuple[str, tuple[int, ...]], ...]:
-    """Hybrid and frozen at 6 seeds, proximity init at 4 (the registration)."""
-    return (("recipe=spt,keep=qk", tuple(range(600, 606))),
-            (f"recipe=scratch,freeze=qk,finetune_epochs={epochs}", tuple(range(600, 606))),
-            (f"recipe=scratch,init=proximity2d,finetune_epochs={epochs}", tuple(range(600, 604))))
-EXPERIMENTS = {
-    "l1b": Experiment("l1b", "pathfinder", tuple(range(100, 108)), L1B_CELLS, 6, 10, source=PATHFINDER_DATA),
-    "l4b": Experiment("l4b", "pathfinder", tuple(range(100, 108)), {**L1B_CELLS, "recipe=spt,keep=qk": 8_000}, 6, 10,
-                      source=PATHFINDER_DATA),
-    "l3b": Experiment("l3b", "listops", tuple(range(100, 106)),
-                      {"recipe=scratch,finetune_epochs=20": 3_140,
-                       "recipe=scratch,freeze=qk,finetune_epochs=20": 3_140}, source=LISTOPS_DATA),
-    "l6": Experiment("l6", "pathfinder", (200, 201),
-                     {"recipe=scratch,init=proximity,finetune_epochs=20": 10_000,
-                      "recipe=scratch,layers=2,finetune_epochs=20": 10_000},
-                     only=(("recipe=scratch,layers=2,finetune_epochs=20", (200,)),), source=PATHFINDER_DATA),
-    # 2026-12-04: the short-contour Pathfinder-16 (docs/preregistration/2026-12-04-lra-short-contour.md)
-    "l6s": Experiment("l6s", "pathfinder", (400, 401),
-                      {f"recipe=scratch,init=proximity,finetune_epochs={SHORT_EPOCHS}": 20_000}, **_SHORT_DESIGN),
-    "l1s": Experiment("l1s", "pathfinder", SHORT_SEEDS, SHORT_CELLS, 6, SHORT_EPOCHS - 6, **_SHORT_DESIGN),
-    "l4s": Experiment("l4s", "pathfinder", SHORT_SEEDS, {**SHORT_CELLS, "recipe=spt,keep=qk": 20_000}, 6,
-                      SHORT_EPOCHS - 6, **_SHORT_DESIGN),
-    "l3s": Experiment("l3s", "pathfinder", SHORT_SEEDS,
-                      {SHORT_SCRATCH: 20_000, f"recipe=scratch,freeze=qk,finetune_epochs={SHORT_EPOCHS}": 20_000},
-                      **_SHORT_DESIGN),
-    "l7s": Experiment("l7s", "pathfinder", tuple(range(300, 306)),
-                      {f"recipe=scratch,layers=2,finetune_epochs={SHORT_EPOCHS}": 20_000,
-                       "recipe=spt,layers=2": 20_000}, 6, SHORT_EPOCHS - 6, **_SHORT_DESIGN),
-    # 2026-12-05: the pooling factorial (docs/preregistration/2026-12-05-pooling-factorial.md)
-    "l6f": Experiment("l6f", "pathfinder", tuple(range(600, 604)),
-                      {"recipe=scratch,init=proximity2d,finetune_epochs=6": 3_000}, **_POOLING_DESIGN,
-                      settings=POOLING_MAX),
-    "fmean": Experiment("fmean", "pathfinder", FACTORIAL_SEEDS, _factorial_cells(24, 12_000), 6, 18,
-                        only=_FACTORIAL_ONLY(24), **_POOLING_DESIGN, settings=POOLING_MEAN),
-    "fmax": Experiment("fmax", "pathfinder", FACTORIAL_SEEDS, _factorial_cells(16, 8_000), 6, 10,
-                       only=_FACTORIAL_ONLY(16), **_POOLING_DESIGN, settings=POOLING_MAX),
-    "fdepth": Experiment("fdepth", "pathfinder", tuple(range(600, 606)),
-                         {"recipe=scratch,layers=2,finetune_epochs=24": 12_000, "recipe=spt,layers=2": 12_000}, 6, 18,
-                         **_POOLING_DESIGN, settings=POOLING_MEAN),
-    "l3p": Experiment("l3p", "listops", tuple(range(110, 116)),
-                      {"recipe=scratch,finetune_epochs=60": 9_420,
-                       "recipe=scratch,freeze=qk,finetune_epochs=60": 9_420},
-                      registered=SHORT_REGISTERED, settings=LISTOPS_PLATEAU, source=LISTOPS_PLATEAU_DATA),
-}
-"""The registered experiments (module doc; the pre-registration's arms, seeds and budgets)."""
 
 
 def sweep_name(experiment: str, seed: int) -> str:
@@ -210,7 +70,7 @@ def check_registration(experiment: Experiment, run: LRARun, data) -> None:
                 raise InputError(f"{experiment.task} data: {field} {_short(source.get(field))}, the registration "
                                  f"fixes {_short(experiment.source[field])} ({experiment.registered})")
     per_epoch = math.ceil(sizes["n_train"] / run.config.batch_size)
-    for spec, registered in experiment.cells.items():
+    for spec, registered in experiment.arms.items():
         cell = parse_cells([], [spec])[0]
         supervised = cell["finetune_epochs"] or run.options.finetune_epochs
         pretrain = (run.options.pretrain_epochs or run.config.pretrain_epochs) if cell["recipe"] == "spt" else 0
@@ -242,12 +102,6 @@ def run(experiment: Experiment, seeds, data_dir: Path, out: Path, runtime, tiny:
 
 
 # ----------------------------------------------------------------------------------- conformance
-FINGERPRINTS = {"l1b": "d35786b9ce1cd0ef", "l4b": "d35786b9ce1cd0ef", "l6": "d35786b9ce1cd0ef",
-                "l3b": "b7b7152b7c61f7af", "l3p": "9379b5a7c8e90350",
-                **dict.fromkeys(("l6s", "l1s", "l4s", "l3s", "l7s", "l6f", "fmean", "fmax", "fdepth"),
-                                "09d407175fc401dd")}
-"""The content fingerprint of each experiment's registered data (where it was made before the runs;
-L3p's is fixed by its generator settings alone until its data are made)."""
 CONFIG = ("d_model", "n_heads", "d_ff", "lr_finetune", "lr_pretrain", "warmup_steps", "batch_size", "resolution",
           "contour_length", "mask_ratio", "masking", "pretrain_loss", "pooling", "head")
 """The config fields evidence is held to (the task's config with the experiment's ``--set`` pairs)."""
@@ -283,9 +137,8 @@ def conform(experiment: Experiment, found: dict, where: str) -> None:
     data = found.get("data", {})
     for name, size in experiment.data_sizes.items():
         need(data.get(name) == size, f"data.{name}", str(size))
-    if experiment.name in FINGERPRINTS:
-        need(data.get("fingerprint") == FINGERPRINTS[experiment.name], "data.fingerprint",
-             FINGERPRINTS[experiment.name])
+    if experiment.fingerprint is not None:
+        need(data.get("fingerprint") == experiment.fingerprint, "data.fingerprint", experiment.fingerprint)
     if experiment.source is not None:
         source = found.get("data_source") or {}
         need(source.get("origin") == "generated", "data_source.origin", "'generated'")
@@ -309,7 +162,7 @@ def conform(experiment: Experiment, found: dict, where: str) -> None:
     stray = [s for s in seeds if s not in experiment.seeds]
     need(not stray, "seeds", f"among the registered {list(experiment.seeds)} (found {stray})")
     rows = {json.dumps(row["cell"], sort_keys=True): row for row in found.get("cells", [])}
-    wanted = {json.dumps(parse_cells([], [spec])[0], sort_keys=True): spec for spec in experiment.cells}
+    wanted = {json.dumps(parse_cells([], [spec])[0], sort_keys=True): spec for spec in experiment.arms}
     extra = [json.loads(key) for key in rows if key not in wanted]
     need(not extra, "cells", f"the registered arms only (found {extra[:1]})")
     for key, spec in wanted.items():
@@ -320,8 +173,8 @@ def conform(experiment: Experiment, found: dict, where: str) -> None:
         for seed, run in runs.items():
             need(seed in seeds and spec in experiment.specs(seed), f"cells ({spec}) seed {seed}",
                  "a seed registered for that arm")
-            need(run["curve"][-1]["step"] == experiment.cells[spec], f"cells ({spec}) seed {seed} curve",
-                 f"a run of the registered {experiment.cells[spec]} steps")
+            need(run["curve"][-1]["step"] == experiment.arms[spec], f"cells ({spec}) seed {seed} curve",
+                 f"a run of the registered {experiment.arms[spec]} steps")
             need(run.get("steps_per_epoch") is not None, f"cells ({spec}) seed {seed} steps_per_epoch", "present")
     sweeps = found.get("sweeps", {})
     for seed in seeds:
@@ -374,7 +227,7 @@ def _read_summary(path: Path) -> dict:
     summary = strict.read(path)  # one line: a huge integer, deep nesting, a key twice, over the size cap
     if isinstance(summary, dict):
         summary = {"schema_version": schema.SCHEMA_VERSION, "model_defaults": schema.model_defaults(), **summary}
-    return schema.validate(summary, lra_schema.SweepSummary, str(path))
+    return schema.validate(summary, sweep_schema.SweepSummary, str(path))
 
 
 def _piece(experiment: Experiment, summary: dict) -> dict:
@@ -421,7 +274,7 @@ def merge(found: dict, committed: dict) -> dict:
     merged = {**_plain(found), "seeds": seeds, "cells": _with_stats(cells),
               "sweeps": {**_plain(committed["sweeps"]), **_plain(found["sweeps"])}}
     merged["sweeps"] = dict(sorted(merged["sweeps"].items(), key=lambda item: int(item[0])))
-    schema.parse(json.dumps(merged), lra_schema.DecideEvidence, "merged decide evidence")
+    schema.parse(json.dumps(merged), sweep_schema.DecideEvidence, "merged decide evidence")
     return merged
 
 
@@ -431,7 +284,7 @@ def _short(value) -> str:
 
 
 def write(found: dict, out: Path) -> Path:
-    schema.parse(json.dumps(found), lra_schema.DecideEvidence, "decide evidence")
+    schema.parse(json.dumps(found), sweep_schema.DecideEvidence, "decide evidence")
     return write_json(Path(out) / "decide" / f"{found['experiment']}.json", found)
 
 
@@ -445,7 +298,7 @@ def promote(found: dict, out: Path) -> Path:
     committed = evidence.path(evidence.LRA, "decide", name)
     with directory_lock(_promote_lock(committed), wait_message=False):  # read, merge and write as one
         if committed.exists():  # a committed file of another experiment or a broken one refuses the promotion
-            found = merge(found, schema.load(committed, lra_schema.DecideEvidence))
+            found = merge(found, schema.load(committed, sweep_schema.DecideEvidence))
         conform(experiment, found, f"decide {experiment.name} (merged with {committed})")
         staged = write_json(Path(out) / "decide" / f"promoted-{name}", found)
         return evidence.promote(staged, evidence.LRA, "decide", name)
@@ -463,14 +316,14 @@ def _promote_lock(target: Path) -> Path:
 # ----------------------------------------------------------------------------------- command line
 def add_parser(commands) -> None:
     """``decide run`` and ``decide collect`` under the ``lra`` command line."""
-    decide = commands.add_parser("decide", help="the pre-registered L1b / L4b / L3b / L6 runs and their evidence",
-                                 description=__doc__.split("\n", 2)[2].strip(),
+    decide = commands.add_parser("decide", help="the pre-registered experiments (lra/designs.py) and their evidence",
+                                 description=__doc__.split("\n\n", 1)[1].strip(),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     steps = decide.add_subparsers(dest="decide_command", required=True, metavar="STEP")
     for name, text in (("run", "train the registered arms (resumable), one sweep per seed"),
                        ("collect", "merge the finished seeds into evidence OUT/decide/<X>.json")):
         p = steps.add_parser(name, help=text, description=text)
-        p.add_argument("--experiment", required=True, choices=EXPERIMENTS)
+        p.add_argument("--experiment", required=True, choices=decide_names())
         p.add_argument("--out", type=Path, default=Path("runs/decide"), help="run folder (runs/decide)")
         if name == "run":
             p.add_argument("--data-dir", type=Path, required=True, help="root of the registered data")

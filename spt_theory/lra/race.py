@@ -25,33 +25,36 @@ import re
 from pathlib import Path
 
 from spt_theory.bench.cases import train_step_flops
-from spt_theory.core.args import SETTING_ALIASES
+from spt_theory.core.args import SETTING_ALIASES, registered_spelling
 from spt_theory.evidence import lra_schema, schema
 from spt_theory.evidence.correctness import FIELD
 from spt_theory.lra.curves import best_within
+from spt_theory.lra.designs import RACE
 from spt_theory.lra.runner import LRARun, RunOptions, options_json, versions
+from spt_theory.lra.sweep_cells import cells as parse_cells
 from spt_theory.training.cache import load_checkpoint
 from spt_theory.util.files import InputError, write_json
 
-TASK = "pathfinder"
-SEEDS = (0, 1, 2)
-TOTAL_STEPS = 20_000
-PRETRAIN_EPOCHS = 6
-SCRATCH_EPOCHS = 40
-FINETUNE_EPOCHS = 34
-OVERRIDES = (("d_model", "64"), ("n_heads", "4"), ("d_ff", "128"), ("lr_finetune", "1e-3"), ("warmup_steps", "100"),
-             ("lr_pretrain", "2e-3"), ("resolution", "16"), ("contour_length", "6"))
-"""The model and optimiser of the committed Pathfinder-16 evidence (1 layer), as ``--set`` pairs
-(runs recorded with the old spellings ``heads``, ``ff`` are the same runs: :func:`_is_race`)."""
-FINGERPRINT = "59dacef54da8ce04"
+TASK = RACE.task
+SEEDS = RACE.seeds
+TOTAL_STEPS = RACE.arms["recipe=spt"]
+PRETRAIN_EPOCHS = RACE.pretrain_epochs or 0
+SCRATCH_EPOCHS = next(c["finetune_epochs"] for c in parse_cells([], list(RACE.arms)) if c["recipe"] == "scratch")
+FINETUNE_EPOCHS = RACE.finetune_epochs or 0
+OVERRIDES = RACE.overrides
+"""The model and optimiser of the committed Pathfinder-16 evidence (1 layer), as ``--set`` pairs in
+the spelling that evidence recorded (runs made with ``n_heads``, ``d_ff`` are the same runs:
+:func:`_is_race`); the registry's :data:`~spt_theory.lra.designs.RACE`."""
+FINGERPRINT = RACE.fingerprint
 """The registered data: Pathfinder-16 with matched marker distances."""
-BUDGETS = (5_000, 10_000, 20_000)
+BUDGETS = RACE.budgets
 """Total steps at which the secondary gains are read."""
 NAME = "pathfinder16.json"
 
 
 def options(data_dir: Path, out: Path, seed: int = 0) -> RunOptions:
     """The race's run options (``scripts/escape_race.sh``'s command lines)."""
+    registered_spelling([name for name, _ in OVERRIDES])  # as its evidence recorded them: no warning
     return RunOptions(task=TASK, data_dir=Path(data_dir), layers=1, overrides=OVERRIDES, out=Path(out), seed=seed,
                       progress=False)
 
@@ -109,8 +112,12 @@ def check_weights(path: Path, model: dict, reference: dict) -> None:
 def _is_race(meta: dict) -> bool:
     opts = meta.get("options", {})
     return (meta.get("task") == TASK and opts.get("layers") == 1 and opts.get("model") == "transformer"
-            and [(SETTING_ALIASES.get(k, k), v) for k, v in opts.get("overrides", [])] == list(OVERRIDES)
+            and [(SETTING_ALIASES.get(k, k), v) for k, v in opts.get("overrides", [])] == _spelled_now(OVERRIDES)
             and not opts.get("freeze") and opts.get("pretrain_task") is None and not opts.get("max_steps"))
+
+
+def _spelled_now(pairs) -> list[tuple[str, str]]:
+    return [(SETTING_ALIASES.get(k, k), v) for k, v in pairs]
 
 
 def find_stages(out: Path, reference: dict | None = None) -> dict[tuple[int, str], tuple[str, list[dict]]]:
@@ -191,7 +198,7 @@ def collect(out: Path, data_dir: Path, checked: bool = False) -> dict:
                                             sum(r["seconds"] for r in pretrain[:PRETRAIN_EPOCHS]),
                                             supervised, steps * spt)})
     evidence = {"schema_version": schema.SCHEMA_VERSION, "task": TASK, "seeds": list(SEEDS),
-                "rules": {"registered": "docs/preregistration/2026-12-02-lra-verdicts-and-escape-race.md",
+                "rules": {"registered": RACE.registered,
                           "total_steps": TOTAL_STEPS, "pretrain_steps": PRETRAIN_EPOCHS * per_epoch,
                           "eval_every": per_epoch},
                 "options": options_json(dataclasses.replace(run.options, data_dir=Path("DATA_DIR"), out=Path("OUT"))),

@@ -304,17 +304,17 @@ def promote_sweep(path: Path) -> Path:
     """``sweep --promote``: the summary at ``path`` as the committed sweep evidence
     ``evidence/lra/<task>.json`` (what claims L1-L4 read): machine paths scrubbed, the schema's
     version and the model defaults added where the summary lacks them, validated by
-    :class:`~spt_theory.evidence.lra_schema.SweepSummary` before anything is written (EvidenceError
+    :class:`~spt_theory.evidence.sweep_schema.SweepSummary` before anything is written (EvidenceError
     naming the field otherwise)."""
     import json
 
     from spt_theory import evidence
-    from spt_theory.evidence import lra_schema, schema
+    from spt_theory.evidence import schema, sweep_schema
 
     found = evidence.scrub_paths(read_json(path))
     found.setdefault("schema_version", schema.SCHEMA_VERSION)
     found.setdefault("model_defaults", schema.model_defaults())
     name = f"{found['task']}.json"
-    schema.parse(json.dumps(found), lra_schema.SweepSummary, str(path))
+    schema.parse(json.dumps(found), sweep_schema.SweepSummary, str(path))
     staged = write_json(path.with_name(f"promoted-{name}"), found)
     return evidence.promote(staged, evidence.LRA, name)

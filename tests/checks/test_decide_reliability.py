@@ -17,13 +17,13 @@ from spt_theory import evidence
 from spt_theory.checks import lra_sequential as rules
 from spt_theory.claims import records, registry
 from spt_theory.claims.registry import Context
-from spt_theory.evidence import EvidenceError, correctness, lra_schema, schema
+from spt_theory.evidence import EvidenceError, correctness, schema, sweep_schema
 from spt_theory.lra import decide
 from spt_theory.verify import main as verify_main
 
 
 def _parse(found):
-    schema.parse(json.dumps(found), lra_schema.DecideEvidence, "edited")
+    schema.parse(json.dumps(found), sweep_schema.DecideEvidence, "edited")
 
 
 def _spt_run(found, seed=100):

@@ -11,8 +11,8 @@ import pytest
 
 from spt_theory.checks import lra_sequential as rules
 from spt_theory.claims.registry import Context
-from spt_theory.evidence import EvidenceError, correctness, lra_schema, schema
-from spt_theory.lra import decide
+from spt_theory.evidence import EvidenceError, correctness, schema, sweep_schema
+from spt_theory.lra import decide, designs
 from spt_theory.lra.__main__ import main
 from spt_theory.lra.sweep_cells import cells as parse_cells
 from spt_theory.util.files import InputError
@@ -38,12 +38,12 @@ def _run(seed, right, steps, per_epoch, pretrain=0):
 
 def registered_fields(experiment: str) -> dict:
     """The fields of evidence of ``experiment`` that its registration fixes (as a collect makes them)."""
-    spec = decide.EXPERIMENTS[experiment]
+    spec = designs.EXPERIMENTS[experiment]
     config = {{"n_heads": "heads", "d_ff": "ff"}.get(k, k): v for k, v in decide.expected_config(spec).items()}
     options = {"task": spec.task, "layers": 1, "pretrain_epochs": spec.pretrain_epochs,
                "finetune_epochs": spec.finetune_epochs or 1, "tiny": False, "model": "transformer",
                "pretrain_task": None, "max_steps": None, "freeze": [], "overrides": [list(p) for p in spec.overrides]}
-    data = {"fingerprint": decide.FINGERPRINTS.get(experiment, "f"), "width": 256, **spec.data_sizes}
+    data = {"fingerprint": spec.fingerprint or "f", "width": 256, **spec.data_sizes}
     return {"registered": spec.registered, "options": options, "config": {"task": spec.task, **config},
             "data": data, "data_source": {"origin": "generated", **copy.deepcopy(spec.source)}}
 
@@ -52,7 +52,7 @@ def _evidence(experiment, arms, task="pathfinder", majority=0.5):
     """Evidence of ``experiment`` with ``arms`` = {cell spec: {seed: accuracy (%)}}; the arms of one
     seed share their errors (each arm's correct examples include those of every lower-accuracy arm)."""
     per_epoch = 157 if task == "listops" else 500
-    spec = decide.EXPERIMENTS[experiment]
+    spec = designs.EXPERIMENTS[experiment]
     N = spec.data_sizes["n_test"]  # noqa: N806
     seeds = sorted({s for values in arms.values() for s in values})
     rows = {text: [] for text in arms}
@@ -63,7 +63,7 @@ def _evidence(experiment, arms, task="pathfinder", majority=0.5):
                 right = np.zeros(N, dtype=bool)
                 right[order[:int(round(values[seed] * N / 100))]] = True
                 pretrain = 3000 if "spt" in text else 0
-                rows[text].append(_run(seed, right, spec.cells[text], per_epoch, pretrain))
+                rows[text].append(_run(seed, right, spec.arms[text], per_epoch, pretrain))
     cells = [{"label": text, "cell": parse_cells([], [text])[0], "runs": runs,
               "test_accuracy": {"per_seed": [r["test_accuracy"] for r in runs],
                                 "mean": float(np.mean([r["test_accuracy"] for r in runs]))}}
@@ -76,7 +76,7 @@ def _evidence(experiment, arms, task="pathfinder", majority=0.5):
              "controls": {"majority": {"test_accuracy": majority}}, "cells": cells,
              "sweeps": {str(s): {"name": decide.sweep_name(experiment, s)} for s in seeds},
              "model_defaults": schema.model_defaults()}
-    schema.parse(json.dumps(found), lra_schema.DecideEvidence, "test evidence")
+    schema.parse(json.dumps(found), sweep_schema.DecideEvidence, "test evidence")
     return found
 
 
@@ -88,7 +88,7 @@ def _check(tmp_path, found):
 
 def _l1b(gains, seeds=None, scratch=55.0):
     seeds = seeds or range(100, 100 + len(gains))
-    return {decide.SCRATCH_16: {s: scratch for s in seeds},
+    return {designs.CONTOUR6_SCRATCH: {s: scratch for s in seeds},
             "recipe=spt": {s: scratch + g for s, g in zip(seeds, gains)}}
 
 
@@ -234,7 +234,7 @@ def test_decide_run_and_collect_end_to_end_on_tiny_data(tiny_data, tmp_path, cap
     assert sorted(p.name for p in (out / "sweeps").glob("*.json")) == [
         "pathfinder-decide-l1b-s100.json", "pathfinder-decide-l1b-s101.json"]
     assert main(["decide", "collect", "--experiment", "l1b", "--out", str(out)]) == 0
-    found = schema.load(out / "decide" / "l1b.json", lra_schema.DecideEvidence)
+    found = schema.load(out / "decide" / "l1b.json", sweep_schema.DecideEvidence)
     assert found["seeds"] == [100, 101] and found["tiny"] and "majority" in found["controls"]
     assert [c["label"] for c in found["cells"]] == ["scratch finetune_epochs=16", "spt"]
     assert all(correctness.FIELD in p for c in found["cells"] for r in c["runs"] for p in r["curve"])
@@ -254,12 +254,14 @@ def test_decide_run_refuses_data_of_other_sizes_and_unregistered_seeds(tiny_data
 
 
 def test_registered_cells_take_their_registered_steps():
-    """Pathfinder-16: 16,000 / 32 = 500 steps an epoch; ListOps 5,000 / 32 = 157."""
-    for experiment in decide.EXPERIMENTS.values():
-        per_epoch = 500 if experiment.task == "pathfinder" else 157
-        for text, steps in experiment.cells.items():
+    """Pathfinder-16: 16,000 / 32 = 500 steps an epoch; ListOps 5,000 / 32 = 157 (any registered sizes)."""
+    for experiment in designs.EXPERIMENTS.values():
+        per_epoch = -(-experiment.data_sizes["n_train"] // 32)
+        if experiment.fingerprint is not None:  # registered data
+            assert per_epoch == {"pathfinder": 500, "listops": 157}[experiment.task]
+        for text, steps in experiment.arms.items():
             cell = parse_cells([], [text])[0]
             epochs = (cell["finetune_epochs"] or experiment.finetune_epochs) + (
                 experiment.pretrain_epochs if cell["recipe"] == "spt" else 0)
             assert epochs * per_epoch == steps, text
-    assert decide.EXPERIMENTS["l6"].specs(201) == ["recipe=scratch,init=proximity,finetune_epochs=20"]
+    assert designs.EXPERIMENTS["l6"].specs(201) == ["recipe=scratch,init=proximity,finetune_epochs=20"]

@@ -11,7 +11,7 @@ from spt_theory.checks import lra_sequential
 from spt_theory.checks import lra_short_contour as rules
 from spt_theory.claims.registry import Context
 from spt_theory.evidence import EvidenceError
-from spt_theory.lra import decide
+from spt_theory.lra import designs
 
 PROXIMITY = rules.PROXIMITY
 
@@ -75,7 +75,7 @@ def test_the_plateau_criterion_reads_the_last_quarter(tmp_path):
 
 
 def test_proximity_is_a_log_ratio_interval_against_x2_and_x1_25(tmp_path):
-    found = _evidence("l1b", {decide.SCRATCH_16: {s: 55.0 for s in range(100, 108)},
+    found = _evidence("l1b", {designs.CONTOUR6_SCRATCH: {s: 55.0 for s in range(100, 108)},
                               "recipe=spt": {s: 55.0 for s in range(100, 108)}})
     for ratio, verdict in ((8.0, "PASS"), (1.0, "FAIL")):
         edited = copy.deepcopy(found)

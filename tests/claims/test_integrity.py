@@ -15,7 +15,7 @@ import pytest
 from spt_theory import evidence
 from spt_theory.claims import records, registry
 from spt_theory.claims.registry import REGISTRY, Context
-from spt_theory.evidence import EvidenceError, lra_schema, schema
+from spt_theory.evidence import EvidenceError, schema, sweep_schema
 from spt_theory.verify import main as verify_main
 
 
@@ -96,7 +96,7 @@ def test_read_evidence_is_hashed_as_parsed_not_reread():
     after it was read cannot stand in for what the verdict read."""
     path = evidence.path(evidence.LRA, "decide", "l6.json")
     schema.READ.clear()
-    schema.load(path, lra_schema.DecideEvidence)
+    schema.load(path, sweep_schema.DecideEvidence)
     assert {Path(os.path.abspath(path)): hashlib.sha256(path.read_bytes()).hexdigest()} == schema.READ
     registry.check_read_evidence(dict(schema.READ), evidence.root())
     with pytest.raises(EvidenceError, match="differs from the content recorded in " + records.L6_RESULT):

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spt_theory import evidence
-from spt_theory.evidence import EvidenceError, correctness, lra_schema, schema
+from spt_theory.evidence import EvidenceError, correctness, lra_schema, schema, sweep_schema
 from spt_theory.evidence.correctness import accuracy_of, decode, encode
 from spt_theory.lra.configs import tiny
 from spt_theory.lra.inputs import LRATask
@@ -106,7 +106,7 @@ def summary() -> dict:
 
 
 def _parse(tree: dict) -> None:
-    schema.parse(json.dumps(tree), lra_schema.SweepSummary, "listops.json")
+    schema.parse(json.dumps(tree), sweep_schema.SweepSummary, "listops.json")
 
 
 def test_consistent_correctness_is_accepted_and_read_back(summary):
@@ -160,7 +160,7 @@ def test_a_claim_that_needs_correctness_gets_an_evidence_error_where_it_is_missi
 
 def test_the_committed_evidence_carries_correctness_and_reads():
     for name in ("listops.json", "pathfinder.json"):
-        tree = schema.load(evidence.path("lra", name), lra_schema.SweepSummary)
+        tree = schema.load(evidence.path("lra", name), sweep_schema.SweepSummary)
         assert all("test_correct" in point for cell in tree["cells"] for run in cell["runs"]
                    for point in run["curve"])
     schema.load(evidence.path("race", "pathfinder16.json"), lra_schema.RaceEvidence)

@@ -17,7 +17,7 @@ from helpers import REPO
 
 from spt_theory import evidence
 from spt_theory.core.model import ModelConfig
-from spt_theory.evidence import EvidenceError, lra_schema, schema
+from spt_theory.evidence import EvidenceError, schema, sweep_schema
 from spt_theory.plateau import design
 from spt_theory.verify import main
 
@@ -122,7 +122,7 @@ def test_the_schema_names_the_field_of_impossible_evidence(edit, message):
     tree = json.loads(evidence.path("lra", "listops.json").read_text())
     edit(tree)
     with pytest.raises(EvidenceError) as error:
-        schema.parse(json.dumps(tree), lra_schema.SweepSummary, "listops.json")
+        schema.parse(json.dumps(tree), sweep_schema.SweepSummary, "listops.json")
     text = str(error.value)
     assert text.startswith("listops.json: ") and message in text and "\n" not in text
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 from helpers import ENV, REPO
 
-from spt_theory.evidence import EvidenceError, lra_schema, schema, strict
+from spt_theory.evidence import EvidenceError, schema, strict, sweep_schema
 
 
 def _sparse(path, size=3 << 30):
@@ -23,7 +23,7 @@ def _sparse(path, size=3 << 30):
 def test_a_file_over_the_cap_is_refused_by_its_size_before_reading(tmp_path, monkeypatch):
     path = _sparse(tmp_path / "l6s.json")
     monkeypatch.setattr(builtins, "open", lambda *a, **k: pytest.fail("opened a file over the cap"))
-    for read in (lambda: strict.read(path), lambda: schema.load(path, lra_schema.DecideEvidence)):
+    for read in (lambda: strict.read(path), lambda: schema.load(path, sweep_schema.DecideEvidence)):
         with pytest.raises(EvidenceError) as error:
             read()
         message = str(error.value)
@@ -35,11 +35,11 @@ def test_a_file_over_the_cap_under_a_memory_limit_is_one_line_not_a_memory_error
     all 3 GB first and died with a MemoryError traceback)."""
     path = _sparse(tmp_path / "l6s.json")
     code = ("import resource, sys\n"
-            "from spt_theory.evidence import lra_schema, schema\n"
+            "from spt_theory.evidence import schema, sweep_schema\n"
             "from spt_theory.evidence import EvidenceError\n"
             f"resource.setrlimit(resource.RLIMIT_AS, ({2 << 30}, {2 << 30}))\n"
             "try:\n"
-            f"    schema.load({str(path)!r}, lra_schema.DecideEvidence)\n"
+            f"    schema.load({str(path)!r}, sweep_schema.DecideEvidence)\n"
             "except EvidenceError as error:\n"
             "    print('refused:', error)\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=ENV, capture_output=True, text=True,

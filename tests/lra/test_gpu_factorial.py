@@ -134,10 +134,11 @@ def test_the_factorial_plan_is_its_registration_and_fits_540_seconds():
 
 
 def test_the_factorial_s_data_are_the_cpu_factorial_s_registered_data():
-    from spt_theory.lra import decide
+    from spt_theory.lra import designs
 
-    assert {k: DECIDE_DATA[k] for k in ("generator", "settings")} == decide.SHORT_DATA
-    assert DECIDE_DATA["fingerprint"] == decide.FINGERPRINTS["fmean"] == decide.FINGERPRINTS["fmax"]
+    assert {k: DECIDE_DATA[k] for k in ("generator", "settings")} == designs.EXPERIMENTS["fmean"].source
+    assert DECIDE_DATA["fingerprint"] == designs.EXPERIMENTS["fmean"].fingerprint
+    assert DECIDE_DATA["fingerprint"] == designs.EXPERIMENTS["fmax"].fingerprint
     assert DECIDE_DATA["fingerprint"] == "09d407175fc401dd"
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from spt_theory.evidence import correctness, lra_schema, schema
+from spt_theory.evidence import correctness, schema, sweep_schema
 from spt_theory.evidence.correctness import accuracy_of, decode
 from spt_theory.lra.__main__ import main
 from spt_theory.lra.controls import ControlConfig, build, shortcut
@@ -75,7 +75,8 @@ def _every_evaluation_keeps_its_test_correctness(summary: dict, controls: tuple[
         correct = decode(record["test_correct"])
         assert len(correct) == n_test and accuracy_of(record["test_correct"]) == record["test_accuracy"]
     assert correctness.test_correctness(runs[0], "t.json").mean() == runs[0]["test_accuracy"]
-    schema.parse(json.dumps({**summary, "schema_version": 1, "model_defaults": {}}), lra_schema.SweepSummary, "t.json")
+    schema.parse(json.dumps({**summary, "schema_version": 1, "model_defaults": {}}), sweep_schema.SweepSummary,
+                 "t.json")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -127,12 +127,12 @@ def check_data(path: Path, sizes: Sizes) -> dict[str, np.ndarray]:
 
 def from_data_dir(sizes: Sizes, data_dir: Path) -> dict[str, np.ndarray]:
     """The CPU design's registered data of a ``decide``-sourced setting (the factorial), read from
-    its data folder as the CPU runs read it (``lra.data.load_task_data`` at ``lra.decide.POOLING_MEAN``)
-    and held to its registration: the generator's marker (``lra.decide.SHORT_DATA``) and the content
+    its data folder as the CPU runs read it (``lra.data.load_task_data`` at ``lra.designs.CONTOUR3_MEAN``)
+    and held to its registration: the generator's marker (``lra.designs.CONTOUR3``'s data) and the content
     fingerprint (``09d407175fc401dd``); the pixels as uint8, the labels as uint8, as the twin's own
     data.  On the CPU only (``--make-data``): it imports the LRA readers, which the GPU image need not
     have."""
-    from spt_theory.lra import decide
+    from spt_theory.lra import designs
     from spt_theory.lra.data import data_source, load_task_data
     from spt_theory.lra.gpu.twin_plan import DECIDE_DATA
     from spt_theory.lra.runner import apply_overrides
@@ -140,7 +140,7 @@ def from_data_dir(sizes: Sizes, data_dir: Path) -> dict[str, np.ndarray]:
 
     if sizes.data_source != "decide":
         raise InputError(f"--from-data-dir: the setting {sizes.setting} generates its own data (give no folder)")
-    config = apply_overrides(config_for("pathfinder"), decide.POOLING_MEAN)
+    config = apply_overrides(config_for("pathfinder"), designs.CONTOUR3_MEAN.overrides)
     source = data_source(config, data_dir)
     made = {k: source.get(k) for k in ("generator", "settings")}
     if made != {k: DECIDE_DATA[k] for k in ("generator", "settings")}:

@@ -42,6 +42,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, replace
 
+from spt_theory.lra import designs
+
 ARMS = ("scratch", "spt", "hybrid_qk", "frozen_qk", "proximity")
 """scratch; SPT then finetune (the whole encoder from the SPT checkpoint); the W_Q W_K hybrid
 (only W_Q, W_K from it, ``keep=qk``); W_Q, W_K frozen at the random init (``freeze=qk``); the
@@ -129,7 +131,7 @@ heads, FF 128, batch 32, lr 1e-3 (SPT 2e-3), warm-up 100, mask ratio 0.5; contou
 training and 2,000 validation images and 10,000 test images."""
 SHORT = replace(FULL, setting="short", steps=20000, spt_share=3 / 20, contour_length=3, balanced=True,
                 seconds_per_image=0.003)
-"""The short-contour setting (docs/preregistration/2026-12-04-lra-short-contour.md; ``lra.decide.SHORT``):
+"""The short-contour setting (docs/preregistration/2026-12-04-lra-short-contour.md; ``lra.designs.CONTOUR3``):
 the same model and optimiser, contour 3, ``--balanced``, 20,000 steps an arm, SPT 3,000 of them."""
 FACTORIAL_REGISTERED = "docs/preregistration/2026-12-05-gpu-pooling-factorial.md"
 FACTORIAL = replace(SHORT, setting="factorial", steps=12000, floor_steps=12000, spt_share=0.25, eval_points=24,
@@ -140,15 +142,12 @@ factorial's model, optimiser and data (generator seed 3, :data:`DECIDE_DATA`), s
 mean pooling 12,000 steps an arm and max 8,000 (SPT 3,000 of them in both, one SPT ensemble shared
 by both poolings), an evaluation every 500 steps (24 points to 12,000)."""
 SETTINGS = {"contour6": FULL, "short": SHORT, "factorial": FACTORIAL}
-DECIDE_DATA = {"generator": "synthetic.pathfinder",
-               "settings": {"n": 18_000, "seed": 3, "size": 16, "contour_length": 3, "distractors": 2,
-                            "distractor_length": 3, "max_turn": 0.5235987755982988, "dash_fraction": 0.6,
-                            "match_distances": True, "balanced": True, "n_test": 10_000},
-               "fingerprint": "09d407175fc401dd", "config": "lra.decide.POOLING_MEAN"}
-"""The CPU factorial's registered data (``lra.decide.SHORT_DATA``, fingerprint
-``lra.decide.FINGERPRINTS['fmean']``: the LRA reader's split of the folder ``python -m
-synthetic.pathfinder ... --seed 3`` writes), which the factorial's ``--make-data --from-data-dir``
-converts (written out here: the GPU path imports nothing of ``lra.decide``)."""
+DECIDE_DATA = {**(designs.CONTOUR3.data.source or {}), "fingerprint": designs.CONTOUR3.data.fingerprint,
+               "config": f"lra.designs.{designs.CONTOUR3_MEAN.name}"}
+"""The CPU factorial's registered data, read from the registry (``lra.designs.CONTOUR3``: generator
+settings and fingerprint, the LRA reader's split of the folder ``python -m synthetic.pathfinder ...
+--seed 3`` writes), which the factorial's ``--make-data --from-data-dir`` converts (``lra.designs``
+imports nothing: the GPU path still imports nothing of ``lra.decide``)."""
 TINY = replace(FULL, setting="contour6", n_train=48, n_val=16, n_test=32, d_model=16, heads=4, ff=32, batch=4,
                steps=8, floor_steps=4, seeds=2, group=2, eval_points=2, warmup_steps=1, workers=2, bench_steps=2,
                tiny=True)
