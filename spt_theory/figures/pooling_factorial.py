@@ -87,8 +87,7 @@ def pooling_factorial(ctx: FigureContext) -> list[Path]:
                         continue
                     points = summary(curves)
                     steps = [p["step"] for p in points]
-                    ax.plot(steps, [p["median"] for p in points], color=colour, lw=1.0,
-                            label=f"{label} ({len(curves)} seeds)")
+                    ax.plot(steps, [p["median"] for p in points], color=colour, lw=1.0, label=label)
                     ax.fill_between(steps, [p["low"] for p in points], [p["high"] for p in points], color=colour,
                                     alpha=0.15, lw=0)
                     drawn[arm] = {"seeds": sorted(curves), "points": points}
@@ -96,10 +95,14 @@ def pooling_factorial(ctx: FigureContext) -> list[Path]:
             ax.axhline(50, color="0.6", lw=0.6)
             ax.set_xlim(0, budget)
             ax.set_ylim(45, 100)
-            ax.set_title(f"{pooling} pooling ({budget:,} steps)", fontsize=7)
+            counts = sorted({len(arm["seeds"]) for arm in drawn.values()})
+            seeds = "" if not counts else f"; {counts[0]}" + (f"-{counts[-1]}" if len(counts) > 1 else "") + \
+                f" seed{'s' if counts[-1] > 1 else ''} an arm"
+            ax.set_title(f"{pooling} pooling ({budget:,} steps{seeds})", fontsize=7)
             ax.set_xlabel("optimiser steps (SPT's counted)")
-            if drawn:
-                ax.legend(fontsize=5.5, loc="lower right")
             record["poolings"][pooling] = {"experiment": experiment, "budget": budget, "arms": drawn}
         axes[0].set_ylabel("test accuracy (%)")
+        handles = {text: line for ax in axes for line, text in zip(*ax.get_legend_handles_labels())}
+        fig.legend(handles.values(), handles.keys(), fontsize=6, loc="outside lower center", ncol=len(handles),
+                   frameon=False)
     return save(ctx, "pooling_factorial", fig, record)

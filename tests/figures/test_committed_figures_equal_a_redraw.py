@@ -10,7 +10,8 @@ import pytest
 from spt_theory.figures.cli import main as figures_main
 
 REPO = Path(__file__).resolve().parents[2]
-FIGURES = {"lra_evidence": "lra/lra_evidence.json", "escape_race": "escape_race.json", "verdicts": "verdicts.json"}
+FIGURES = {"lra_evidence": "lra/lra_evidence.json", "escape_race": "escape_race.json", "verdicts": "verdicts.json",
+           "pooling_factorial": "pooling_factorial.json"}
 """The figures drawn from committed evidence alone, and their JSON under figures/."""
 
 

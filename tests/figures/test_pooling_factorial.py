@@ -33,6 +33,8 @@ def _evidence_root(tmp_path: Path, monkeypatch, record: bool = True) -> Path:
     if record:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         monkeypatch.setitem(records.EVIDENCE_HASHES, "lra/decide/fmax.json", (digest, "test"))
+    else:
+        monkeypatch.delitem(records.EVIDENCE_HASHES, "lra/decide/fmax.json", raising=False)
     return tmp_path
 
 
@@ -49,9 +51,18 @@ def test_a_recorded_pooling_is_drawn_and_the_missing_one_says_not_run(tmp_path, 
     assert end["low"] == pytest.approx(finals[0]) and end["high"] == pytest.approx(finals[-1])
 
 
-def test_an_unrecorded_or_edited_file_is_an_error_never_a_figure(tmp_path, monkeypatch):
+def test_an_unrecorded_file_is_an_error_never_a_figure(tmp_path, monkeypatch):
     root = _evidence_root(tmp_path, monkeypatch, record=False)
     with pytest.raises(EvidenceError, match="recorded nowhere"):
+        pf.pooling_factorial(FigureContext(out=tmp_path / "out", evidence_root=root))
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_edited_file_is_an_error_never_a_figure(tmp_path, monkeypatch):
+    root = _evidence_root(tmp_path, monkeypatch)
+    path = root / "lra" / "decide" / "fmax.json"
+    path.write_text(path.read_text().replace('"written": "2026', '"written": "2025', 1))
+    with pytest.raises(EvidenceError, match="differs from the content recorded"):
         pf.pooling_factorial(FigureContext(out=tmp_path / "out", evidence_root=root))
     assert not (tmp_path / "out").exists()
 
