@@ -134,8 +134,8 @@ def test_grid2d_init_changes_only_w_q_w_k_and_repeats():
     from spt_theory.core.inits import grid2d_proximity_init
 
     fresh, a, b = _model(3), _model(3), _model(3)
-    grid2d_proximity_init(a)
-    grid2d_proximity_init(b)
+    grid2d_proximity_init(a, steps=40)  # what this checks needs no converged fit (the unit tier's time)
+    grid2d_proximity_init(b, steps=40)
     for (name, before), after, again in zip(fresh.state_dict().items(), a.state_dict().values(),
                                             b.state_dict().values()):
         assert torch.equal(after, again), name  # same model, same machine: the same weights
