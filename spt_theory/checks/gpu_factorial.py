@@ -36,6 +36,9 @@ import numpy as np
 
 from spt_theory import stats
 from spt_theory.checks import gpu_twin as twin
+from spt_theory.checks.lra_pooling import COMMON, GATE_BAR, GATE_T, INTERACTION_SUPPORT, REACH_BAR, REACH_LEVEL, SUPPORT
+from spt_theory.checks.lra_sequential import SHARE
+from spt_theory.checks.lra_short_contour import NOT_PROXIMAL, NOT_PROXIMAL_RATIO, PROXIMAL, PROXIMAL_RATIO
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import EvidenceError
@@ -45,18 +48,8 @@ SETTING = "factorial"
 REGISTERED = FACTORIAL.registered
 PRE = "pre-registered 2026-12-05 (before any run of the design)"
 MEAN_T, MAX_T = dict(FACTORIAL.poolings)["mean"], dict(FACTORIAL.poolings)["max"]
-COMMON = 8_000
-GATE_T = 3_000
-GATE_BAR = 88.0
 GATE_SEEDS_NEEDED = 6
-SUPPORT = 3.5
-INTERACTION_SUPPORT = 2.0
-REACH_BAR = 80.0
-REACH_LEVEL = 0.05
-PROXIMAL_RATIO, NOT_PROXIMAL_RATIO = 2.0, 1.25
-PROXIMAL, NOT_PROXIMAL = math.log(PROXIMAL_RATIO), math.log(NOT_PROXIMAL_RATIO)
-SHARE = 0.5
-"""G4f: the share of SPT's gain the hybrid must keep."""
+"""G6f: of the twin's 8 seeds (the CPU gate L6f: 3 of 4); every other number is the CPU design's."""
 SEEDS = FACTORIAL.seeds
 LEVEL = 0.95
 Judged = tuple[str, list[str], dict, str | None]
