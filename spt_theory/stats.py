@@ -276,8 +276,10 @@ def unpaired_difference(arms: Sequence[tuple[float, Mapping[int, np.ndarray]]], 
 COVERAGE_WINDOW = (0.94, 0.985)
 """Where a 95% interval's simulated coverage must lie (docs/statistics.md): below, it misleads;
 above, it wastes seeds."""
-COVERAGE_CELLS = ((3, 1_000), (3, 5_000), (6, 1_000), (6, 5_000), (8, 1_000), (8, 5_000))
-"""(seeds, shared test examples) of the designs, where the coverage is simulated."""
+COVERAGE_CELLS = ((3, 1_000), (3, 5_000), (6, 1_000), (6, 5_000), (8, 1_000), (8, 5_000),
+                  (4, 10_000), (6, 10_000), (8, 10_000))
+"""(seeds, shared test examples) of the designs, where the coverage is simulated (the last three:
+the pooling factorial's looks on its 10,000 test images, added 2026-12-06)."""
 
 
 def coverage_seed(k: int, n: int) -> int:
