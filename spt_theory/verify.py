@@ -225,7 +225,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                "project claim not passing, or (--strict) any FAIL or INCONCLUSIVE; 2 bad arguments or "
                "unwritable output; 130 / 143 interrupted (SIGINT / SIGTERM).\n"
                f"quick mode skips: {', '.join(quick_skipped())}")
-    p.add_argument("--only", nargs="+", metavar="ID",
+    p.add_argument("--only", nargs="+", action="extend", metavar="ID",
                    help="check only these claims (case-insensitive): ids (E1 also selects its variant "
                         "E1b, not E10) or families (T, E, X, L)")
     p.add_argument("--full", action="store_true",

@@ -20,7 +20,7 @@ from spt_theory.util.prog import prog
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog=prog("python -m spt_theory.figures"), description=spt_theory.figures.__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--only", nargs="+", metavar="NAME", choices=list(FIGURES),
+    p.add_argument("--only", nargs="+", action="extend", metavar="NAME", choices=list(FIGURES),
                    help="draw only these figures (default: all): " + ", ".join(FIGURES))
     cli_args.add_seeds(p, (0, 1, 2), "0 1 2; the seeds averaged over")
     p.add_argument("--train", action="store_true",

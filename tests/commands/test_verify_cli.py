@@ -292,6 +292,13 @@ def test_an_empty_only_is_one_line_and_exit_2(only, capsys, no_claim_runs, error
     error_line(capsys.readouterr().err, "--only", "empty")
 
 
+def test_only_given_twice_selects_both(capsys):
+    """Before: argparse kept the last ``--only`` alone (``--only L6f --only L8f`` checked L8f only)."""
+    assert main(["--only", "L6f", "--only", "L8f", "--no-progress"]) == 0
+    rows = {line.split()[0] for line in capsys.readouterr().out.splitlines() if line[:1] == "L"}
+    assert {"L6f", "L8f"} <= rows
+
+
 def test_only_gates_selected_gives_a_sensible_summary_line(capsys):
     """Before: '0 claims in 0.0 s: ; gates L6 FAIL, L6s FAIL; ...'."""
     assert main(["--only", "L6", "--no-progress"]) == 0
