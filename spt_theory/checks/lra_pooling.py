@@ -210,6 +210,10 @@ CLAIMS: dict[str, tuple[str, Callable]] = {
     "L4f": ("fmean", judge_l4f), "L3f": ("fmean", judge_l3f), "L2f": ("fmean", judge_l2f),
     "L8f": ("fmean", judge_l8f), "L7f": ("fdepth", judge_l7f)}
 """Each one-experiment claim: (its experiment, its judge); L9f reads fmean and fmax."""
+WINDOWS = {"L1f": (0.0, SUPPORT), "L7f": (0.0, SUPPORT), "L9f": (0.0, INTERACTION_SUPPORT), "L4f": (0.0, 0.0),
+           "L8f": (0.0, 0.0), "L3f": (-short.BOUND, short.BOUND), "L2f": (short.NOT_PROXIMAL, short.PROXIMAL)}
+"""The window each interval claim is drawn against (the verdicts figure): its refutation and support
+boundaries, or the band an equivalence claim must lie in."""
 THRESHOLDS = {claim_id: records.TABLE[claim_id].threshold for claim_id in (*CLAIMS, "L9f")}
 """Each claim's threshold in words, as its row holds it (written once)."""
 
@@ -236,6 +240,10 @@ def check(ctx: Context, claim_id: str) -> Measurement:
         return undecided("not run", threshold, f"not run yet: {base.command(experiments[0])}", evidence=where)
     result, lines, details, why = judged
     details.update(evidence=where)
+    if claim_id in WINDOWS:
+        details = base.drawn_interval(details, WINDOWS[claim_id])
+        if "ratio" in details:
+            details.update(interval=list(details["ratio"]["interval"]), window=list(WINDOWS[claim_id]))
     return Measurement(result, threshold, result == "PASS", details, lines=tuple(lines),
                        inconclusive=(why or "undecided") if result == "INCONCLUSIVE" else None)
 

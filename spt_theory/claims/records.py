@@ -55,7 +55,7 @@ EVIDENCE_HASHES: dict[str, tuple[str, str]] = {
     "lra/decide/l6s.json": ("b08d25b075736ecb92c861df5e75630bc1dd31f7774b3046ac6380b0c942435f", "d40cae0"),
     "lra/decide/l3p.json": ("97b6a238d4075ec37a78a4c594a868249eea4479e8a1c5240646ef18ab983064", "66706a9"),
     "lra/decide/l6f.json": ("d46f104aaf1aa336e802ac1820ec1152c3cfb64172b6a6f510296812eb405fe5", "392464f"),
-    "lra/decide/fmean.json": ("a58f8ee7402a14dda89c44018b8ad7355e70c0480fe5c7bcfb91b7211d54d8b0", "a4610e6"),
+    "lra/decide/fmean.json": ("b367ff76da9f1fdf70fbc793870191c1f5b4e8b2534fbc95682416eb1484cad7", "dee86b6"),
     "lra/decide/fmax.json": ("d3f3dc619c55a45c8d9f8395f1e7ee86d77eef45dbd42475bc70e241b7d36362", "6d6d2db"),
     "race/pathfinder16.json": ("f3b2084c60f2a018adf8b36c87c09d8423234beec331a99a56bf9733f76e0d09", RACE_RULES),
     "plateau/plateau_runs.json": ("f2bc4c4ecb0686fd16c5b2fd9fd556599f2f1cabf4e62b8d906c86422481aaec", N400_ADAMW),

@@ -18,8 +18,8 @@ from spt_theory.claims.commits import (
 )
 from spt_theory.claims.row import Record, Registration, Row
 
-FACTORIAL_IN = ("evidence/lra/decide/fmean.json (a4610e6) and fmax.json (6d6d2db), seeds in so far: fmean "
-                "600-602, fmax 600-601")
+FACTORIAL_IN = ("evidence/lra/decide/fmean.json (dee86b6) and fmax.json (6d6d2db), seeds in so far: fmean "
+                "600-603, fmax 600-601")
 """The pooling factorial's seeds promoted so far (the claims' looks wait for the rest)."""
 
 ROWS = (
@@ -175,44 +175,46 @@ ROWS = (
         "Pooling factorial, mean pooling (the paper's setting): SPT beats scratch at 12,000 equal steps",
         "PASS lo > 0, FAIL hi < 3.5 pts at 12,000 steps; looks at 4, 6 seeds (99%), 8 (95%); after an L6f PASS",
         Registration("pre", POOLING_FACTORIAL, POOLING_FACTORIAL),
-        Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: look 1 (seeds 600-603, 99%) not yet taken: 603 not in",
+        Record("holds", "2026-12-06", f"{FACTORIAL_IN}: look 1 (seeds 600-603, 99%) decides: SPT - scratch +21.5 "
+                                      "[+4.5, +38.6] pts at 12,000 steps (3.05 df); the design stops there",
                source="paper")),
     Row("L1fr",
         "Pooling factorial, mean pooling: more seeds reach 80% with SPT than from scratch (co-primary count)",
         "seeds reaching 80% within 12,000 steps, SPT vs scratch: PASS exact p < 0.05, FAIL scratch >= SPT; 8 seeds",
         Registration("pre", POOLING_FACTORIAL, POOLING_FACTORIAL),
-        Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: its one look (8 seeds) waits for 603-607",
+        Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: its one look (8 seeds) waits for 604-607",
                source="paper")),
     Row("L9f",
         "Pooling factorial: SPT's gain over scratch is larger under mean pooling than under max pooling",
         "gain(mean) - gain(max) at 8,000 steps: PASS lo > 0, FAIL hi < 2 pts; 8 seeds, 95%",
         Registration("pre", POOLING_FACTORIAL, POOLING_FACTORIAL),
-        Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: its one look (8 seeds of both) waits for fmean 603-607 "
+        Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: its one look (8 seeds of both) waits for fmean 604-607 "
                                              "and fmax 602-607",
                source="hypothesis")),
     Row("L4f",
         "Pooling factorial, mean pooling: W_Q, W_K alone from the SPT checkpoint recover at least half of SPT's gain",
         "(hybrid - scratch) - 0.5 (SPT - scratch): PASS lo > 0, FAIL hi < 0 at 12,000 steps; 6 seeds, 95%",
         Registration("pre", POOLING_FACTORIAL, POOLING_FACTORIAL),
-        Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: its one look (6 seeds) waits for 603-605",
+        Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: its one look (6 seeds) waits for 604-605",
                source="paper")),
     Row("L3f",
         "Pooling factorial, mean pooling: attention frozen at init is about as good as trained, at the plateau",
         "|frozen - scratch| <= 3 at 12,000 steps, both at plateau, scratch 5 pts above chance; 6 seeds, 95%",
         Registration("pre", POOLING_FACTORIAL, POOLING_FACTORIAL),
-        Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: its one look (6 seeds) waits for 603-605",
+        Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: its one look (6 seeds) waits for 604-605",
                source="paper")),
     Row("L2f",
         "Pooling factorial, mean pooling: SPT's attention is proximal (true 2-D neighbours), scratch's is not",
         "log(SPT / scratch 2-D neighbour ratio): PASS lo > log 2, FAIL hi < log 1.25; 8 seeds, 95%",
         Registration("pre", POOLING_FACTORIAL, POOLING_FACTORIAL),
-        Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: its one look (8 seeds) waits for 603-607",
+        Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: its one look (8 seeds) waits for 604-607",
                source="hypothesis")),
     Row("L8f",
         "Pooling factorial, mean pooling: SPT beats the 2-D proximity init (SPT pretrains more than W_Q, W_K)",
         "SPT - proximity2d at 12,000 steps: PASS lo > 0, FAIL hi < 0; 4 seeds, 95%",
         Registration("pre", POOLING_FACTORIAL, POOLING_FACTORIAL),
-        Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: its one look (4 seeds) waits for 603",
+        Record("holds", "2026-12-06", f"{FACTORIAL_IN}: seeds 600-603, SPT - proximity2d +19.3 [+14.2, +24.3] pts "
+                                      "at 12,000 steps (95%, 3.16 df): SPT pretrains more than W_Q, W_K",
                source="hypothesis")),
     Row("L7f",
         "Pooling factorial, 2 layers, mean pooling: SPT beats scratch at 12,000 equal steps",

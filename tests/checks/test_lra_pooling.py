@@ -50,6 +50,9 @@ def test_l1f_passes_at_its_first_look(tmp_path):
     _write(tmp_path, _evidence("fmean", _arms("mean", [22, 24, 21, 23], 62.0, range(600, 604))))
     m = rules.check(Context(lra_evidence=tmp_path), "L1f")
     assert m.verdict == "PASS" and "stopped at look 1" in "\n".join(m.lines)
+    # the verdicts figure draws the interval of the look that decided against the claim's window
+    assert m.details["interval"] == m.details["looks"][0]["interval"]["interval"]
+    assert m.details["window"] == [0.0, rules.SUPPORT]
 
 
 def test_the_reach_count_is_an_exact_test_over_eight_seeds(tmp_path):
