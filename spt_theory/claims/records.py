@@ -56,7 +56,7 @@ EVIDENCE_HASHES: dict[str, tuple[str, str]] = {
     "lra/decide/l3p.json": ("97b6a238d4075ec37a78a4c594a868249eea4479e8a1c5240646ef18ab983064", "66706a9"),
     "lra/decide/l6f.json": ("d46f104aaf1aa336e802ac1820ec1152c3cfb64172b6a6f510296812eb405fe5", "392464f"),
     "lra/decide/fmean.json": ("b367ff76da9f1fdf70fbc793870191c1f5b4e8b2534fbc95682416eb1484cad7", "dee86b6"),
-    "lra/decide/fmax.json": ("becd1b12a133d7ae993c7cbb99bfa9f97c3265edf0986c4ec897e1fa0bb08ddf", "9adab90"),
+    "lra/decide/fmax.json": ("ec2685270f8ac0c2759a2a38531b5eaad1cca12f36881bef1ec4e2b756ee1d54", "27b77c4"),
     "race/pathfinder16.json": ("f3b2084c60f2a018adf8b36c87c09d8423234beec331a99a56bf9733f76e0d09", RACE_RULES),
     "plateau/plateau_runs.json": ("f2bc4c4ecb0686fd16c5b2fd9fd556599f2f1cabf4e62b8d906c86422481aaec", N400_ADAMW),
     "plateau/gradient_rms.json": ("9545da87123ca5be285b7b0492084f9119740ff8c1b29327bef16f45faede4f5", PLATEAU_LAW),

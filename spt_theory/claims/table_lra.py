@@ -18,8 +18,8 @@ from spt_theory.claims.commits import (
 )
 from spt_theory.claims.row import Record, Registration, Row
 
-FACTORIAL_IN = ("evidence/lra/decide/fmean.json (dee86b6) and fmax.json (9adab90), seeds in so far: fmean "
-                "600-603, fmax 600-602")
+FACTORIAL_IN = ("evidence/lra/decide/fmean.json (dee86b6) and fmax.json (27b77c4), seeds in so far: fmean "
+                "600-603, fmax 600-603")
 """The pooling factorial's seeds promoted so far (the claims' looks wait for the rest)."""
 
 ROWS = (
@@ -189,7 +189,7 @@ ROWS = (
         "gain(mean) - gain(max) at 8,000 steps: PASS lo > 0, FAIL hi < 2 pts; 8 seeds, 95%",
         Registration("pre", POOLING_FACTORIAL, POOLING_FACTORIAL),
         Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: its one look (8 seeds of both) waits for fmean 604-607 "
-                                             "and fmax 603-607",
+                                             "and fmax 604-607",
                source="hypothesis")),
     Row("L4f",
         "Pooling factorial, mean pooling: W_Q, W_K alone from the SPT checkpoint recover at least half of SPT's gain",
