@@ -242,8 +242,6 @@ def check(ctx: Context, claim_id: str) -> Measurement:
     details.update(evidence=where)
     if claim_id in WINDOWS:
         details = base.drawn_interval(details, WINDOWS[claim_id])
-        if "ratio" in details:
-            details.update(interval=list(details["ratio"]["interval"]), window=list(WINDOWS[claim_id]))
     return Measurement(result, threshold, result == "PASS", details, lines=tuple(lines),
                        inconclusive=(why or "undecided") if result == "INCONCLUSIVE" else None)
 

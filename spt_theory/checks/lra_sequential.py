@@ -165,6 +165,8 @@ def drawn_interval(details: dict, window: tuple[float, float]) -> dict:
         iv = next((b for b in budgets if b["verdict"] == "FAIL"), budgets[-1])["difference"]
     elif details.get("difference"):
         iv = details["difference"]
+    elif details.get("ratio"):  # a log-ratio claim (L2s, L2b, L2f)
+        iv = details["ratio"]
     else:
         return details
     return {**details, "interval": list(iv["interval"]), "window": list(window)}

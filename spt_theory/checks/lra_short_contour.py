@@ -284,8 +284,6 @@ def check(ctx: Context, experiment: str) -> Measurement:
     details.update(evidence=str(path))
     if experiment in WINDOWS:
         details = base.drawn_interval(details, WINDOWS[experiment])
-        if "ratio" in details:
-            details.update(interval=list(details["ratio"]["interval"]), window=list(WINDOWS[experiment]))
     return Measurement(f"{result}", threshold, result == "PASS", details, lines=tuple(lines),
                        inconclusive=(why or "undecided") if result == "INCONCLUSIVE" else None)
 
