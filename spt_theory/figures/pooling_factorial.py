@@ -5,6 +5,11 @@ their range (band) at each evaluation, SPT's 3,000 pretraining steps counted (it
 after them); the dotted line is L1fr's reach bar, the grey one chance.  A pooling whose evidence
 is not committed yet is drawn empty with "not run yet"; the figure is skipped while neither is.
 
+Beside the figure, ``pooling_factorial.md``: the table of docs/results-lra.md (per pooling and arm,
+the median [range] over the seeds of the test accuracy at the best validation evaluation within
+the pooling's budget and within the common 8,000 steps, as the claims read it), so the document's
+numbers are regenerated, never typed; a test holds the document to it.
+
 Every file drawn is held to its recorded content first (``records.EVIDENCE_HASHES``), as verify
 holds it: an edited or unrecorded file is an error, never a figure.
 """
@@ -16,12 +21,14 @@ import statistics
 from pathlib import Path
 
 from spt_theory.checks import lra_pooling as rules
+from spt_theory.checks import lra_sequential as base
 from spt_theory.claims.registry import check_read_evidence
 from spt_theory.evidence import schema, sweep_schema
 from spt_theory.figures.context import FigureContext, FigureSkipped, save
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import COLUMN_WIDTH, STYLE, new_figure
 from spt_theory.lra.sweep_cells import cells as parse_cells
+from spt_theory.util.files import atomic_write
 from spt_theory.util.plotting import plt
 
 POOLINGS = (("mean", "fmean", rules.MEAN, rules.MEAN_T), ("max", "fmax", rules.MAX, rules.MAX_T))
@@ -63,10 +70,63 @@ def summary(curves: dict[int, list[tuple[int, float]]]) -> list[dict]:
              "seeds": len(values)} for step, values in sorted(by_step.items())]
 
 
+def seed_text(seeds: list[int]) -> str:
+    """Seeds as runs of consecutive numbers and their count.
+
+    >>> seed_text([600, 601, 602, 603, 605])
+    '600-603, 605 (5)'
+    """
+    runs: list[list[int]] = []
+    for seed in sorted(seeds):
+        if runs and seed == runs[-1][-1] + 1:
+            runs[-1].append(seed)
+        else:
+            runs.append([seed])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else f"{r[0]}" for r in runs) + f" ({len(seeds)})"
+
+
+def _spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.1f} [{min(values):.1f}, {max(values):.1f}]"
+
+
+def table_rows(loaded: dict[str, tuple[dict | None, Path]]) -> list[dict]:
+    """Per pooling and arm with runs: its seeds and, over them, the test accuracy (%) at the best
+    validation evaluation within the pooling's budget and within :data:`rules.COMMON` steps."""
+    rows = []
+    for pooling, _, specs, budget in POOLINGS:
+        found = loaded[pooling][0]
+        if found is None:
+            continue
+        for arm, (label, _) in ARMS.items():
+            row = base.cell(found, specs[arm])
+            seeds = sorted(base.seeds_in(row)) if row is not None else []
+            if row is None or not seeds:
+                continue
+            rows.append({"pooling": pooling, "arm": arm, "label": label, "seeds": seeds, "budget": budget,
+                         "at_budget": [base.accuracy(row, s, budget) for s in seeds],
+                         "at_common": [base.accuracy(row, s, rules.COMMON) for s in seeds]})
+    return rows
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """The table of docs/results-lra.md: median [range] of each arm's seeds."""
+    budgets = ", ".join(f"{b:,} {p}" for p, _, _, b in POOLINGS)
+    lines = [f"| pooling | arm | seeds | at its budget ({budgets}) | at {rules.COMMON:,} (the common step) |",
+             "|---|---|---|---|---|"]
+    lines += [f"| {r['pooling']} | {r['label']} | {seed_text(r['seeds'])} | {_spread(r['at_budget'])} | "
+              f"{_spread(r['at_common'])} |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def load_all(ctx: FigureContext) -> dict[str, tuple[dict | None, Path]]:
+    """Each pooling's committed evidence (:func:`load`)."""
+    return {pooling: load(ctx, experiment) for pooling, experiment, _, _ in POOLINGS}
+
+
 @figure("L1f, L9f, L4f, L3f, L8f", "pooling factorial: accuracy against steps, median and range of seeds per arm")
 def pooling_factorial(ctx: FigureContext) -> list[Path]:
     """Two panels, mean and max pooling (module doc)."""
-    loaded = {pooling: load(ctx, experiment) for pooling, experiment, _, _ in POOLINGS}
+    loaded = load_all(ctx)
     if all(found is None for found, _ in loaded.values()):
         raise FigureSkipped("the pooling factorial has no committed evidence yet (evidence/lra/decide/fmean.json, "
                             "fmax.json)")
@@ -105,4 +165,8 @@ def pooling_factorial(ctx: FigureContext) -> list[Path]:
         handles = {text: line for ax in axes for line, text in zip(*ax.get_legend_handles_labels())}
         fig.legend(handles.values(), handles.keys(), fontsize=6, loc="outside lower center", ncol=len(handles),
                    frameon=False)
-    return save(ctx, "pooling_factorial", fig, record)
+    rows = table_rows(loaded)
+    record["table"] = rows
+    text = markdown_table(rows)
+    paths = save(ctx, "pooling_factorial", fig, record)
+    return [*paths, atomic_write(ctx.out / "pooling_factorial.md", lambda tmp: tmp.write_text(text))]

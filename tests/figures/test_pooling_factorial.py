@@ -70,3 +70,23 @@ def test_an_edited_file_is_an_error_never_a_figure(tmp_path, monkeypatch):
 def test_no_evidence_at_all_skips_the_figure(tmp_path):
     with pytest.raises(FigureSkipped, match="no committed evidence"):
         pf.pooling_factorial(FigureContext(out=tmp_path / "out", evidence_root=tmp_path))
+
+
+def test_the_table_is_the_median_and_range_at_the_best_validation_evaluation(tmp_path, monkeypatch):
+    root = _evidence_root(tmp_path, monkeypatch)
+    rows = pf.table_rows(pf.load_all(FigureContext(out=tmp_path / "out", evidence_root=root)))
+    assert [(r["pooling"], r["arm"], r["seeds"]) for r in rows] == [("max", "proximity", [600, 601, 602, 603])]
+    from spt_theory.lra.curves import best_within
+    runs = json.loads(PACKAGE_L6F.read_text())["cells"][0]["runs"]
+    assert rows[0]["at_common"] == [100 * best_within(run["curve"], 8_000) for run in runs]
+    line = pf.markdown_table(rows).splitlines()[-1]
+    values = sorted(rows[0]["at_budget"])
+    assert line.startswith("| max | proximity2d init | 600-603 (4) | ")
+    assert f"[{values[0]:.1f}, {values[-1]:.1f}]" in line
+
+
+def test_the_results_page_holds_the_table_the_committed_evidence_gives():
+    page = (Path(pf.__file__).resolve().parents[2] / "docs" / "results-lra.md").read_text()
+    table = pf.markdown_table(pf.table_rows(pf.load_all(FigureContext())))
+    assert table in page, "docs/results-lra.md's factorial table is not the one the evidence gives " \
+                          "(python -m spt_theory.figures --only pooling_factorial writes figures/pooling_factorial.md)"
