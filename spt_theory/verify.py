@@ -12,11 +12,11 @@ paper claims are held against the verdict on record (:mod:`spt_theory.claims.rec
 refuted again is a reproduced result.
 
 Exit code: 0 when every claim that ran gives its recorded verdict and every project claim passes;
-1 when a verdict differs from its record (a ``CHANGED`` line), a project claim does not pass or a
-check raised; with ``--strict`` also 1 on any FAIL or INCONCLUSIVE; 2 on bad arguments, on a file
-a check reads that is bad input (a corrupt checkpoint, a malformed LRA evidence JSON), or when the
-cache or the report cannot be written (read-only folder, full disk); 130 / 143 when stopped by
-SIGINT / SIGTERM.
+1 when a verdict differs from its record (a ``CHANGED`` line), a project claim does not pass, or a
+row is an ERROR (committed evidence missing, malformed or not the recorded content, or a check
+that raised); with ``--strict`` also 1 on any FAIL or INCONCLUSIVE; 2 on bad arguments, on a
+cached file that is bad input (a corrupt checkpoint), or when the cache or the report cannot be
+written (read-only folder, full disk); 130 / 143 when stopped by SIGINT / SIGTERM.
 """
 
 from __future__ import annotations

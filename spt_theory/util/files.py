@@ -227,11 +227,24 @@ def _os_error(error: BaseException) -> OSError | None:
     return None
 
 
+MAX_JSON_BYTES = 256 << 20
+"""The largest JSON input :func:`read_json` reads (a run's result with every evaluation's
+per-example correctness is a few MB; committed evidence has its own, smaller bound)."""
+
+
 def read_json(path: str | os.PathLike):
     """The JSON value in the file ``path``; a missing, unreadable, non-UTF-8 or malformed file is an
-    :class:`InputError` naming it (and the line and column of a syntax error)."""
+    :class:`InputError` naming it (and the line and column of a syntax error), and so is something
+    other than a regular file there (a FIFO would block, a device never end) or a file over
+    :data:`MAX_JSON_BYTES`, refused before anything is read."""
     path = Path(path)
     try:
+        info = os.stat(path)
+        for test, kind in _KINDS:
+            if test(info.st_mode):
+                raise InputError(f"{path}: cannot read ({kind} stands there, not a regular file)")
+        if info.st_size > MAX_JSON_BYTES:
+            raise InputError(f"{path}: {info.st_size} bytes, over the {MAX_JSON_BYTES} a JSON input may have")
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise InputError(f"missing {path}") from None
