@@ -21,6 +21,8 @@ import numpy as np
 import torch
 
 from spt_theory import evidence
+from spt_theory.claims.registry import check_read_evidence
+from spt_theory.evidence import schema
 from spt_theory.training.cache import config_hash
 from spt_theory.training.loop import Dataset
 from spt_theory.training.recipes import Budget
@@ -200,6 +202,24 @@ def trained(ctx: FigureContext, label: str, build: Callable[[int], RunSpec]) -> 
 
 def seeds_label(ctx: FigureContext) -> str:
     return ", ".join(str(s) for s in ctx.seeds)
+
+
+def held_to_record(ctx: FigureContext, *paths: Path) -> tuple[str, ...]:
+    """Hold each evidence file a figure draws to its recorded content, as verify holds it
+    (:func:`~spt_theory.claims.registry.check_read_evidence`), before anything is drawn: a file under
+    ``ctx.evidence_root`` whose content was edited, or is recorded nowhere, is an EvidenceError
+    naming it (never a figure).  Each file is hashed as parsed (:data:`schema.READ`) where it was
+    read through :func:`schema.load`, else as it is now.  Returns the files read from elsewhere (a
+    user's ``--lra-evidence`` folder) whose content is not the recorded one: drawn as the user's own,
+    named in the figure's record as unregistered."""
+    import hashlib
+    import os
+
+    read = {}
+    for path in paths:
+        key = Path(os.path.abspath(path))
+        read[key] = schema.READ.get(key) or hashlib.sha256(key.read_bytes()).hexdigest()
+    return check_read_evidence(read, Path(ctx.evidence_root), Path(ctx.lra_evidence))
 
 
 def save(ctx: FigureContext, name: str, fig, record: dict) -> list[Path]:

@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from spt_theory.checks import race as rules
-from spt_theory.figures.context import FigureContext, save
+from spt_theory.figures.context import FigureContext, held_to_record, save
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import COLUMN_WIDTH, RECIPE_COLOUR, STYLE, new_figure
+from spt_theory.lra import race
 from spt_theory.lra.race import escape_step
 from spt_theory.util.plotting import plt
 
@@ -23,6 +24,7 @@ STYLES = {0: "-", 1: "--", 2: ":"}
 def escape_race(ctx: FigureContext) -> list[Path]:
     """Validation accuracy of both arms and every seed against total optimiser steps (module doc)."""
     found = rules.load_race(ctx.evidence_root, ctx.model)
+    held_to_record(ctx, ctx.evidence_root / rules.RACE / race.NAME)
     fig, ax = new_figure(COLUMN_WIDTH, 2.8)
     drawn = []
     with plt.rc_context(STYLE):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from spt_theory.evidence import schema
-from spt_theory.figures.context import FigureContext, FigureSkipped
+from spt_theory.figures.context import FigureContext, FigureSkipped, held_to_record
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import drawable_text
 from spt_theory.util.files import is_number, prepare_output, read_json, require, write_json
@@ -90,6 +90,7 @@ def lra_evidence(ctx: FigureContext) -> list[Path]:
     files = sorted(ctx.lra_evidence.glob("*.json"))
     if not files:
         raise FigureSkipped(f"no committed LRA sweep under {ctx.lra_evidence}")
+    unregistered = held_to_record(ctx, *files)
     summaries = {path: read_json(path) for path in files}
     for path, summary in summaries.items():  # made at other model settings (--set): refused, as verify does
         if isinstance(summary, dict) and ("model_defaults" in summary or isinstance(summary.get("config"), dict)):
@@ -101,7 +102,10 @@ def lra_evidence(ctx: FigureContext) -> list[Path]:
         paths += draw(summary, ctx.out / "lra" / path.stem)
     if with_curves:
         paths += curves.draw(with_curves, ctx.out / "lra" / "steps")
-    paths.append(write_json(ctx.out / "lra" / "lra_evidence.json", plotted(summaries)))
+    record = plotted(summaries)
+    if unregistered:  # a user's own sweeps: drawn, never taken for the recorded evidence
+        record["unregistered"] = list(unregistered)
+    paths.append(write_json(ctx.out / "lra" / "lra_evidence.json", record))
     return paths
 
 

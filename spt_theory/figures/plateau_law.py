@@ -29,7 +29,7 @@ import matplotlib
 from spt_theory.checks import plateau_extrapolation, plateau_grid, plateau_table
 from spt_theory.checks import plateau_prediction as pp
 from spt_theory.checks.force import P
-from spt_theory.figures.context import FigureContext, save
+from spt_theory.figures.context import FigureContext, held_to_record, save
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import FONT_SIZE, OKABE_ITO, PAGE_WIDTH, RECIPE_COLOUR, STYLE, new_figure
 from spt_theory.theory import force
@@ -112,6 +112,8 @@ def plateau_law(ctx: FigureContext) -> list[Path]:
     summary = plateau_grid.load(ctx.evidence_root / "plateau" / "plateau_runs.json", ctx.model)
     rms = plateau_grid.load(ctx.evidence_root / "plateau" / "gradient_rms.json", ctx.model)
     tree = pp.load(ctx.evidence_root / "plateau" / pp.NAME, ctx.model)
+    held_to_record(ctx, *(ctx.evidence_root / "plateau" / name for name in ("plateau_runs.json", "gradient_rms.json",
+                                                                            pp.NAME)))
     predicted = plateau_table.predicted_curves(summary, rms)
     fig, (ax, ax_force) = new_figure(PAGE_WIDTH, 3.2, 1, 2, width_ratios=[1.35, 1])
     drawn: list[dict[str, Any]] = []

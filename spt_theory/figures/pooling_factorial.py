@@ -16,15 +16,13 @@ holds it: an edited or unrecorded file is an error, never a figure.
 
 from __future__ import annotations
 
-import os
 import statistics
 from pathlib import Path
 
 from spt_theory.checks import lra_pooling as rules
 from spt_theory.checks import lra_sequential as base
-from spt_theory.claims.registry import check_read_evidence
 from spt_theory.evidence import schema, sweep_schema
-from spt_theory.figures.context import FigureContext, FigureSkipped, save
+from spt_theory.figures.context import FigureContext, FigureSkipped, held_to_record, save
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import COLUMN_WIDTH, STYLE, new_figure
 from spt_theory.lra.sweep_cells import cells as parse_cells
@@ -46,7 +44,7 @@ def load(ctx: FigureContext, experiment: str) -> tuple[dict | None, Path]:
     if not path.exists() and not path.is_symlink():
         return None, path
     found = schema.load(path, sweep_schema.DecideEvidence)
-    check_read_evidence({path: schema.READ[Path(os.path.abspath(path))]}, Path(ctx.evidence_root))
+    held_to_record(ctx, path)
     return found, path
 
 
