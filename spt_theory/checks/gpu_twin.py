@@ -101,9 +101,11 @@ def evidence_path(ctx: Context, setting: str) -> Path:
 
 
 def load(ctx: Context, setting: str) -> dict | None:
-    """The promoted twin result of ``setting``, or None where there is none yet."""
+    """The promoted twin result of ``setting``, or None where nothing stands at its path yet; a
+    folder, FIFO, device or dangling link there is an EvidenceError (:func:`schema.load`), never
+    "not run"."""
     path, settings = evidence_path(ctx, setting), ctx.settings()  # what the evidence will be held to
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return None
     found = schema.load(path, lra_schema.TwinEvidence, settings)
     require(found["setting"] == setting, path, "setting", repr(setting))

@@ -5,9 +5,11 @@ in ``tests/claims/test_integrity.py``."""
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
+import pytest
 from test_gpu_twin_claims import STRONG, fake_result
 
 from spt_theory import evidence
@@ -70,3 +72,26 @@ def test_a_linked_gpu_result_is_held_to_its_recorded_hash(tmp_path, capsys, monk
     rows, out = _rows(capsys)
     assert [rows[c].split()[1] for c in ("G6s", "G1s")] == ["ERROR", "ERROR"], out
     assert "differs from the content recorded in test" in rows["G6s"], out
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "dangling link"])
+def test_something_other_than_a_file_at_the_result_is_an_error_not_not_run(tmp_path, capsys, kind):
+    """Nothing at lra/gpu/short.json: "not run yet" (INCONCLUSIVE).  A folder, FIFO or dangling link
+    there: an ERROR naming it (on 484256f it read as not run)."""
+    root = tmp_path / "evidence"
+    shutil.copytree(evidence.root(), root)
+    path = root / "lra" / "gpu" / "short.json"
+    path.parent.mkdir(exist_ok=True)
+    argv = ["--only", "G6s", "--evidence", str(root), "--no-progress"]
+    verify_main(argv)
+    rows, out = _rows(capsys)
+    assert rows["G6s"].split()[1] == "INCONCLUSIVE" and "not run yet" in rows["G6s"], out
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(tmp_path / "gone.json")
+    assert verify_main(argv) == 1
+    rows, out = _rows(capsys)
+    assert rows["G6s"].split()[1] == "ERROR" and "short.json" in rows["G6s"], out
