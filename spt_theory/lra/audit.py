@@ -174,19 +174,23 @@ def _hashed(windows: np.ndarray, base: int, n: int):
     return _sparse(rows, cols.reshape(-1), n, width)
 
 
+PATTERN_SIDE = 5
+"""The largest pattern of the pixel ceiling: a smaller image has no such window."""
+NGRAM_ORDER = 3
+"""The longest n-gram of the token ceiling."""
 PIXEL_BASELINES = (
     Baseline("histogram", "floor", "16-bin intensity histogram", histogram),
     Baseline("per_position", "floor", "per-pixel linear", per_position),
     Baseline("ink", "floor", "ink count (pixels > 0)", ink),
     Baseline("patterns3", "ceiling", "bag of 3x3 patterns", patterns(3)),
-    Baseline("patterns5", "ceiling", "bag of 5x5 patterns (hashed)", patterns(5)),
+    Baseline("patterns5", "ceiling", "bag of 5x5 patterns (hashed)", patterns(PATTERN_SIDE)),
 )
 TOKEN_BASELINES = (
     Baseline("histogram", "floor", "token histogram", histogram),
     Baseline("per_position", "floor", "per-position one-hot linear", per_position),
     Baseline("ink", "floor", "length (real tokens)", ink),
     Baseline("ngrams2", "ceiling", "bag of token bigrams (hashed)", ngrams(2)),
-    Baseline("ngrams3", "ceiling", "bag of token trigrams (hashed)", ngrams(3)),
+    Baseline("ngrams3", "ceiling", "bag of token trigrams (hashed)", ngrams(NGRAM_ORDER)),
 )
 
 
@@ -244,6 +248,12 @@ def audit(data, progress: Callable[[str], None] | None = None) -> dict:
     side = math.isqrt(width) if pixel else None
     if side is not None and side * side != width:
         raise InputError(f"a pixel task of {width} positions is not a square image")
+    if side is not None and side < PATTERN_SIDE:
+        raise InputError(f"a pixel task of {side} x {side} images is smaller than the {PATTERN_SIDE} x {PATTERN_SIDE} "
+                         "patterns of the one-hop ceiling: nothing to audit")
+    if side is None and width < NGRAM_ORDER:
+        raise InputError(f"a token task of {width} positions is shorter than the {NGRAM_ORDER}-grams of the one-hop "
+                         "ceiling: nothing to audit")
     rows = []
     for baseline in PIXEL_BASELINES if pixel else TOKEN_BASELINES:
         if progress:

@@ -135,3 +135,22 @@ def test_bad_input_is_one_line_and_writes_nothing(short_contour, tmp_path, capsy
     code = lra_main.main(["audit", str(short_contour), *argv, "--json", str(out)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and said in err[0] and not out.exists()
+
+
+@pytest.mark.parametrize("side", [1, 4])
+def test_an_image_smaller_than_the_largest_pattern_is_one_line_before_any_fit(side):
+    rng = np.random.default_rng(0)
+
+    def split(n):
+        return torch.as_tensor(rng.integers(0, 256, (n, side * side))), torch.as_tensor(np.arange(n) % 2)
+
+    with pytest.raises(pathfinder.InputError, match=f"{side} x {side} images is smaller than the 5 x 5 patterns"):
+        audit(LRAData(*split(20), *split(10), *split(10), PIXEL_VOCAB))
+
+
+def test_a_token_sequence_shorter_than_the_longest_ngram_is_one_line():
+    def split(n):
+        return torch.as_tensor(np.full((n, 2), 5)), torch.as_tensor(np.arange(n) % 2)
+
+    with pytest.raises(pathfinder.InputError, match="2 positions is shorter than the 3-grams"):
+        audit(LRAData(*split(20), *split(10), *split(10), LISTOPS_VOCAB))
