@@ -87,6 +87,28 @@ def test_the_table_is_the_median_and_range_at_the_best_validation_evaluation(tmp
 
 def test_the_results_page_holds_the_table_the_committed_evidence_gives():
     page = (Path(pf.__file__).resolve().parents[2] / "docs" / "results-lra.md").read_text()
-    table = pf.markdown_table(pf.table_rows(pf.load_all(FigureContext())))
+    loaded = pf.load_all(FigureContext())
+    table = pf.page_text(pf.table_rows(loaded), pf.interaction(loaded))
     assert table in page, "docs/results-lra.md's factorial table is not the one the evidence gives " \
                           "(python -m spt_theory.figures --only pooling_factorial writes figures/pooling_factorial.md)"
+
+
+
+def test_the_descriptive_interaction_is_the_four_arm_contrast_of_the_common_seeds(tmp_path):
+    """On the committed evidence: I per seed = (SPT - scratch) under mean - (SPT - scratch) under
+    max, each arm's test accuracy at its best validation evaluation within 8,000 steps; I is their
+    mean over the seeds all four arms have.  Absent while a pooling has no evidence."""
+    from spt_theory.checks import lra_sequential as base
+
+    loaded = pf.load_all(FigureContext())
+    found = pf.interaction(loaded)
+    rows = {(p, a): base.cell(loaded[p][0], specs[a]) for p, _, specs, _ in pf.POOLINGS for a in ("spt", "scratch")}
+    assert found["seeds"] == sorted(base.seeds_in(*rows.values())) and len(found["seeds"]) >= 2
+    for seed in found["seeds"]:
+        acc = {key: base.accuracy(row, seed, 8_000) for key, row in rows.items()}
+        expected = (acc["mean", "spt"] - acc["mean", "scratch"]) - (acc["max", "spt"] - acc["max", "scratch"])
+        assert found["interaction"]["per_seed"][seed] == pytest.approx(expected, abs=0.006)  # rounded to 0.01
+    assert found["interaction"]["value"] == pytest.approx(
+        sum(found["interaction"]["per_seed"].values()) / len(found["seeds"]), abs=0.011)
+    assert "not L9f's registered look" in found["text"]
+    assert pf.interaction({"mean": loaded["mean"], "max": (None, tmp_path)}) is None
