@@ -18,8 +18,8 @@ from spt_theory.claims.commits import (
 )
 from spt_theory.claims.row import Record, Registration, Row
 
-FACTORIAL_IN = ("evidence/lra/decide/fmean.json (dee86b6) and fmax.json (27b77c4), seeds in so far: fmean "
-                "600-603, fmax 600-603")
+FACTORIAL_IN = ("evidence/lra/decide/fmean.json and fmax.json (fe9e959), seeds in so far: fmean "
+                "600-605, fmax 600-605")
 """The pooling factorial's seeds promoted so far (the claims' looks wait for the rest)."""
 
 ROWS = (
@@ -195,13 +195,17 @@ ROWS = (
         "Pooling factorial, mean pooling: W_Q, W_K alone from the SPT checkpoint recover at least half of SPT's gain",
         "(hybrid - scratch) - 0.5 (SPT - scratch): PASS lo > 0, FAIL hi < 0 at 12,000 steps; 6 seeds, 95%",
         Registration("pre", POOLING_FACTORIAL, POOLING_FACTORIAL),
-        Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: its one look (6 seeds) waits for 604-605",
+        Record("does not hold", "2026-12-06", f"{FACTORIAL_IN}: its one look (seeds 600-605, 95%) decides: "
+                                              "(hybrid - scratch) - 0.5 (SPT - scratch) -11.3 [-14.6, -8.0] pts "
+                                              "(5.11 df): W_Q, W_K alone do not carry SPT's gain",
                source="paper")),
     Row("L3f",
         "Pooling factorial, mean pooling: attention frozen at init is about as good as trained, at the plateau",
         "|frozen - scratch| <= 3 at 12,000 steps, both at plateau, scratch 5 pts above chance; 6 seeds, 95%",
         Registration("pre", POOLING_FACTORIAL, POOLING_FACTORIAL),
-        Record("inconclusive", "2026-12-05", f"{FACTORIAL_IN}: its one look (6 seeds) waits for 604-605",
+        Record("inconclusive", "2026-12-06", f"{FACTORIAL_IN}: its one look (seeds 600-605): frozen - scratch "
+                                             "-7.1 [-9.1, -5.0] pts, but scratch is not at its plateau (+2.2 pts "
+                                             "in the last quarter), so the plateau criterion leaves it undecided",
                source="paper")),
     Row("L2f",
         "Pooling factorial, mean pooling: SPT's attention is proximal (true 2-D neighbours), scratch's is not",
