@@ -55,5 +55,7 @@ def test_the_verdicts_figure_draws_each_interval_claim_with_verify_s_verdict():
         inside, outside = low <= lo and hi <= high, hi < low or lo > high
         if row["id"] in ("L1f", "L8f", "L4f", "L7f", "L9f"):  # the factorial's gains: PASS lo > low, FAIL hi < high
             assert row["verdict"] == ("PASS" if lo > low else "FAIL" if hi < high else "INCONCLUSIVE")
+        elif row["id"] in ("L3f", "L3p"):  # a band, gated by the plateau criterion: undecided while an arm rises
+            assert row["verdict"] in (("PASS" if inside else "FAIL" if outside else "INCONCLUSIVE"), "INCONCLUSIVE")
         elif row["id"] not in ("L1b", "L3b", "L2b", "L2f"):  # gain claims: two boundaries, not a band (their own rules)
             assert row["verdict"] == ("PASS" if inside else "FAIL" if outside else "INCONCLUSIVE")
