@@ -109,11 +109,12 @@ def _prediction_band(ax, tree: dict, summary: dict) -> list[dict]:
 def plateau_law(ctx: FigureContext) -> list[Path]:
     """Escape step (first step with test accuracy >= 0.6) of scratch runs and SPT steps to 95%
     against the length n, log-log; lines: the law's predictions (module doc)."""
-    summary = plateau_grid.load(ctx.evidence_root / "plateau" / "plateau_runs.json", ctx.model)
-    rms = plateau_grid.load(ctx.evidence_root / "plateau" / "gradient_rms.json", ctx.model)
-    tree = pp.load(ctx.evidence_root / "plateau" / pp.NAME, ctx.model)
-    held_to_record(ctx, *(ctx.evidence_root / "plateau" / name for name in ("plateau_runs.json", "gradient_rms.json",
-                                                                            pp.NAME)))
+    runs_path, rms_path, tree_path = (ctx.evidence_root / "plateau" / name
+                                      for name in ("plateau_runs.json", "gradient_rms.json", pp.NAME))
+    summary = plateau_grid.load(runs_path, ctx.model)
+    rms = plateau_grid.load(rms_path, ctx.model)
+    tree = pp.load(tree_path, ctx.model)
+    held_to_record(ctx, runs_path, rms_path, tree_path)
     predicted = plateau_table.predicted_curves(summary, rms)
     fig, (ax, ax_force) = new_figure(PAGE_WIDTH, 3.2, 1, 2, width_ratios=[1.35, 1])
     drawn: list[dict[str, Any]] = []

@@ -98,7 +98,7 @@ def table_rows(loaded: dict[str, tuple[dict | None, Path]]) -> list[dict]:
             continue
         for arm, (label, _) in ARMS.items():
             row = base.cell(found, specs[arm])
-            seeds = sorted(base.seeds_in(row)) if row is not None else []
+            seeds = [] if row is None else sorted(base.seeds_in(row))
             if row is None or not seeds:
                 continue
             rows.append({"pooling": pooling, "arm": arm, "label": label, "seeds": seeds, "budget": budget,
@@ -121,18 +121,18 @@ def interaction(loaded: dict[str, tuple[dict | None, Path]]) -> dict | None:
     """SPT's gain over scratch under each pooling and their difference I (L9f's contrast) at
     :data:`rules.COMMON` steps, on the seeds all four arms have so far: **descriptive**, not L9f's
     registered look (8 seeds; verify judges it).  None while fewer than 2 seeds are common."""
-    rows, where = {}, {}
+    rows = {}
     for pooling, _, specs, _ in POOLINGS:
-        found, path = loaded[pooling]
+        found = loaded[pooling][0]
         for arm in ("spt", "scratch"):
-            rows[pooling, arm] = None if found is None else base.cell(found, specs[arm])
-            where[pooling, arm] = path
-    if any(row is None for row in rows.values()):
-        return None
+            row = None if found is None else base.cell(found, specs[arm])
+            if row is None:
+                return None
+            rows[pooling, arm] = row
     seeds = sorted(base.seeds_in(*rows.values()))
     if len(seeds) < 2:
         return None
-    arms = {key: base.correct(row, where[key], seeds, rules.COMMON) for key, row in rows.items() if row is not None}
+    arms = {key: base.correct(row, loaded[key[0]][1], seeds, rules.COMMON) for key, row in rows.items()}
     gain = {pooling: stats.paired_difference([(1, arms[pooling, "spt"]), (-1, arms[pooling, "scratch"])], rules.LEVEL)
             for pooling, _, _, _ in POOLINGS}
     contrast = stats.paired_difference([(1, arms["mean", "spt"]), (-1, arms["mean", "scratch"]),
