@@ -204,21 +204,26 @@ def seeds_label(ctx: FigureContext) -> str:
     return ", ".join(str(s) for s in ctx.seeds)
 
 
-def held_to_record(ctx: FigureContext, *paths: Path) -> tuple[str, ...]:
+def held_to_record(ctx: FigureContext, *paths: Path, digests: dict[Path, str] | None = None) -> tuple[str, ...]:
     """Hold each evidence file a figure draws to its recorded content, as verify holds it
     (:func:`~spt_theory.claims.registry.check_read_evidence`), before anything is drawn: a file under
     ``ctx.evidence_root`` whose content was edited, or is recorded nowhere, is an EvidenceError
-    naming it (never a figure).  Each file is hashed as parsed (:data:`schema.READ`) where it was
-    read through :func:`schema.load`, else as it is now.  Returns the files read from elsewhere (a
+    naming it (never a figure).  Each file is held by the digest of the bytes the figure parsed:
+    ``digests[path]`` where given (:func:`~spt_theory.util.files.read_json_hashed`), else what
+    :func:`schema.load` recorded (:data:`schema.READ`); a path read neither way is a programming
+    error (a file is never hashed apart from its parse).  Returns the files read from elsewhere (a
     user's ``--lra-evidence`` folder) whose content is not the recorded one: drawn as the user's own,
     named in the figure's record as unregistered."""
-    import hashlib
     import os
 
+    given = {Path(os.path.abspath(path)): digest for path, digest in (digests or {}).items()}
     read = {}
-    for path in paths:
+    for path in (*paths, *(digests or {})):
         key = Path(os.path.abspath(path))
-        read[key] = schema.READ.get(key) or hashlib.sha256(key.read_bytes()).hexdigest()
+        digest = given.get(key) or schema.READ.get(key)
+        if digest is None:
+            raise RuntimeError(f"{path}: held to its record before it was read (schema.load or read_json_hashed)")
+        read[key] = digest
     return check_read_evidence(read, Path(ctx.evidence_root), Path(ctx.lra_evidence))
 
 

@@ -9,7 +9,7 @@ from spt_theory.evidence import schema
 from spt_theory.figures.context import FigureContext, FigureSkipped, held_to_record
 from spt_theory.figures.registry import figure
 from spt_theory.figures.style import drawable_text
-from spt_theory.util.files import is_number, prepare_output, read_json, require, write_json
+from spt_theory.util.files import is_number, prepare_output, read_json_hashed, require, write_json
 
 PLAIN_AXES = ("freeze", "keep", "pretrain_task", "layers", "pretrain_epochs")
 """The axes of a cell the steps figure reads to tell plain scratch / SPT cells from ablations."""
@@ -90,8 +90,10 @@ def lra_evidence(ctx: FigureContext) -> list[Path]:
     files = sorted(ctx.lra_evidence.glob("*.json"))
     if not files:
         raise FigureSkipped(f"no committed LRA sweep under {ctx.lra_evidence}")
-    unregistered = held_to_record(ctx, *files)
-    summaries = {path: read_json(path) for path in files}
+    summaries, digests = {}, {}
+    for path in files:  # read once: what is held to its record is what is drawn
+        summaries[path], digests[path] = read_json_hashed(path)
+    unregistered = held_to_record(ctx, digests=digests)
     for path, summary in summaries.items():  # made at other model settings (--set): refused, as verify does
         if isinstance(summary, dict) and ("model_defaults" in summary or isinstance(summary.get("config"), dict)):
             schema.check_model_settings(summary, str(path), ctx.asked)

@@ -237,6 +237,14 @@ def read_json(path: str | os.PathLike):
     :class:`InputError` naming it (and the line and column of a syntax error), and so is something
     other than a regular file there (a FIFO would block, a device never end) or a file over
     :data:`MAX_JSON_BYTES`, refused before anything is read."""
+    return read_json_hashed(path)[0]
+
+
+def read_json_hashed(path: str | os.PathLike) -> tuple[Any, str]:
+    """(the JSON value in the file ``path`` as :func:`read_json` reads it, the sha256 of the very
+    bytes parsed): the file is read once, so the digest is always that of what was parsed."""
+    import hashlib
+
     path = Path(path)
     try:
         info = os.stat(path)
@@ -245,7 +253,8 @@ def read_json(path: str | os.PathLike):
                 raise InputError(f"{path}: cannot read ({kind} stands there, not a regular file)")
         if info.st_size > MAX_JSON_BYTES:
             raise InputError(f"{path}: {info.st_size} bytes, over the {MAX_JSON_BYTES} a JSON input may have")
-        text = path.read_bytes().decode("utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise InputError(f"missing {path}") from None
     except OSError as error:
@@ -253,7 +262,7 @@ def read_json(path: str | os.PathLike):
     except UnicodeDecodeError as error:
         raise InputError(f"{path}: not UTF-8 text (byte {error.start})") from None
     try:
-        return json.loads(text)
+        return json.loads(text), hashlib.sha256(raw).hexdigest()
     except json.JSONDecodeError as error:
         raise InputError(f"{path}:{error.lineno}:{error.colno}: not valid JSON ({error.msg})") from None
     except (ValueError, RecursionError) as error:  # an integer of over 4300 digits, arrays nested too deep

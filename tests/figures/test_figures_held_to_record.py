@@ -68,3 +68,27 @@ def test_a_users_own_sweeps_are_drawn_and_named_unregistered(tmp_path):
     paths = lra_evidence(FigureContext(out=tmp_path / "out", lra_evidence=own, progress=False))
     record = json.loads(next(p for p in paths if p.name == "lra_evidence.json").read_text())
     assert record["unregistered"] == [str(own / "listops.json")]
+
+
+def test_the_digest_held_is_that_of_the_bytes_drawn_not_an_earlier_read(tmp_path, monkeypatch):
+    """A sweep file read earlier in the process (its digest left in schema.READ), then edited: the
+    figure holds the bytes it parses, so the edit is an error, never drawn under the old digest."""
+    import hashlib
+    import os
+
+    from spt_theory.evidence import schema
+
+    root = _copy(tmp_path, CASES["lra_evidence"][2])
+    path = root / "lra" / "listops.json"
+    monkeypatch.setitem(schema.READ, Path(os.path.abspath(path)), hashlib.sha256(path.read_bytes()).hexdigest())
+    path.write_text(path.read_text() + "\n")
+    with pytest.raises(EvidenceError, match="listops.json: differs from the content recorded"):
+        lra_evidence(_context(tmp_path, root))
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_held_before_it_is_read_is_a_programming_error(tmp_path):
+    from spt_theory.figures.context import held_to_record
+
+    with pytest.raises(RuntimeError, match="before it was read"):
+        held_to_record(_context(tmp_path, tmp_path), tmp_path / "never_read.json")
