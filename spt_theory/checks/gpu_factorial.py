@@ -38,7 +38,7 @@ from spt_theory import stats
 from spt_theory.checks import gpu_twin as twin
 from spt_theory.checks.lra_pooling import COMMON, GATE_BAR, GATE_T, INTERACTION_SUPPORT, REACH_BAR, REACH_LEVEL, SUPPORT
 from spt_theory.checks.lra_sequential import SHARE
-from spt_theory.checks.lra_short_contour import NOT_PROXIMAL, NOT_PROXIMAL_RATIO, PROXIMAL, PROXIMAL_RATIO
+from spt_theory.checks.lra_short_contour import NOT_PROXIMAL, NOT_PROXIMAL_RATIO, PROXIMAL, PROXIMAL_RATIO, plateaued
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import EvidenceError
@@ -120,7 +120,7 @@ def judge_g3f(found: dict, path: Path) -> Judged:
     lines = [f"frozen - scratch (mean pooling): {iv.text()} -> {result} [{iv.method}]"]
     details: dict = {"interval": iv.as_dict(), "scratch_mean": scratch}
     if t is not None:
-        flat = {arm: twin.plateaued(twin._runs(found, arm), t) for arm in ("mean.scratch", "mean.frozen_qk")}
+        flat = {arm: plateaued(twin._runs(found, arm).values(), t) for arm in ("mean.scratch", "mean.frozen_qk")}
         lines.append("plateau: " + ", ".join(f"{k} rose {v[1]:+.1f} pts in the last quarter" for k, v in flat.items()))
         details["plateau"] = flat
         if not all(ok for ok, _ in flat.values()):

@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from spt_theory import stats
+from spt_theory.checks import lra_short_contour as short
+from spt_theory.checks.lra_short_contour import plateaued
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import EvidenceError, lra_schema, require, schema
@@ -40,12 +42,9 @@ from spt_theory.lra.gpu.twin_plan import MIN_SEEDS
 from spt_theory.lra.gpu.twin_plan import REGISTERED as REGISTERED  # the document the G claims are registered in
 
 PRE = "pre-registered 2026-12-04 (before any GPU run)"
-SUPPORT = 3.5
-BOUND = 3.0
+SUPPORT, BOUND, CHANCE_MARGIN, GATE_BAR = short.SUPPORT, short.BOUND, short.CHANCE_MARGIN, short.GATE_BAR
+"""The G claims repeat the CPU short-contour rules (written there, once)."""
 CHANCE = 50.0
-CHANCE_MARGIN = 5.0
-PLATEAU_RISE = 1.0
-GATE_BAR = 88.0
 GATE_PASS, GATE_FAIL = 6, 2
 """G6s: PASS with at least 6 of the 8 seeds at the bar, FAIL with at most 2."""
 LEVEL = 0.95
@@ -139,17 +138,6 @@ def _accuracy(found: dict, arm: str, budget: int | None) -> dict[int, float]:
     return out
 
 
-def plateaued(runs: dict[int, dict], budget: int) -> tuple[bool, float]:
-    """Whether an arm is at its plateau at ``budget`` (the registration: on the mean over seeds of
-    best-so-far validation accuracy, the best over the last quarter at most 1 point above the
-    best over the first three quarters), and the rise in points."""
-    curves = [[p for p in run["curve"] if p["step"] <= budget] for run in runs.values()]
-    early = np.mean([max(p["val_accuracy"] for p in c if p["step"] <= 0.75 * budget) for c in curves])
-    late = np.mean([max(p["val_accuracy"] for p in c) for c in curves])
-    rise = 100 * float(late - early)
-    return rise < PLATEAU_RISE, rise
-
-
 def judge(found: dict, path: Path, contrast: Contrast, budget: int | None) -> tuple[str, list[str], dict, str | None]:
     """The verdict of ``contrast`` on ``found`` read at ``budget`` steps (None: every evaluation)."""
     if contrast.rule == "gate":
@@ -178,7 +166,7 @@ def judge(found: dict, path: Path, contrast: Contrast, budget: int | None) -> tu
              "means over seeds " + ", ".join(f"{k} {v:.1f}%" for k, v in means.items())]
     details = {"interval": iv.as_dict(), "means": means}
     if contrast.rule == "equal" and budget is not None:
-        flat = {arm: plateaued(_runs(found, arm), budget) for arm in ("scratch", "frozen_qk")}
+        flat = {arm: plateaued(_runs(found, arm).values(), budget) for arm in ("scratch", "frozen_qk")}
         lines.append("plateau: " + ", ".join(f"{k} rose {v[1]:+.1f} pts in the last quarter" for k, v in flat.items()))
         details["plateau"] = flat
         if not all(ok for ok, _ in flat.values()):

@@ -44,9 +44,9 @@ MAX_T = designs.EXPERIMENTS["fmax"].arms["recipe=spt"]
 COMMON = 8_000
 """L9f: both poolings read at their best validation evaluation within this many steps."""
 GATE_T = 3_000
-GATE_BAR = 88.0
+GATE_BAR = short.GATE_BAR  # the rules below repeat the short-contour ones: written there
 GATE_SEEDS_NEEDED = 3
-SUPPORT = 3.5
+SUPPORT = short.SUPPORT
 INTERACTION_SUPPORT = 2.0
 REACH_BAR = 80.0
 REACH_LEVEL = 0.05

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -42,11 +43,10 @@ T = designs.CONTOUR3_ARMS["recipe=spt"]
 """The short-contour budget (optimiser steps per arm, SPT's counted)."""
 GATE_BAR = 88.0
 """L6s: the one-hop ceiling of the registered data (bag of 3x3 patterns, 98.0%) minus 10 points."""
-SUPPORT = 3.5
+SUPPORT = base.SUPPORT  # each rule below repeats a 2026-12-02 one (lra_sequential): written there
 LOOKS = designs.EXPERIMENTS["l1s"].looks
 L7S_LOOK = designs.EXPERIMENTS["l7s"].looks
-BOUND = 3.0
-CHANCE_MARGIN = 5.0
+BOUND, CHANCE_MARGIN = base.L3B_BOUND, base.CHANCE_MARGIN
 PLATEAU_RISE = 1.0
 """Plateau criterion: best validation over the budget's last quarter at most this many points above
 the best over its first three quarters (on the mean over seeds of best-so-far validation)."""
@@ -170,9 +170,12 @@ def judge_l2b(found: dict, path: Path):
     return judge_proximity(found, path, "recipe=spt", designs.CONTOUR6_SCRATCH, designs.EXPERIMENTS["l1b"].seeds)
 
 
-def plateaued(row: dict, budget: int) -> tuple[bool, float]:
-    """Whether ``row``'s arm is at its plateau at ``budget`` (module doc), and the rise (points)."""
-    curves = [[p for p in run["curve"] if p["step"] <= budget] for run in row["runs"]]
+def plateaued(runs: Iterable[dict], budget: int) -> tuple[bool, float]:
+    """Whether an arm is at its plateau at ``budget`` (module doc: on the mean over its ``runs`` of
+    best-so-far validation accuracy, the best over the last quarter at most :data:`PLATEAU_RISE`
+    points above the best over the first three quarters), and the rise (points).  ``runs`` are the
+    registered seeds' runs only: a seed promoted for another claim must not move it."""
+    curves = [[p for p in run["curve"] if p["step"] <= budget] for run in runs]
     cut = 0.75 * budget
     early = np.mean([max(p["val_accuracy"] for p in c if p["step"] <= cut) for c in curves])
     late = np.mean([max(p["val_accuracy"] for p in c) for c in curves])
@@ -193,7 +196,8 @@ def _frozen(found: dict, path: Path, scratch_spec: str, frozen_spec: str, seeds,
     d = stats.paired_difference([(1, base.correct(frozen, path, seeds, budget)),
                                  (-1, base.correct(scratch, path, seeds, budget))], LEVEL)
     mean = float(np.mean([base.accuracy(scratch, s, budget) for s in seeds]))
-    flat = {name: plateaued(row, budget) for name, row in (("scratch", scratch), ("frozen", frozen))}
+    flat = {name: plateaued([run for run in row["runs"] if run["seed"] in seeds], budget)
+            for name, row in (("scratch", scratch), ("frozen", frozen))}
     result = stats.within(d, BOUND)
     lines = [f"frozen - scratch {d.text()} -> {result} (scratch {mean:.1f}%, chance {chance:.1f}%) [{d.method}]",
              "plateau: " + ", ".join(f"{k} rose {v[1]:+.1f} pts in the last quarter" for k, v in flat.items())]

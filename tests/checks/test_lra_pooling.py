@@ -75,3 +75,20 @@ def test_the_interaction_contrasts_the_gains_of_both_poolings(tmp_path):
     assert abs(m.details["difference"]["value"] - 4.0) < 0.05
     _write(tmp_path, _evidence("fmean", _arms("mean", [19, 20, 18, 19, 21, 19, 20, 18], 61.0)))
     assert rules.check(Context(lra_evidence=tmp_path), "L9f").verdict == "FAIL"  # no interaction
+
+
+def test_the_plateau_criterion_reads_the_registered_seeds_only(tmp_path):
+    """L3f is registered on 600-605; scratch's 606-607 (promoted for L1fr, L2f, L9f) must not move
+    its plateau criterion, even where they still climb in their last quarter."""
+    _gate(tmp_path, [95.0, 95.0, 95.0, 95.0])
+    found = _evidence("fmean", _arms("mean", [22] * 8, 62.0))
+    scratch = next(row for row in found["cells"] if row["label"] == rules.MEAN["scratch"])
+    for run in scratch["runs"]:
+        if run["seed"] >= 606:
+            for point in run["curve"]:
+                point["val_accuracy"] = 0.5 + 0.01 * max(0, point["epoch"] - 20)  # +4 pts in the last quarter
+            run["val_accuracy"] = run["curve"][-1]["val_accuracy"]
+    _write(tmp_path, found)
+    m = rules.check(Context(lra_evidence=tmp_path), "L3f")
+    assert m.verdict == "PASS", m.lines
+    assert "scratch rose +0.6 pts in the last quarter" in "\n".join(m.lines)

@@ -65,12 +65,12 @@ def test_the_plateau_criterion_reads_the_last_quarter(tmp_path):
     for run in row["runs"]:
         for point in run["curve"]:
             point["val_accuracy"] = 0.7 + 0.001 * min(point["epoch"], 20)  # flat from epoch 20 of 40
-    flat, _ = rules.plateaued(row, rules.T)
+    flat, _ = rules.plateaued(row["runs"], rules.T)
     rising = copy.deepcopy(row)
     for run in rising["runs"]:
         for point in run["curve"]:
             point["val_accuracy"] = min(0.99, 0.5 + point["step"] / 40_000)  # still climbing at the end
-    late, rise = rules.plateaued(rising, rules.T)
+    late, rise = rules.plateaued(rising["runs"], rules.T)
     assert flat and not late and rise > 1.0
 
 
