@@ -119,8 +119,8 @@ def markdown_table(rows: list[dict]) -> str:
 
 def interaction(loaded: dict[str, tuple[dict | None, Path]]) -> dict | None:
     """SPT's gain over scratch under each pooling and their difference I (L9f's contrast) at
-    :data:`rules.COMMON` steps, on the seeds all four arms have so far: **descriptive**, not L9f's
-    registered look (8 seeds; verify judges it).  None while fewer than 2 seeds are common."""
+    :data:`rules.COMMON` steps, on the seeds all four arms have so far: **descriptive** until they are
+    L9f's registered seeds, then its look (the verdict is verify's).  None while fewer than 2 seeds are common."""
     rows = {}
     for pooling, _, specs, _ in POOLINGS:
         found = loaded[pooling][0]
@@ -139,8 +139,10 @@ def interaction(loaded: dict[str, tuple[dict | None, Path]]) -> dict | None:
                                         (-1, arms["max", "spt"]), (1, arms["max", "scratch"])], rules.LEVEL)
     return {"seeds": seeds, "step": rules.COMMON, "gain": {k: v.as_dict() for k, v in gain.items()},
             "interaction": contrast.as_dict(),
-            "text": f"Descriptive, not L9f's registered look (8 seeds of each pooling): on seeds "
-                    f"{seed_text(seeds)} at {rules.COMMON:,} steps, SPT - scratch {gain['mean'].text()} under mean "
+            "text": (f"L9f's registered look (its verdict is verify's, against lo > 0 and hi < "
+                     f"{rules.INTERACTION_SUPPORT:g}): on seeds " if tuple(seeds) == rules.EIGHT else
+                     "Descriptive, not L9f's registered look (8 seeds of each pooling): on seeds ")
+                    + f"{seed_text(seeds)} at {rules.COMMON:,} steps, SPT - scratch {gain['mean'].text()} under mean "
                     f"pooling and {gain['max'].text()} under max; I = {contrast.text()}, per seed "
                     + ", ".join(f"{v:+.1f}" for v in contrast.per_seed.values())}
 

@@ -110,5 +110,28 @@ def test_the_descriptive_interaction_is_the_four_arm_contrast_of_the_common_seed
         assert found["interaction"]["per_seed"][seed] == pytest.approx(expected, abs=0.006)  # rounded to 0.01
     assert found["interaction"]["value"] == pytest.approx(
         sum(found["interaction"]["per_seed"].values()) / len(found["seeds"]), abs=0.011)
-    assert "not L9f's registered look" in found["text"]
     assert pf.interaction({"mean": loaded["mean"], "max": (None, tmp_path)}) is None
+
+
+def test_the_interaction_is_named_l9fs_look_only_on_its_registered_seeds():
+    """On the registered seeds 600-607 of both poolings the line is L9f's look, with verify's
+    interval; on fewer seeds it says it is descriptive, not the look."""
+    import copy
+
+    from spt_theory import evidence
+    from spt_theory.checks import lra_pooling as rules
+    from spt_theory.claims.registry import Context
+
+    loaded = pf.load_all(FigureContext())
+    found = pf.interaction(loaded)
+    assert found["seeds"] == list(rules.EIGHT) and found["text"].startswith("L9f's registered look")
+    judged = rules.verdict(Context(lra_evidence=evidence.root() / "lra"), "L9f")[2]["difference"]
+    assert found["interaction"]["interval"] == judged["interval"]
+    fewer = {}
+    for pooling, (data, path) in loaded.items():
+        data = copy.deepcopy(data)
+        for row in data["cells"]:
+            row["runs"] = [run for run in row["runs"] if run["seed"] < 606]
+        fewer[pooling] = (data, path)
+    partial = pf.interaction(fewer)
+    assert partial["seeds"] == list(range(600, 606)) and partial["text"].startswith("Descriptive, not L9f's")
