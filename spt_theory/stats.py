@@ -68,8 +68,20 @@ class Interval:
     def half_width(self) -> float:
         return (self.high - self.low) / 2
 
-    def text(self, unit: str = " pts", digits: int = 1) -> str:
-        """``+1.7 [-2.0, 5.4] pts (95% t, 2 df)``."""
+    def text(self, unit: str = " pts", digits: int = 1, against: Sequence[float] = ()) -> str:
+        """``+1.7 [-2.0, 5.4] pts (95% t, 2 df)``; with up to 4 digits where an end would otherwise
+        print as one of the bounds ``against`` it is judged by while it is not (which side of the
+        bound it lies on is the verdict).
+
+        >>> iv = Interval(4.6, -0.0006, 9.2, 2.0, 7.4, 0.95, "t")
+        >>> iv.text()
+        '+4.6 [-0.0, +9.2] pts (95% t, 7.4 df)'
+        >>> iv.text(against=(0.0, 2.0))
+        '+4.600 [-0.001, +9.200] pts (95% t, 7.4 df)'
+        """
+        while digits < 4 and any(end != bound and round(end, digits) == round(bound, digits)
+                                 for end in (self.low, self.high) for bound in against):
+            digits += 1
         f = f"{{:+.{digits}f}}"
         return (f"{f.format(self.value)} [{f.format(self.low)}, {f.format(self.high)}]{unit} "
                 f"({self.level:.0%} {self.short_method})")

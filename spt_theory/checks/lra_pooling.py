@@ -104,7 +104,7 @@ def _difference(found: dict, path: Path, weights: list[tuple[float, str]], seeds
 
 def _one_look(iv: stats.Interval, low: float, high: float, what: str):
     result = "PASS" if iv.low > low else "FAIL" if iv.high < high else "INCONCLUSIVE"
-    return result, [f"{what} {iv.text()} -> {result} [{iv.method}]"], {"difference": iv.as_dict()}, \
+    return result, [f"{what} {iv.text(against=(low, high))} -> {result} [{iv.method}]"], {"difference": iv.as_dict()}, \
         (None if result != "INCONCLUSIVE" else "the interval spans the window")
 
 
