@@ -57,7 +57,7 @@ Judged = tuple[str, list[str], dict, str | None]
 
 def _one_look(iv: stats.Interval, low: float, high: float, what: str) -> Judged:
     result = "PASS" if iv.low > low else "FAIL" if iv.high < high else "INCONCLUSIVE"
-    return result, [f"{what}: {iv.text()} -> {result} [{iv.method}]"], {"interval": iv.as_dict()}, \
+    return result, [f"{what}: {iv.text(against=(low, high))} -> {result} [{iv.method}]"], {"interval": iv.as_dict()}, \
         (None if result != "INCONCLUSIVE" else "the interval spans the window")
 
 

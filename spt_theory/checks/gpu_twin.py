@@ -32,7 +32,6 @@ import numpy as np
 
 from spt_theory import stats
 from spt_theory.checks import lra_short_contour as short
-from spt_theory.checks.lra_short_contour import plateaued
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
 from spt_theory.evidence import EvidenceError, lra_schema, require, schema
@@ -166,7 +165,7 @@ def judge(found: dict, path: Path, contrast: Contrast, budget: int | None) -> tu
              "means over seeds " + ", ".join(f"{k} {v:.1f}%" for k, v in means.items())]
     details = {"interval": iv.as_dict(), "means": means}
     if contrast.rule == "equal" and budget is not None:
-        flat = {arm: plateaued(_runs(found, arm).values(), budget) for arm in ("scratch", "frozen_qk")}
+        flat = {arm: short.plateaued(_runs(found, arm).values(), budget) for arm in ("scratch", "frozen_qk")}
         lines.append("plateau: " + ", ".join(f"{k} rose {v[1]:+.1f} pts in the last quarter" for k, v in flat.items()))
         details["plateau"] = flat
         if not all(ok for ok, _ in flat.values()):

@@ -216,14 +216,12 @@ def held_to_record(ctx: FigureContext, *paths: Path, digests: dict[Path, str] | 
     named in the figure's record as unregistered."""
     import os
 
-    given = {Path(os.path.abspath(path)): digest for path, digest in (digests or {}).items()}
-    read = {}
-    for path in (*paths, *(digests or {})):
+    read = {Path(os.path.abspath(path)): digest for path, digest in (digests or {}).items()}
+    for path in paths:
         key = Path(os.path.abspath(path))
-        digest = given.get(key) or schema.READ.get(key)
-        if digest is None:
+        if key not in schema.READ:
             raise RuntimeError(f"{path}: held to its record before it was read (schema.load or read_json_hashed)")
-        read[key] = digest
+        read[key] = schema.READ[key]
     return check_read_evidence(read, Path(ctx.evidence_root), Path(ctx.lra_evidence))
 
 

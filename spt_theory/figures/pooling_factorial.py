@@ -135,6 +135,7 @@ def interaction(loaded: dict[str, tuple[dict | None, Path]]) -> dict | None:
     arms = {key: base.correct(row, loaded[key[0]][1], seeds, rules.COMMON) for key, row in rows.items()}
     gain = {pooling: stats.paired_difference([(1, arms[pooling, "spt"]), (-1, arms[pooling, "scratch"])], rules.LEVEL)
             for pooling, _, _, _ in POOLINGS}
+    window = rules.WINDOWS["L9f"]  # the interaction's ends print on their side of its bounds, as verify's
     contrast = stats.paired_difference([(1, arms["mean", "spt"]), (-1, arms["mean", "scratch"]),
                                         (-1, arms["max", "spt"]), (1, arms["max", "scratch"])], rules.LEVEL)
     return {"seeds": seeds, "step": rules.COMMON, "gain": {k: v.as_dict() for k, v in gain.items()},
@@ -143,7 +144,7 @@ def interaction(loaded: dict[str, tuple[dict | None, Path]]) -> dict | None:
                      f"{rules.INTERACTION_SUPPORT:g}): on seeds " if tuple(seeds) == rules.EIGHT else
                      "Descriptive, not L9f's registered look (8 seeds of each pooling): on seeds ")
                     + f"{seed_text(seeds)} at {rules.COMMON:,} steps, SPT - scratch {gain['mean'].text()} under mean "
-                    f"pooling and {gain['max'].text()} under max; I = {contrast.text()}, per seed "
+                    f"pooling and {gain['max'].text()} under max; I = {contrast.text(against=window)}, per seed "
                     + ", ".join(f"{v:+.1f}" for v in contrast.per_seed.values())}
 
 
