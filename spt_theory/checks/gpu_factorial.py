@@ -36,8 +36,8 @@ import numpy as np
 
 from spt_theory import stats
 from spt_theory.checks import gpu_twin as twin
+from spt_theory.checks import lra_sequential as base
 from spt_theory.checks.lra_pooling import COMMON, GATE_BAR, GATE_T, INTERACTION_SUPPORT, REACH_BAR, REACH_LEVEL, SUPPORT
-from spt_theory.checks.lra_sequential import SHARE
 from spt_theory.checks.lra_short_contour import NOT_PROXIMAL, NOT_PROXIMAL_RATIO, PROXIMAL, PROXIMAL_RATIO, plateaued
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
@@ -53,12 +53,6 @@ GATE_SEEDS_NEEDED = 6
 SEEDS = FACTORIAL.seeds
 LEVEL = 0.95
 Judged = tuple[str, list[str], dict, str | None]
-
-
-def _one_look(iv: stats.Interval, low: float, high: float, what: str) -> Judged:
-    result = "PASS" if iv.low > low else "FAIL" if iv.high < high else "INCONCLUSIVE"
-    return result, [f"{what}: {iv.text(against=(low, high))} -> {result} [{iv.method}]"], {"interval": iv.as_dict()}, \
-        (None if result != "INCONCLUSIVE" else "the interval spans the window")
 
 
 def _difference(found: dict, path: Path, weights: list[tuple[float, str]], budget: int | None) -> stats.Interval:
@@ -81,7 +75,7 @@ def judge_gate(found: dict, path: Path) -> Judged:
 
 def judge_g1f(found: dict, path: Path) -> Judged:
     iv = _difference(found, path, [(1, "mean.spt"), (-1, "mean.scratch")], _t(MEAN_T, found))
-    return _one_look(iv, 0.0, SUPPORT, f"mean pooling, SPT - scratch at {MEAN_T} steps")
+    return base.one_look(iv, 0.0, SUPPORT, f"mean pooling, SPT - scratch at {MEAN_T} steps")
 
 
 def judge_g1fr(found: dict, path: Path) -> Judged:
@@ -99,16 +93,16 @@ def judge_g9f(found: dict, path: Path) -> Judged:
     iv = stats.paired_difference([(1, arms["mean.spt"]), (-1, arms["mean.scratch"]), (-1, arms["max.spt"]),
                                   (1, arms["max.scratch"])], LEVEL)
     gain_max = stats.paired_difference([(1, arms["max.spt"]), (-1, arms["max.scratch"])], LEVEL)
-    result, lines, details, why = _one_look(iv, 0.0, INTERACTION_SUPPORT,
+    result, lines, details, why = base.one_look(iv, 0.0, INTERACTION_SUPPORT,
                                             f"SPT's gain under mean - under max at {COMMON} steps")
     lines.append(f"SPT - scratch under max pooling at {COMMON} steps (descriptive): {gain_max.text()}")
     return result, lines, details, why
 
 
 def judge_g4f(found: dict, path: Path) -> Judged:
-    iv = _difference(found, path, [(1, "mean.hybrid_qk"), (-SHARE, "mean.spt"), (SHARE - 1, "mean.scratch")],
+    iv = _difference(found, path, [(1, "mean.hybrid_qk"), (-base.SHARE, "mean.spt"), (base.SHARE - 1, "mean.scratch")],
                      _t(MEAN_T, found))
-    return _one_look(iv, 0.0, 0.0, f"(hybrid - scratch) - {SHARE:g} (SPT - scratch), mean pooling")
+    return base.one_look(iv, 0.0, 0.0, f"(hybrid - scratch) - {base.SHARE:g} (SPT - scratch), mean pooling")
 
 
 def judge_g3f(found: dict, path: Path) -> Judged:
@@ -149,7 +143,7 @@ def judge_g2f(found: dict, path: Path) -> Judged:
 
 def judge_g8f(found: dict, path: Path) -> Judged:
     iv = _difference(found, path, [(1, "mean.spt"), (-1, "mean.proximity2d")], _t(MEAN_T, found))
-    return _one_look(iv, 0.0, 0.0, "SPT - proximity2d, mean pooling")
+    return base.one_look(iv, 0.0, 0.0, "SPT - proximity2d, mean pooling")
 
 
 CLAIMS: dict[str, tuple[tuple[str, ...], Callable[[dict, Path], Judged]]] = {
@@ -234,7 +228,7 @@ LIMITS = {
     "G1f": (0.0, SUPPORT, MEAN_T, SEEDS, LEVEL),
     "G1fr": (REACH_BAR, MEAN_T, REACH_LEVEL, SEEDS),
     "G9f": (COMMON, 0.0, INTERACTION_SUPPORT, SEEDS, LEVEL),
-    "G4f": (SHARE, 0.0, MEAN_T, SEEDS, LEVEL),
+    "G4f": (base.SHARE, 0.0, MEAN_T, SEEDS, LEVEL),
     "G3f": (twin.BOUND, MEAN_T, twin.CHANCE_MARGIN, SEEDS, LEVEL),
     "G2f": (PROXIMAL_RATIO, NOT_PROXIMAL_RATIO, SEEDS, LEVEL),
     "G8f": (MEAN_T, 0.0, SEEDS, LEVEL),

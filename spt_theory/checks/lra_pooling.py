@@ -102,12 +102,6 @@ def _difference(found: dict, path: Path, weights: list[tuple[float, str]], seeds
     return stats.paired_difference([(w, base.correct(rows[spec], path, seeds, budget)) for w, spec in weights], level)
 
 
-def _one_look(iv: stats.Interval, low: float, high: float, what: str):
-    result = "PASS" if iv.low > low else "FAIL" if iv.high < high else "INCONCLUSIVE"
-    return result, [f"{what} {iv.text(against=(low, high))} -> {result} [{iv.method}]"], {"difference": iv.as_dict()}, \
-        (None if result != "INCONCLUSIVE" else "the interval spans the window")
-
-
 def judge_l1f(found: dict, path: Path):
     scratch, spt = (short._row(found, MEAN[a], path) for a in ("scratch", "spt"))
 
@@ -135,7 +129,7 @@ def judge_l1fr(found: dict, path: Path):
 def judge_l4f(found: dict, path: Path):
     iv = _difference(found, path, [(1, MEAN["hybrid"]), (-base.SHARE, MEAN["spt"]), (base.SHARE - 1, MEAN["scratch"])],
                      SIX, MEAN_T)
-    return _one_look(iv, 0.0, 0.0, "(hybrid - scratch) - 0.5 (SPT - scratch)")
+    return base.one_look(iv, 0.0, 0.0, "(hybrid - scratch) - 0.5 (SPT - scratch)")
 
 
 def judge_l3f(found: dict, path: Path):
@@ -144,14 +138,14 @@ def judge_l3f(found: dict, path: Path):
 
 def judge_l8f(found: dict, path: Path):
     iv = _difference(found, path, [(1, MEAN["spt"]), (-1, MEAN["proximity"])], FOUR, MEAN_T)
-    return _one_look(iv, 0.0, 0.0, "SPT - proximity2d")
+    return base.one_look(iv, 0.0, 0.0, "SPT - proximity2d")
 
 
 def judge_l7f(found: dict, path: Path):
     iv = _difference(found, path, [(1, f"recipe=spt,layers={DEPTH}"),
                                    (-1, f"recipe=scratch,layers={DEPTH},finetune_epochs=24")],
                      SIX, MEAN_T)
-    return _one_look(iv, 0.0, SUPPORT, "2 layers: SPT - scratch")
+    return base.one_look(iv, 0.0, SUPPORT, "2 layers, SPT - scratch")
 
 
 def judge_l2f(found: dict, path: Path):
@@ -180,7 +174,7 @@ def judge_l9f(mean: dict, mean_path: Path, high: dict, max_path: Path):
     iv = stats.paired_difference([(1, arms["mean", "spt"]), (-1, arms["mean", "scratch"]),
                                   (-1, arms["max", "spt"]), (1, arms["max", "scratch"])], LEVEL)
     gain_max = stats.paired_difference([(1, arms["max", "spt"]), (-1, arms["max", "scratch"])], LEVEL)
-    result, lines, details, why = _one_look(iv, 0.0, INTERACTION_SUPPORT,
+    result, lines, details, why = base.one_look(iv, 0.0, INTERACTION_SUPPORT,
                                             f"SPT's gain under mean - under max at {COMMON} steps")
     lines.append(f"SPT - scratch under max pooling at {COMMON} steps (descriptive): {gain_max.text()}")
     return result, lines, details, why

@@ -150,6 +150,18 @@ def sequential(have: set[int], interval, verdict, looks=LOOKS) -> tuple[str, lis
     return "INCONCLUSIVE", lines, {"looks": taken}, "design complete, no look decided (the interval spans both regions)"
 
 
+def one_look(iv: stats.Interval, low: float, high: float, what: str) -> tuple[str, list[str], dict, str | None]:
+    """A claim of one look: PASS when ``iv`` lies wholly above ``low``, FAIL wholly below ``high``.
+
+    Returns (verdict, lines, details, why INCONCLUSIVE or None); the line prints the interval's ends
+    with the digits that keep them apart from ``low`` and ``high``, the details hold it as
+    ``difference`` (what :func:`drawn_interval` reads)."""
+    result = "PASS" if iv.low > low else "FAIL" if iv.high < high else "INCONCLUSIVE"
+    line = f"{what}: {iv.text(against=(low, high))} -> {result} [{iv.method}]"
+    why = None if result != "INCONCLUSIVE" else "the interval spans the window"
+    return result, [line], {"difference": iv.as_dict()}, why
+
+
 WINDOWS = {"l1b": (0.0, SUPPORT), "l4b": (0.0, 0.0), "l3b": (-L3B_BOUND, L3B_BOUND)}
 """The window each interval claim is drawn against (``figures --only verdicts``): its refutation
 and support boundaries (L1b: refuted D <= 0, supported D >= 3.5; L3b: inside ±3)."""
