@@ -135,7 +135,7 @@ def judge_g2f(found: dict, path: Path) -> Judged:
                                 "(a scratch run probed at its last step)")
         ratios[seed] = math.log(spt_ratio / scratch_ratio)
     iv = stats.t_interval(ratios, LEVEL)
-    result = "PASS" if iv.low > PROXIMAL else "FAIL" if iv.high < NOT_PROXIMAL else "INCONCLUSIVE"
+    result = base.window_verdict(iv, (PROXIMAL, NOT_PROXIMAL))
     lines = [f"log(SPT / scratch true 2-D neighbour attention) {iv.text(unit='', digits=2)}: x{math.exp(iv.value):.1f} "
              f"[x{math.exp(iv.low):.2f}, x{math.exp(iv.high):.2f}] -> {result}"]
     return result, lines, {"ratio": iv.as_dict()}, None if result != "INCONCLUSIVE" else "the interval spans x1.25 - x2"

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from spt_theory import stats
+from spt_theory.checks import lra_sequential as base
 from spt_theory.checks import lra_short_contour as short
 from spt_theory.claims import records
 from spt_theory.claims.registry import Context, Measurement, claim, undecided
@@ -150,18 +151,21 @@ def judge(found: dict, path: Path, contrast: Contrast, budget: int | None) -> tu
     arms = [(weight, _correct(found, path, arm, budget)) for arm, weight in contrast.weights]
     iv = stats.paired_difference(arms, LEVEL)
     if contrast.rule == "gain":
-        result = "PASS" if iv.low > 0 else "FAIL" if iv.high < SUPPORT else "INCONCLUSIVE"
+        window = (0.0, SUPPORT)
+        result = base.window_verdict(iv, window)
         why = None if result != "INCONCLUSIVE" else f"the interval spans 0 and {SUPPORT:g}"
     elif contrast.rule == "share":
-        result = "PASS" if iv.low > 0 else "FAIL" if iv.high < 0 else "INCONCLUSIVE"
+        window = (0.0, 0.0)
+        result = base.window_verdict(iv, window)
         why = None if result != "INCONCLUSIVE" else "the interval spans 0"
     else:
+        window = (-BOUND, BOUND)
         result = stats.within(iv, BOUND)
         why = None if result != "INCONCLUSIVE" else f"the interval crosses ±{BOUND:g}"
     names = " ".join(f"{'+' if w > 0 else '-'} {abs(w):g} {arm}" for arm, w in contrast.weights).lstrip("+ ")
     means = {arm: float(np.mean(list(_accuracy(found, arm, budget).values()))) for arm, _ in contrast.weights}
     means.setdefault("scratch", float(np.mean(list(_accuracy(found, "scratch", budget).values()))))
-    lines = [f"{names}: {iv.text()} -> {result} [{iv.method}]",
+    lines = [f"{names}: {iv.text(against=window)} -> {result} [{iv.method}]",
              "means over seeds " + ", ".join(f"{k} {v:.1f}%" for k, v in means.items())]
     details = {"interval": iv.as_dict(), "means": means}
     if contrast.rule == "equal" and budget is not None:

@@ -109,10 +109,7 @@ def judge_l1f(found: dict, path: Path):
         return stats.paired_difference([(1, base.correct(spt, path, seeds, MEAN_T)),
                                         (-1, base.correct(scratch, path, seeds, MEAN_T))], level)
 
-    def verdict(iv):
-        return "PASS" if iv.low > 0 else "FAIL" if iv.high < SUPPORT else "INCONCLUSIVE"
-
-    return base.sequential(base.seeds_in(scratch, spt), interval, verdict, LOOKS)
+    return base.sequential(base.seeds_in(scratch, spt), interval, WINDOWS["L1f"], LOOKS)
 
 
 def judge_l1fr(found: dict, path: Path):
@@ -159,7 +156,7 @@ def judge_l2f(found: dict, path: Path):
             raise EvidenceError(f"{path}: seed {run['seed']}: spt_grid2d_ratio or grid2d_ratio missing or not positive")
         ratios[run["seed"]] = math.log(values[0] / values[1])
     iv = stats.t_interval({s: ratios[s] for s in EIGHT}, LEVEL)
-    result = "PASS" if iv.low > short.PROXIMAL else "FAIL" if iv.high < short.NOT_PROXIMAL else "INCONCLUSIVE"
+    result = base.window_verdict(iv, (short.PROXIMAL, short.NOT_PROXIMAL))
     lines = [f"log(SPT / scratch true 2-D neighbour attention) {iv.text(unit='', digits=2)}: x{math.exp(iv.value):.1f} "
              f"[x{math.exp(iv.low):.2f}, x{math.exp(iv.high):.2f}] -> {result}"]
     return result, lines, {"ratio": iv.as_dict()}, None if result != "INCONCLUSIVE" else "the interval spans x1.25 - x2"

@@ -124,10 +124,24 @@ def seeds_in(*rows: dict | None) -> set[int]:
 
 
 # ------------------------------------------------------------------------------------ sequential looks
-def sequential(have: set[int], interval, verdict, looks=LOOKS) -> tuple[str, list[str], dict, str | None]:
+def window_verdict(iv: stats.Interval, window: tuple[float, float]) -> str:
+    """PASS where ``iv`` lies wholly above ``window[0]``, FAIL where wholly below ``window[1]``, else
+    INCONCLUSIVE: the rule of every interval claim of a support window (refuted at or below the
+    first bound, supported at or above the second).
+
+    >>> L9f = stats.Interval(4.6, -0.0006, 9.2, 2.0, 7.4, 0.95, "t")  # 2026-12-06: short of 0 by 0.0006
+    >>> window_verdict(L9f, (0.0, 2.0)), window_verdict(L9f, (-0.001, 2.0)), window_verdict(L9f, (0.0, 9.3))
+    ('INCONCLUSIVE', 'PASS', 'FAIL')
+    """
+    low, high = window
+    return "PASS" if iv.low > low else "FAIL" if iv.high < high else "INCONCLUSIVE"
+
+
+def sequential(have: set[int], interval, window: tuple[float, float], looks=LOOKS) \
+        -> tuple[str, list[str], dict, str | None]:
     """Take the ``looks`` (default :data:`LOOKS`) whose seeds are all in ``have``, in order, stopping at
-    the first that decides.  ``interval(seeds, level) -> Interval``; ``verdict(interval) -> PASS | FAIL |
-    INCONCLUSIVE``.  Returns (verdict, lines, details, why INCONCLUSIVE or None)."""
+    the first that decides.  ``interval(seeds, level) -> Interval``; each look is judged against
+    ``window`` = (low, high) by :func:`window_verdict`.  Returns (verdict, lines, details, why INCONCLUSIVE or None)."""
     lines: list[str] = []
     taken: list[dict[str, Any]] = []
     for number, (seeds, level) in enumerate(looks, 1):
@@ -138,11 +152,11 @@ def sequential(have: set[int], interval, verdict, looks=LOOKS) -> tuple[str, lis
             why = f"goes on: look {number} waits for seeds {' '.join(map(str, missing))}"
             return "INCONCLUSIVE", lines, {"looks": taken}, why
         iv = interval(seeds, level)
-        result = verdict(iv)
+        result = window_verdict(iv, window)
         taken.append({"look": number, "seeds": list(seeds), "level": level, "verdict": result,
                       "interval": iv.as_dict()})
-        lines.append(f"look {number} ({len(seeds)} seeds {seeds[0]}-{seeds[-1]}, {level:.0%}): {iv.text()} -> {result}"
-                     f" [{iv.method}]")
+        lines.append(f"look {number} ({len(seeds)} seeds {seeds[0]}-{seeds[-1]}, {level:.0%}): "
+                     f"{iv.text(against=window)} -> {result} [{iv.method}]")
         if result != "INCONCLUSIVE":
             lines.append(f"stopped at look {number}: it decides ({result})")
             return result, lines, {"looks": taken}, None
@@ -156,7 +170,7 @@ def one_look(iv: stats.Interval, low: float, high: float, what: str) -> tuple[st
     Returns (verdict, lines, details, why INCONCLUSIVE or None); the line prints the interval's ends
     with the digits that keep them apart from ``low`` and ``high``, the details hold it as
     ``difference`` (what :func:`drawn_interval` reads)."""
-    result = "PASS" if iv.low > low else "FAIL" if iv.high < high else "INCONCLUSIVE"
+    result = window_verdict(iv, (low, high))
     line = f"{what}: {iv.text(against=(low, high))} -> {result} [{iv.method}]"
     why = None if result != "INCONCLUSIVE" else "the interval spans the window"
     return result, [line], {"difference": iv.as_dict()}, why
@@ -226,10 +240,7 @@ def judge_l1b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None
                                         (-1, correct(scratch, path, seeds, total))],
                                        level)
 
-    def verdict(iv):
-        return "PASS" if iv.low > 0 else "FAIL" if iv.high < SUPPORT else "INCONCLUSIVE"
-
-    return sequential(seeds_in(scratch, spt), interval, verdict)
+    return sequential(seeds_in(scratch, spt), interval, WINDOWS["l1b"])
 
 
 def judge_l4b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None]:
@@ -245,10 +256,7 @@ def judge_l4b(found: dict, path: Path) -> tuple[str, list[str], dict, str | None
         return stats.paired_difference([(1, arms["hybrid"]), (-SHARE, arms["spt"]),
                                         (SHARE - 1, arms["scratch"])], level)
 
-    def verdict(iv):
-        return "PASS" if iv.low > 0 else "FAIL" if iv.high < 0 else "INCONCLUSIVE"
-
-    result, lines, details, why = sequential(seeds_in(scratch, spt, hybrid), interval, verdict)
+    result, lines, details, why = sequential(seeds_in(scratch, spt, hybrid), interval, WINDOWS["l4b"])
     if gains:
         k, gain = max(gains.items())
         exploratory = gain.value < L4B_EXPLORATORY

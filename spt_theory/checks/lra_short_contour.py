@@ -96,10 +96,7 @@ def _gain(found: dict, path: Path, spt_spec: str, scratch_spec: str, looks, budg
         return stats.paired_difference([(1, base.correct(spt, path, seeds, budget)),
                                         (-1, base.correct(scratch, path, seeds, budget))], level)
 
-    def verdict(iv):
-        return "PASS" if iv.low > 0 else "FAIL" if iv.high < SUPPORT else "INCONCLUSIVE"
-
-    result, lines, details, why = base.sequential(base.seeds_in(scratch, spt), interval, verdict, looks)
+    result, lines, details, why = base.sequential(base.seeds_in(scratch, spt), interval, (0.0, SUPPORT), looks)
     have = sorted(base.seeds_in(scratch, spt))
     if have:
         means = {name: float(np.mean([base.accuracy(row, s, budget) for s in have])) for name, row in
@@ -126,10 +123,7 @@ def judge_l4s(found: dict, path: Path):
         arms = [base.correct(row, path, seeds, T) for row in (hybrid, spt, scratch)]
         return stats.paired_difference([(1, arms[0]), (-base.SHARE, arms[1]), (base.SHARE - 1, arms[2])], level)
 
-    def verdict(iv):
-        return "PASS" if iv.low > 0 else "FAIL" if iv.high < 0 else "INCONCLUSIVE"
-
-    return base.sequential(base.seeds_in(scratch, spt, hybrid), interval, verdict, LOOKS)
+    return base.sequential(base.seeds_in(scratch, spt, hybrid), interval, WINDOWS["l4s"], LOOKS)
 
 
 def proximity_ratios(found: dict, path: Path, spt_spec: str, scratch_spec: str) -> dict[int, float]:
@@ -154,7 +148,7 @@ def judge_proximity(found: dict, path: Path, spt_spec: str, scratch_spec: str, s
     if missing:
         raise EvidenceError(f"{path}: registered seeds {' '.join(map(str, missing))} missing")
     iv = stats.t_interval({s: ratios[s] for s in seeds}, LEVEL)
-    result = "PASS" if iv.low > PROXIMAL else "FAIL" if iv.high < NOT_PROXIMAL else "INCONCLUSIVE"
+    result = base.window_verdict(iv, (PROXIMAL, NOT_PROXIMAL))
     lines = [f"log(SPT / scratch neighbour attention) {iv.text(unit='', digits=2)}: x{math.exp(iv.value):.1f} "
              f"[x{math.exp(iv.low):.2f}, x{math.exp(iv.high):.2f}] -> {result}",
              "per seed: " + ", ".join(f"{s} x{math.exp(v):.1f}" for s, v in sorted(ratios.items()))]
