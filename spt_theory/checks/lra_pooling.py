@@ -67,6 +67,8 @@ def arm(epochs: int, what: str) -> str:
 
 MEAN = {what: arm(24, what) for what in ("scratch", "spt", "hybrid", "frozen", "proximity")}
 MAX = {what: arm(16, what) for what in ("scratch", "spt", "hybrid", "frozen", "proximity")}
+DEEP = {what: f"{arm(24, what)},layers={DEPTH}" for what in ("scratch", "spt")}
+"""L7f's arms (``fdepth``): mean pooling's scratch and SPT, :data:`DEPTH` layers."""
 
 
 def _needs(rows: dict, seeds, path: Path) -> None:
@@ -139,9 +141,7 @@ def judge_l8f(found: dict, path: Path):
 
 
 def judge_l7f(found: dict, path: Path):
-    iv = _difference(found, path, [(1, f"recipe=spt,layers={DEPTH}"),
-                                   (-1, f"recipe=scratch,layers={DEPTH},finetune_epochs=24")],
-                     SIX, MEAN_T)
+    iv = _difference(found, path, [(1, DEEP["spt"]), (-1, DEEP["scratch"])], SIX, MEAN_T)
     return base.one_look(iv, 0.0, SUPPORT, "2 layers, SPT - scratch")
 
 

@@ -85,6 +85,24 @@ def test_the_table_is_the_median_and_range_at_the_best_validation_evaluation(tmp
     assert f"[{values[0]:.1f}, {values[-1]:.1f}]" in line
 
 
+def test_the_two_layer_arms_are_rows_below_the_poolings_where_their_evidence_is_recorded(tmp_path, monkeypatch):
+    """L7f's fdepth arms (mean pooling, 2 layers) are table rows of their own, after both poolings'."""
+    root = _evidence_root(tmp_path, monkeypatch)
+    found = json.loads(PACKAGE_L6F.read_text())
+    found["experiment"] = "fdepth"
+    found["cells"][0]["cell"].update(init="default", layers=2, finetune_epochs=24)
+    path = root / "lra" / "decide" / "fdepth.json"
+    path.write_text(json.dumps(found))
+    monkeypatch.setitem(records.EVIDENCE_HASHES, "lra/decide/fdepth.json",
+                        (hashlib.sha256(path.read_bytes()).hexdigest(), "test"))
+    rows = pf.table_rows(pf.load_all(FigureContext(out=tmp_path / "out", evidence_root=root)))
+    assert [(r["pooling"], r["arm"]) for r in rows] == [("max", "proximity"), ("mean, 2 layers", "scratch")]
+    assert pf.markdown_table(rows).splitlines()[-1].startswith("| mean, 2 layers | scratch | 600-603 (4) | ")
+    path.write_text(path.read_text().replace('"fdepth"', '"fdepth" ', 1))
+    with pytest.raises(EvidenceError, match="differs from the content recorded"):
+        pf.table_rows(pf.load_all(FigureContext(out=tmp_path / "out", evidence_root=root)))
+
+
 def test_the_results_page_holds_the_table_the_committed_evidence_gives():
     page = (Path(pf.__file__).resolve().parents[2] / "docs" / "results-lra.md").read_text()
     loaded = pf.load_all(FigureContext())
@@ -128,8 +146,8 @@ def test_the_interaction_is_named_l9fs_look_only_on_its_registered_seeds():
     judged = rules.verdict(Context(lra_evidence=evidence.root() / "lra"), "L9f")[2]["difference"]
     assert found["interaction"]["interval"] == judged["interval"]
     fewer = {}
-    for pooling, (data, path) in loaded.items():
-        data = copy.deepcopy(data)
+    for pooling, _, _, _ in pf.POOLINGS:
+        data, path = copy.deepcopy(loaded[pooling][0]), loaded[pooling][1]
         for row in data["cells"]:
             row["runs"] = [run for run in row["runs"] if run["seed"] < 606]
         fewer[pooling] = (data, path)
