@@ -326,12 +326,22 @@ def check_l1(ctx: Context) -> Measurement:
     return _judge(ctx, per_task, f"gain >= {GAIN:g} pts at equal steps, 95% paired t interval")
 
 
+def _per_seed(row: dict, name: str, path: Path) -> dict[int, float]:
+    """The row's per-seed ``name`` by seed; EvidenceError naming the file and field where the row
+    holds no per-seed list of it (the schema leaves a cell's probe statistics optional)."""
+    stat = row.get(name)
+    values = stat.get("per_seed") if isinstance(stat, dict) else None
+    if not isinstance(values, list) or len(values) != len(row["runs"]):
+        raise EvidenceError(f"{path}: cells: {row.get('label')}: {name}.per_seed missing or not one value a run")
+    return dict(zip((run["seed"] for run in row["runs"]), values))
+
+
 @claim("L2", section="LRA mechanism", method="committed sweep, probes, paired t over seeds (k - 1 df)")
 def check_l2(ctx: Context) -> Measurement:
     def per_task(summary, c, path):
         metric = sweep_schema.proximity_metric(summary["config"]["masking"])
-        spt = dict(zip((run["seed"] for run in c["spt"]["runs"]), c["spt"][f"spt_{metric}"]["per_seed"]))
-        scratch = dict(zip((run["seed"] for run in c["scratch"]["runs"]), c["scratch"][metric]["per_seed"]))
+        spt = _per_seed(c["spt"], f"spt_{metric}", path)
+        scratch = _per_seed(c["scratch"], metric, path)
         uniform = stats.t_interval(stats.combine([(1, spt), (-PROXIMITY, {s: 1.0 for s in spt})]))
         against = stats.t_interval(stats.combine([(1, spt), (-PROXIMITY, scratch)]))
         verdicts = {at_least(uniform, 0), at_least(against, 0)}

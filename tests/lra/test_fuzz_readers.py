@@ -364,19 +364,20 @@ def _run_every_l_claim(ctx: Context) -> None:
         check(ctx)
 
 
+def _evidence_with(edit) -> bytes:
+    tree = json.loads(EVIDENCE["listops"])
+    edit(tree)
+    return json.dumps(tree).encode()
+
+
 @fuzz
 @given(content=st.one_of(mutations(EVIDENCE["listops"], b" "), edited_evidence()))
+@example(content=_evidence_with(lambda t: t["cells"][0].__setitem__("band_ratio", {})))  # KeyError 2026-12-06
 def test_lra_evidence_json(content, tmp_path):
     with _case_folder(tmp_path) as folder:
         _write(folder / "listops.json", content)
         _write(folder / "pathfinder.json", EVIDENCE["pathfinder"])
         _outcome("LRA evidence JSON", folder, lambda: _run_every_l_claim(Context(lra_evidence=folder)))
-
-
-def _evidence_with(edit) -> bytes:
-    tree = json.loads(EVIDENCE["listops"])
-    edit(tree)
-    return json.dumps(tree).encode()
 
 
 @pytest.mark.slow
