@@ -57,7 +57,7 @@ EVIDENCE_HASHES: dict[str, tuple[str, str]] = {
     "lra/decide/l6f.json": ("d46f104aaf1aa336e802ac1820ec1152c3cfb64172b6a6f510296812eb405fe5", "392464f"),
     "lra/decide/fmean.json": ("b5c3f03f8926d92d5d13f16b0892b4f776c12dc6a5e7b301733814a9503ad195", "da0f1f8"),
     "lra/decide/fmax.json": ("4cbb0f8c6e6facca2e2e7974cd4ad72181487c1f4dd2ba741524bd556a698c9c", "8c8399b"),
-    "lra/decide/fdepth.json": ("ca254a493296365758fd12629d54e6762258c93ee168d5b02954bd583a2ba89b", "c144285"),
+    "lra/decide/fdepth.json": ("b9551f024b093187b2dd68ca995c1033229c42db78024e21563574da83108ddf", "6d9617c"),
     "race/pathfinder16.json": ("f3b2084c60f2a018adf8b36c87c09d8423234beec331a99a56bf9733f76e0d09", RACE_RULES),
     "plateau/plateau_runs.json": ("f2bc4c4ecb0686fd16c5b2fd9fd556599f2f1cabf4e62b8d906c86422481aaec", N400_ADAMW),
     "plateau/gradient_rms.json": ("9545da87123ca5be285b7b0492084f9119740ff8c1b29327bef16f45faede4f5", PLATEAU_LAW),

@@ -227,7 +227,7 @@ ROWS = (
         "Pooling factorial, 2 layers, mean pooling: SPT beats scratch at 12,000 equal steps",
         "2 layers: PASS lo > 0, FAIL hi < 3.5 pts at 12,000 steps; 6 seeds, 95%",
         Registration("pre", POOLING_FACTORIAL, POOLING_FACTORIAL),
-        Record("inconclusive", "2026-12-06", "evidence/lra/decide/fdepth.json (c144285), seeds in so far 600-603: "
-                                              "its one look waits for seeds 604-605",
+        Record("holds", "2026-12-06", "evidence/lra/decide/fdepth.json (6d9617c), its one look (seeds 600-605): "
+                                      "2 layers, SPT - scratch +25.0 [+17.3, +32.7] pts at 12,000 steps (95%, 5.05 df)",
                source="paper")),
 )
