@@ -263,6 +263,8 @@ def check_model_settings(data: dict, name: str, settings: Mapping[str, Any] | No
     against an explicit setting.  One line naming both, e.g. ``evidence made at d_model=64; asked
     for d_model=32``."""
     settings = dict(settings or {})
+    if not isinstance(data.get("model_defaults", {}), dict):
+        raise EvidenceError(f"{name}: model_defaults: not an object")
     made, own = used_settings(data)
     lra = isinstance(data.get("config"), dict)  # an LRA file: only the model settings are compared
     asked = {k: v for k, v in model_defaults(settings).items() if not lra or k in made}

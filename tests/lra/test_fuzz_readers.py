@@ -385,6 +385,7 @@ def test_lra_evidence_json(content, tmp_path):
 @given(content=st.one_of(mutations(EVIDENCE["listops"], b" "), edited_evidence()))
 @example(content=_evidence_with(lambda t: t["cells"][0]["runs"][0]["proximity"][0].pop("band_ratio")))  # KeyError
 @example(content=_evidence_with(lambda t: t["seeds"].__setitem__(0, {"\u0be6": None})))  # a glyph the font lacks
+@example(content=_evidence_with(lambda t: t.__setitem__("model_defaults", None)))  # TypeError 2026-12-06
 def test_lra_evidence_figure_json(content, tmp_path):
     """The figure that redraws the same files: draws them, or refuses in one line naming the file
     and writes nothing (no output folder)."""
